@@ -1,0 +1,78 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "gattd",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "gattd", targets: ["gattd"]),
+        .executable(name: "gattctl", targets: ["gattctl"]),
+        .library(name: "GattCore", targets: ["GattCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+    ],
+    targets: [
+        // C module over libbluetooth-dev: the kernel's HCI and L2CAP socket types and constants.
+        .target(
+            name: "CBlueZ",
+            path: "Sources/CBlueZ",
+            linkerSettings: [.linkedLibrary("bluetooth")]
+        ),
+        // Sans-I/O protocol core: UUIDs, ATT, GATT database, config, advertising, HCI, L2CAP, host.
+        .target(
+            name: "GattCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        // I/O shell: H4 transports (TCP, Unix, UART, HCI user channel) and the kernel transport.
+        .target(
+            name: "GattTransport",
+            dependencies: [
+                "GattCore", "CBlueZ",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // The daemon: event loop, control socket, persistence, systemd integration.
+        .target(
+            name: "GattDaemon",
+            dependencies: [
+                "GattCore", "GattTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .executableTarget(
+            name: "gattd",
+            dependencies: [
+                "GattCore", "GattDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "gattctl",
+            dependencies: [
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "GattCoreTests",
+            dependencies: ["GattCore"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

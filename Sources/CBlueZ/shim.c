@@ -1,0 +1,1 @@
+#include "CBlueZ.h"

@@ -1,0 +1,31 @@
+/// Attribute types and GATT UUIDs used by the server (Assigned Numbers §3.5–3.8).
+public enum GATTUUID {
+    public static let primaryService: BluetoothUUID = 0x2800
+    public static let secondaryService: BluetoothUUID = 0x2801
+    public static let include: BluetoothUUID = 0x2802
+    public static let characteristic: BluetoothUUID = 0x2803
+
+    public static let extendedProperties: BluetoothUUID = 0x2900
+    public static let userDescription: BluetoothUUID = 0x2901
+    public static let clientCharacteristicConfiguration: BluetoothUUID = 0x2902
+    public static let serverCharacteristicConfiguration: BluetoothUUID = 0x2903
+    public static let presentationFormat: BluetoothUUID = 0x2904
+    public static let aggregateFormat: BluetoothUUID = 0x2905
+
+    public static let genericAccess: BluetoothUUID = 0x1800
+    public static let genericAttribute: BluetoothUUID = 0x1801
+    public static let deviceName: BluetoothUUID = 0x2A00
+    public static let appearance: BluetoothUUID = 0x2A01
+    public static let serviceChanged: BluetoothUUID = 0x2A05
+    public static let clientSupportedFeatures: BluetoothUUID = 0x2B29
+    public static let databaseHash: BluetoothUUID = 0x2B2A
+    public static let serverSupportedFeatures: BluetoothUUID = 0x2B3A
+}
+
+/// Who answers reads and writes of a characteristic value.
+public enum ValueHandler: String, Sendable {
+    /// gattd keeps the value; writes update it.
+    case store
+    /// Reads and writes are forwarded to a control client as pending requests.
+    case control
+}

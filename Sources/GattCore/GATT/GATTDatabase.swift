@@ -1,0 +1,313 @@
+import Crypto
+import CryptoExtras
+
+/// What an attribute is in the GATT tree, with the index of the service or
+/// characteristic it belongs to in `GATTDatabase.services` / `.characteristics`.
+public enum AttributeRole: Hashable, Sendable {
+    case serviceDeclaration(service: Int)
+    case includeDeclaration(service: Int, included: Int)
+    case characteristicDeclaration(characteristic: Int)
+    case characteristicValue(characteristic: Int)
+    /// Client Characteristic Configuration: its value is per connection, not stored here.
+    case clientCharacteristicConfiguration(characteristic: Int)
+    case descriptor(characteristic: Int)
+}
+
+/// One row of the attribute table (Core Spec Vol 3 Part F §3.2).
+public struct Attribute: Sendable, Equatable {
+    public let handle: AttributeHandle
+    public let type: BluetoothUUID
+    /// The stored value (for a CCCD, the default 0x0000; the real one is per connection).
+    public var value: [UInt8]
+    public let permissions: AttributePermissions
+    public let role: AttributeRole
+    /// Largest value a write may leave (512 for values, Vol 3 Part F §3.2.9).
+    public let maxLength: Int
+}
+
+/// A service in the database: its declaration handle and group end.
+public struct Service: Sendable, Equatable {
+    public let id: String?
+    public let uuid: BluetoothUUID
+    public let isPrimary: Bool
+    public let handle: AttributeHandle
+    public let endHandle: AttributeHandle
+    /// Indices into `GATTDatabase.services`.
+    public let includes: [Int]
+    /// Indices into `GATTDatabase.characteristics`.
+    public let characteristics: [Int]
+}
+
+/// A characteristic in the database and the handles of its attributes.
+public struct Characteristic: Sendable, Equatable {
+    public let id: String?
+    public let uuid: BluetoothUUID
+    public let properties: CharacteristicProperties
+    public let permissions: AttributePermissions
+    public let service: Int
+    public let declarationHandle: AttributeHandle
+    public let valueHandle: AttributeHandle
+    public let cccdHandle: AttributeHandle?
+    public let userDescriptionHandle: AttributeHandle?
+    public let endHandle: AttributeHandle
+    public let maxLength: Int
+    public let handler: ValueHandler
+    public let persist: Bool
+    /// The name the control protocol and logs use: the id, else the UUID.
+    public var displayName: String { id ?? uuid.description }
+}
+
+// MARK: - Definitions (what a config describes, before handles exist)
+
+public struct DescriptorDefinition: Sendable, Equatable {
+    public var uuid: BluetoothUUID
+    public var value: [UInt8]
+    public var permissions: AttributePermissions
+    public var maxLength: Int
+    public init(uuid: BluetoothUUID, value: [UInt8] = [], permissions: AttributePermissions = [.readable], maxLength: Int = 512) {
+        self.uuid = uuid; self.value = value; self.permissions = permissions; self.maxLength = maxLength
+    }
+}
+
+public struct CharacteristicDefinition: Sendable, Equatable {
+    public var id: String?
+    public var uuid: BluetoothUUID
+    public var properties: CharacteristicProperties
+    public var permissions: AttributePermissions
+    public var value: [UInt8]
+    public var maxLength: Int
+    public var userDescription: String?
+    public var handler: ValueHandler
+    public var persist: Bool
+    public var descriptors: [DescriptorDefinition]
+    public init(
+        id: String? = nil, uuid: BluetoothUUID, properties: CharacteristicProperties,
+        permissions: AttributePermissions? = nil, value: [UInt8] = [], maxLength: Int = 512,
+        userDescription: String? = nil, handler: ValueHandler = .store, persist: Bool = false,
+        descriptors: [DescriptorDefinition] = []
+    ) {
+        self.id = id; self.uuid = uuid; self.properties = properties
+        self.permissions = permissions ?? Self.defaultPermissions(for: properties)
+        self.value = value; self.maxLength = maxLength; self.userDescription = userDescription
+        self.handler = handler; self.persist = persist; self.descriptors = descriptors
+    }
+
+    /// Permissions implied by properties when the config gives none: readable
+    /// when readable, writeable when writable, encryption when the property says so.
+    public static func defaultPermissions(for p: CharacteristicProperties) -> AttributePermissions {
+        var perms: AttributePermissions = []
+        if p.contains(.read) { perms.insert(.readable) }
+        if !p.isDisjoint(with: [.write, .writeWithoutResponse, .authenticatedSignedWrites, .reliableWrite]) {
+            perms.insert(.writeable)
+        }
+        return perms
+    }
+}
+
+public struct ServiceDefinition: Sendable, Equatable {
+    public var id: String?
+    public var uuid: BluetoothUUID
+    public var isPrimary: Bool
+    /// Indices of included services in the same definition list.
+    public var includes: [Int]
+    public var characteristics: [CharacteristicDefinition]
+    public init(id: String? = nil, uuid: BluetoothUUID, isPrimary: Bool = true, includes: [Int] = [], characteristics: [CharacteristicDefinition] = []) {
+        self.id = id; self.uuid = uuid; self.isPrimary = isPrimary; self.includes = includes; self.characteristics = characteristics
+    }
+}
+
+// MARK: - The database
+
+/// The server's attribute table, in handle order, contiguous from 0x0001.
+/// GAP (0x1800) and GATT (0x1801) come first, then the given services
+/// (Core Spec Vol 3 Part G §3: service, includes, then each characteristic's
+/// declaration, value and descriptors).
+public struct GATTDatabase: Sendable, Equatable {
+    /// `attributes[i].handle == i + 1`.
+    public private(set) var attributes: [Attribute]
+    public let services: [Service]
+    public let characteristics: [Characteristic]
+
+    /// Handle of the Service Changed characteristic value.
+    public let serviceChangedHandle: AttributeHandle
+    /// Handle of the Database Hash characteristic value.
+    public let databaseHashHandle: AttributeHandle
+
+    /// Builds the table. `services` refer to included services by index into
+    /// `services`. Validation of the definitions is the config loader's job;
+    /// this only lays out handles.
+    public init(deviceName: String, appearance: UInt16 = 0, services userServices: [ServiceDefinition]) {
+        var b = Builder()
+        // GAP service: Device Name, Appearance.
+        let gap = ServiceDefinition(
+            id: "gap", uuid: GATTUUID.genericAccess,
+            characteristics: [
+                CharacteristicDefinition(id: "device_name", uuid: GATTUUID.deviceName, properties: [.read], value: Array(deviceName.utf8), maxLength: 248),
+                CharacteristicDefinition(id: "appearance", uuid: GATTUUID.appearance, properties: [.read], value: [UInt8(appearance & 0xFF), UInt8(appearance >> 8)], maxLength: 2),
+            ])
+        // GATT service: Service Changed (indicate), Client Supported Features, Database Hash.
+        let gatt = ServiceDefinition(
+            id: "gatt", uuid: GATTUUID.genericAttribute,
+            characteristics: [
+                CharacteristicDefinition(id: "service_changed", uuid: GATTUUID.serviceChanged, properties: [.indicate], permissions: [], value: [0x01, 0x00, 0xFF, 0xFF], maxLength: 4),
+                CharacteristicDefinition(id: "client_supported_features", uuid: GATTUUID.clientSupportedFeatures, properties: [.read, .write], value: [0x00], maxLength: 1),
+                CharacteristicDefinition(id: "database_hash", uuid: GATTUUID.databaseHash, properties: [.read], value: Array(repeating: 0, count: 16), maxLength: 16),
+            ])
+        let all = [gap, gatt] + userServices
+        // Service declaration handles are needed for includes: lay out in two passes.
+        var starts: [Int] = []
+        var h = 1
+        for s in all {
+            starts.append(h)
+            h += 1 + s.includes.count
+            for c in s.characteristics { h += Builder.attributeCount(c) }
+        }
+        for (i, s) in all.enumerated() { b.add(service: s, index: i, all: all, starts: starts) }
+        self.attributes = b.attributes
+        self.services = b.services
+        self.characteristics = b.characteristics
+        self.serviceChangedHandle = b.characteristics[2].valueHandle
+        self.databaseHashHandle = b.characteristics[4].valueHandle
+        self.attributes[Int(databaseHashHandle.rawValue) - 1].value = Self.computeHash(attributes)
+    }
+
+    public func attribute(at handle: AttributeHandle) -> Attribute? {
+        let i = Int(handle.rawValue) - 1
+        return i >= 0 && i < attributes.count ? attributes[i] : nil
+    }
+
+    /// The last handle in use.
+    public var lastHandle: AttributeHandle { AttributeHandle(UInt16(attributes.count)) }
+
+    public func characteristic(valueHandle: AttributeHandle) -> Characteristic? {
+        guard let a = attribute(at: valueHandle), case .characteristicValue(let c) = a.role else { return nil }
+        return characteristics[c]
+    }
+
+    /// Looks a characteristic up by config id, else by UUID string when that UUID is unique.
+    public func characteristicIndex(named name: String) -> Int? {
+        if let i = characteristics.firstIndex(where: { $0.id == name }) { return i }
+        guard let u = BluetoothUUID(name) else { return nil }
+        let hits = characteristics.indices.filter { characteristics[$0].uuid == u }
+        return hits.count == 1 ? hits[0] : nil
+    }
+
+    /// Replaces the stored value of any attribute (no length checks).
+    public mutating func setValue(_ value: [UInt8], at handle: AttributeHandle) {
+        let i = Int(handle.rawValue) - 1
+        precondition(i >= 0 && i < attributes.count, "no attribute at \(handle)")
+        attributes[i].value = value
+    }
+
+    /// The stored value of a characteristic.
+    public func value(ofCharacteristic index: Int) -> [UInt8] {
+        attributes[Int(characteristics[index].valueHandle.rawValue) - 1].value
+    }
+
+    /// The Database Hash value (Core Spec Vol 3 Part G §7.3): AES-CMAC with a
+    /// zero key over, in handle order, handle‖type‖value of every service,
+    /// include and characteristic declaration and Characteristic Extended
+    /// Properties, and handle‖type of every User Description, CCCD, SCCD,
+    /// Presentation Format and Aggregate Format descriptor. Returned in the
+    /// byte order the characteristic value carries (little-endian).
+    public static func computeHash(_ attributes: [Attribute]) -> [UInt8] {
+        var m: [UInt8] = []
+        for a in attributes {
+            let withValue: Bool
+            switch a.type {
+            case GATTUUID.primaryService, GATTUUID.secondaryService, GATTUUID.include, GATTUUID.characteristic,
+                GATTUUID.extendedProperties:
+                withValue = true
+            case GATTUUID.userDescription, GATTUUID.clientCharacteristicConfiguration,
+                GATTUUID.serverCharacteristicConfiguration, GATTUUID.presentationFormat, GATTUUID.aggregateFormat:
+                withValue = false
+            default: continue
+            }
+            m += [UInt8(a.handle.rawValue & 0xFF), UInt8(a.handle.rawValue >> 8)]
+            m += a.type.attBytes
+            if withValue { m += a.value }
+        }
+        return Array(AESCMAC.mac(key: [UInt8](repeating: 0, count: 16), message: m).reversed())
+    }
+
+    struct Builder {
+        var attributes: [Attribute] = []
+        var services: [Service] = []
+        var characteristics: [Characteristic] = []
+        var next: UInt16 { UInt16(attributes.count + 1) }
+
+        static func attributeCount(_ c: CharacteristicDefinition) -> Int {
+            var n = 2 + c.descriptors.count
+            if c.properties.canNotify || c.properties.canIndicate { n += 1 }
+            if !c.properties.extendedPropertiesValue.isEmpty { n += 1 }
+            if c.userDescription != nil { n += 1 }
+            return n
+        }
+
+        mutating func append(_ type: BluetoothUUID, _ value: [UInt8], _ perms: AttributePermissions, _ role: AttributeRole, maxLength: Int? = nil) -> AttributeHandle {
+            let h = AttributeHandle(next)
+            attributes.append(Attribute(handle: h, type: type, value: value, permissions: perms, role: role, maxLength: maxLength ?? value.count))
+            return h
+        }
+
+        mutating func add(service s: ServiceDefinition, index: Int, all: [ServiceDefinition], starts: [Int]) {
+            let start = append(s.isPrimary ? GATTUUID.primaryService : GATTUUID.secondaryService, s.uuid.attBytes, [.readable], .serviceDeclaration(service: index))
+            for inc in s.includes {
+                let incStart = UInt16(starts[inc])
+                let incEnd = UInt16((inc + 1 < starts.count ? starts[inc + 1] : Self.endOf(all, starts, inc)) - 1)
+                var v = le16(incStart) + le16(incEnd)
+                if let u = all[inc].uuid.uuid16 { v += le16(u) }  // 128-bit UUIDs are omitted (§3.2)
+                _ = append(GATTUUID.include, v, [.readable], .includeDeclaration(service: index, included: inc))
+            }
+            var chars: [Int] = []
+            for c in s.characteristics {
+                let ci = characteristics.count
+                let decl = AttributeHandle(next)
+                let valueHandle = AttributeHandle(next + 1)
+                _ = append(GATTUUID.characteristic, [c.properties.declarationByte] + le16(valueHandle.rawValue) + c.uuid.attBytes, [.readable], .characteristicDeclaration(characteristic: ci))
+                _ = append(c.uuid, c.value, c.permissions, .characteristicValue(characteristic: ci), maxLength: c.maxLength)
+                var cccd: AttributeHandle?
+                var userDesc: AttributeHandle?
+                if c.properties.canNotify || c.properties.canIndicate {
+                    cccd = append(GATTUUID.clientCharacteristicConfiguration, [0, 0], [.readable, .writeable], .clientCharacteristicConfiguration(characteristic: ci), maxLength: 2)
+                }
+                let ext = c.properties.extendedPropertiesValue
+                if !ext.isEmpty {
+                    _ = append(GATTUUID.extendedProperties, ext, [.readable], .descriptor(characteristic: ci))
+                }
+                if let d = c.userDescription {
+                    let perms: AttributePermissions = c.properties.contains(.writableAuxiliaries) ? [.readable, .writeable] : [.readable]
+                    userDesc = append(GATTUUID.userDescription, Array(d.utf8), perms, .descriptor(characteristic: ci), maxLength: 512)
+                }
+                for d in c.descriptors {
+                    _ = append(d.uuid, d.value, d.permissions, .descriptor(characteristic: ci), maxLength: d.maxLength)
+                }
+                characteristics.append(Characteristic(
+                    id: c.id, uuid: c.uuid, properties: c.properties, permissions: c.permissions, service: index,
+                    declarationHandle: decl, valueHandle: valueHandle, cccdHandle: cccd, userDescriptionHandle: userDesc,
+                    endHandle: AttributeHandle(next - 1), maxLength: c.maxLength, handler: c.handler, persist: c.persist))
+                chars.append(ci)
+            }
+            services.append(Service(id: s.id, uuid: s.uuid, isPrimary: s.isPrimary, handle: start, endHandle: AttributeHandle(next - 1), includes: s.includes, characteristics: chars))
+        }
+
+        static func endOf(_ all: [ServiceDefinition], _ starts: [Int], _ i: Int) -> Int {
+            var h = starts[i] + 1 + all[i].includes.count
+            for c in all[i].characteristics { h += attributeCount(c) }
+            return h
+        }
+    }
+}
+
+@inline(__always) func le16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
+
+/// AES-CMAC (RFC 4493) as the Core Specification's security functions use it
+/// (Vol 3 Part H §2.2.5). Key and message in the big-endian order of RFC 4493.
+public enum AESCMAC {
+    public static func mac(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        // A 128-bit key and outputSize 16 cannot fail.
+        var cmac = try! AES.CMAC(key: SymmetricKey(data: key))
+        message.withUnsafeBytes { cmac.update(bufferPointer: $0) }
+        return Array(cmac.finalize())
+    }
+}

@@ -1,0 +1,1 @@
+// The daemon: one event loop that owns the transport and feeds the sans-I/O core.
