@@ -1,0 +1,77 @@
+/// The `advertising` and `connection` sections of the config, as plain values.
+/// The config loader fills it in; `AdvertisingPayloadBuilder` turns it into the
+/// advertising and scan-response payloads.
+public struct AdvertisingConfiguration: Sendable, Equatable {
+    /// Local name to advertise (defaults to the config's top-level `name`).
+    public var localName: String?
+    public var serviceUUIDs: [BluetoothUUID] = []
+    public var manufacturerData: [ManufacturerData] = []
+    public var serviceData: [ServiceData] = []
+    /// TX Power Level AD structure (dBm), when set.
+    public var txPower: Int8?
+    /// Appearance AD structure, when set.
+    public var appearance: UInt16?
+    public var iBeacon: IBeacon?
+    /// Advertising interval in milliseconds [min, max] (20 ms ... 10.24 s).
+    public var intervalMs: (min: Double, max: Double) = (100, 150)
+    public var connectable = true
+    public var scannable = true
+    public var ownAddressType: OwnAddressType = .public
+    /// nil: as many as the controller allows.
+    public var maxConnections: Int?
+    /// `connection.preferred`: parameters to request from each central.
+    public var preferredConnection: PreferredConnectionParameters?
+
+    public init() {}
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.localName == b.localName && a.serviceUUIDs == b.serviceUUIDs && a.manufacturerData == b.manufacturerData
+            && a.serviceData == b.serviceData && a.txPower == b.txPower && a.appearance == b.appearance
+            && a.iBeacon == b.iBeacon && a.intervalMs.min == b.intervalMs.min && a.intervalMs.max == b.intervalMs.max
+            && a.connectable == b.connectable && a.scannable == b.scannable && a.ownAddressType == b.ownAddressType
+            && a.maxConnections == b.maxConnections && a.preferredConnection == b.preferredConnection
+    }
+
+    public struct ManufacturerData: Sendable, Equatable {
+        public var companyID: UInt16
+        public var data: [UInt8]
+        public init(companyID: UInt16, data: [UInt8]) { self.companyID = companyID; self.data = data }
+    }
+
+    public struct ServiceData: Sendable, Equatable {
+        public var uuid: BluetoothUUID
+        public var data: [UInt8]
+        public init(uuid: BluetoothUUID, data: [UInt8]) { self.uuid = uuid; self.data = data }
+    }
+
+    /// Apple iBeacon: manufacturer data for company 0x004C, type 0x02, length 0x15.
+    public struct IBeacon: Sendable, Equatable {
+        public var uuid: BluetoothUUID
+        public var major: UInt16
+        public var minor: UInt16
+        public var measuredPower: Int8
+        public init(uuid: BluetoothUUID, major: UInt16, minor: UInt16, measuredPower: Int8) {
+            self.uuid = uuid; self.major = major; self.minor = minor; self.measuredPower = measuredPower
+        }
+    }
+
+    public enum OwnAddressType: String, Sendable, Equatable {
+        case `public`
+        case random
+    }
+}
+
+/// Connection parameters a peripheral asks for (L2CAP Connection Parameter
+/// Update Request, Core Spec Vol 3 Part A §4.20).
+public struct PreferredConnectionParameters: Sendable, Equatable {
+    /// Connection interval in milliseconds [min, max] (multiples of 1.25 ms).
+    public var intervalMinMs: Double
+    public var intervalMaxMs: Double
+    /// Peripheral latency in connection events.
+    public var latency: UInt16
+    /// Supervision timeout in milliseconds (multiple of 10 ms).
+    public var timeoutMs: Int
+    public init(intervalMinMs: Double, intervalMaxMs: Double, latency: UInt16, timeoutMs: Int) {
+        self.intervalMinMs = intervalMinMs; self.intervalMaxMs = intervalMaxMs; self.latency = latency; self.timeoutMs = timeoutMs
+    }
+}
