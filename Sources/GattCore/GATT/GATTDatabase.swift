@@ -153,7 +153,14 @@ public struct GATTDatabase: Sendable, Equatable {
                 CharacteristicDefinition(id: "client_supported_features", uuid: GATTUUID.clientSupportedFeatures, properties: [.read, .write], value: [0x00], maxLength: 1),
                 CharacteristicDefinition(id: "database_hash", uuid: GATTUUID.databaseHash, properties: [.read], value: Array(repeating: 0, count: 16), maxLength: 16),
             ])
-        let all = [gap, gatt] + userServices
+        // `includes` index `userServices`; the builder indexes `all` (GAP and
+        // GATT first), so shift them, dropping any out of range.
+        let builtInCount = 2
+        let all = [gap, gatt] + userServices.map { s in
+            var s = s
+            s.includes = s.includes.filter { $0 >= 0 && $0 < userServices.count }.map { $0 + builtInCount }
+            return s
+        }
         // Service declaration handles are needed for includes: lay out in two passes.
         var starts: [Int] = []
         var h = 1

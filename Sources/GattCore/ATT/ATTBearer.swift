@@ -1,0 +1,75 @@
+import DequeModule
+
+/// Per-connection ATT state kept by `ATTServer` (Core Spec Vol 3 Part F §3.2.11:
+/// the ATT_MTU, the Client Characteristic Configuration values and the Client
+/// Supported Features are per bearer/client; the attribute values are shared).
+struct ATTBearer: Sendable {
+    var security: SecurityLevel
+    /// ATT_MTU (§3.2.8); 23 until an Exchange MTU.
+    var mtu: Int = 23
+    var mtuExchanged = false
+    /// CCCD value per characteristic index; absent = 0x0000.
+    var cccd: [Int: UInt16] = [:]
+    /// Client Supported Features value (Vol 3 Part G §7.2).
+    var clientFeatures: [UInt8] = [0x00]
+    /// Connection Signature Resolving Key (little-endian, as SMP distributes it)
+    /// and the last accepted Sign Counter.
+    var csrk: [UInt8]?
+    var lastSignCounter: UInt32?
+
+    var prepareQueue: [PreparedWrite] = []
+    var preparedBytes = 0
+
+    /// PDUs waiting for the transport to pull them.
+    var outgoing: Deque<OutgoingPDU> = []
+    /// Notifications and indications in `outgoing`.
+    var queuedUpdates = 0
+    /// Indications waiting behind the outstanding one.
+    var waitingIndications: Deque<WaitingIndication> = []
+    /// The indication sent and not yet confirmed, with its transaction deadline.
+    var outstandingIndication: (characteristic: Int, deadline: Duration)?
+
+    /// A request the control client has to answer first; later PDUs are held.
+    var pending: PendingOperation?
+    var held: Deque<[UInt8]> = []
+
+    init(security: SecurityLevel) { self.security = security }
+
+    /// Notifications/indications counted against `maxQueuedUpdates`.
+    var updateCount: Int { queuedUpdates + waitingIndications.count }
+
+    struct PreparedWrite: Sendable, Equatable {
+        var handle: AttributeHandle
+        var offset: Int
+        var value: [UInt8]
+    }
+
+    struct OutgoingPDU: Sendable {
+        var bytes: [UInt8]
+        var isUpdate: Bool
+    }
+
+    struct WaitingIndication: Sendable {
+        var characteristic: Int
+        var bytes: [UInt8]
+    }
+}
+
+/// A request the server handed to the control client.
+struct PendingOperation: Sendable {
+    enum Kind: Sendable {
+        /// Read or Read Blob of a control characteristic value.
+        case read(ATTOpcode)
+        /// Write Request of a control characteristic value.
+        case write
+        /// Execute Write with control characteristics in it: the store writes
+        /// are applied only when every control write succeeded.
+        case execute(storeWrites: [(AttributeHandle, [UInt8])])
+    }
+    var kind: Kind
+    /// The handle reported in an error response when the request fails or times out.
+    var handle: AttributeHandle
+    /// Control requests still unanswered, with the handle each concerns.
+    var waiting: [(id: PendingRequestID, handle: AttributeHandle)]
+    var deadline: Duration
+}

@@ -1,0 +1,214 @@
+// Discovery and read requests (Core Spec Vol 3 Part F §3.4.3, §3.4.4).
+
+extension ATTServer {
+    // MARK: Helpers
+
+    /// Read permission of an attribute on this bearer (§3.2.5).
+    func readError(_ a: Attribute, _ b: ATTBearer) -> ATTError? {
+        guard a.permissions.canRead else { return .readNotPermitted }
+        if a.permissions.contains(.readEncryptionRequired), !b.security.isEncrypted { return .insufficientEncryption }
+        return nil
+    }
+
+    /// The value this bearer sees: CCCDs and Client Supported Features are per connection.
+    func currentValue(_ a: Attribute, _ b: ATTBearer) -> [UInt8] {
+        switch a.role {
+        case .clientCharacteristicConfiguration(let c):
+            return le16(b.cccd[c] ?? 0)
+        case .characteristicValue(let c) where c == clientFeaturesCharacteristic:
+            return b.clientFeatures
+        default:
+            return a.value
+        }
+    }
+
+    /// The attributes with handles in start...end (both already validated as a range).
+    func attributes(_ start: AttributeHandle, _ end: AttributeHandle) -> ArraySlice<Attribute> {
+        let all = database.attributes
+        let lo = Int(start.rawValue) - 1
+        let hi = min(Int(end.rawValue), all.count)
+        guard lo >= 0, lo < hi else { return [] }
+        return all[lo..<hi]
+    }
+
+    /// §3.4.3.1 etc.: Starting Handle 0x0000 or greater than Ending Handle → Invalid Handle
+    /// with the Starting Handle.
+    mutating func rangeIsInvalid(_ op: ATTOpcode, _ s: AttributeHandle, _ e: AttributeHandle, _ id: ConnectionID) -> Bool {
+        guard s.rawValue == 0 || s > e else { return false }
+        sendError(op, s, .invalidHandle, to: id)
+        return true
+    }
+
+    // MARK: Find Information (§3.4.3.1)
+
+    mutating func findInformation(_ s: AttributeHandle, _ e: AttributeHandle, _ id: ConnectionID) {
+        guard let b = bearers[id], !rangeIsInvalid(.findInformationRequest, s, e, id) else { return }
+        var list: [ATTHandleUUID] = []
+        var is16 = true
+        for a in attributes(s, e) {
+            if list.isEmpty { is16 = a.type.is16Bit } else if a.type.is16Bit != is16 { break }
+            let size = is16 ? 4 : 18
+            guard 2 + (list.count + 1) * size <= b.mtu else { break }
+            list.append(ATTHandleUUID(handle: a.handle, uuid: a.type))
+        }
+        if list.isEmpty { return sendError(.findInformationRequest, s, .attributeNotFound, to: id) }
+        send(.findInformationResponse(list), to: id)
+    }
+
+    // MARK: Find By Type Value (§3.4.3.3)
+
+    mutating func findByTypeValue(_ s: AttributeHandle, _ e: AttributeHandle, _ type: UInt16, _ value: [UInt8], _ id: ConnectionID) {
+        guard let b = bearers[id], !rangeIsInvalid(.findByTypeValueRequest, s, e, id) else { return }
+        let t = BluetoothUUID(uuid16: type)
+        let isService = t == GATTUUID.primaryService || t == GATTUUID.secondaryService
+        let wanted = isService ? BluetoothUUID(littleEndian: value) : nil
+        var list: [ATTHandlesInformation] = []
+        for a in attributes(s, e) where a.type == t && readError(a, b) == nil {
+            let v = currentValue(a, b)
+            let matches = wanted.map { BluetoothUUID(littleEndian: v) == $0 } ?? (v == value)
+            guard matches else { continue }
+            guard 1 + (list.count + 1) * 4 <= b.mtu else { break }
+            var groupEnd = a.handle
+            if case .serviceDeclaration(let i) = a.role { groupEnd = database.services[i].endHandle }
+            list.append(ATTHandlesInformation(found: a.handle, groupEnd: groupEnd))
+        }
+        if list.isEmpty { return sendError(.findByTypeValueRequest, s, .attributeNotFound, to: id) }
+        send(.findByTypeValueResponse(list), to: id)
+    }
+
+    // MARK: Read By Type (§3.4.4.1)
+
+    mutating func readByType(_ s: AttributeHandle, _ e: AttributeHandle, _ type: BluetoothUUID, _ id: ConnectionID) {
+        guard let b = bearers[id], !rangeIsInvalid(.readByTypeRequest, s, e, id) else { return }
+        // Each entry: handle + value, Length ≤ 255; the PDU (2 + entries) ≤ ATT_MTU.
+        let maxValue = min(b.mtu - 4, 253)
+        var list: [ATTHandleValue] = []
+        for a in attributes(s, e) where a.type == type {
+            if let err = readError(a, b) {
+                // The first attribute's error is the answer; later ones end the list.
+                if list.isEmpty { return sendError(.readByTypeRequest, a.handle, err, to: id) }
+                break
+            }
+            let v = Array(currentValue(a, b).prefix(maxValue))
+            if let first = list.first, first.value.count != v.count { break }
+            guard 2 + (list.count + 1) * (2 + v.count) <= b.mtu else { break }
+            list.append(ATTHandleValue(handle: a.handle, value: v))
+        }
+        if list.isEmpty { return sendError(.readByTypeRequest, s, .attributeNotFound, to: id) }
+        send(.readByTypeResponse(list), to: id)
+    }
+
+    // MARK: Read By Group Type (§3.4.4.9)
+
+    mutating func readByGroupType(_ s: AttributeHandle, _ e: AttributeHandle, _ type: BluetoothUUID, _ id: ConnectionID) {
+        guard let b = bearers[id], !rangeIsInvalid(.readByGroupTypeRequest, s, e, id) else { return }
+        // GATT only groups by «Primary Service» (Vol 3 Part G §4.4.1).
+        guard type == GATTUUID.primaryService else {
+            return sendError(.readByGroupTypeRequest, s, .unsupportedGroupType, to: id)
+        }
+        let maxValue = min(b.mtu - 6, 251)
+        var list: [ATTGroupData] = []
+        for svc in database.services where svc.isPrimary && svc.handle >= s && svc.handle <= e {
+            let v = Array(svc.uuid.attBytes.prefix(maxValue))
+            if let first = list.first, first.value.count != v.count { break }
+            guard 2 + (list.count + 1) * (4 + v.count) <= b.mtu else { break }
+            list.append(ATTGroupData(handle: svc.handle, groupEnd: svc.endHandle, value: v))
+        }
+        if list.isEmpty { return sendError(.readByGroupTypeRequest, s, .attributeNotFound, to: id) }
+        send(.readByGroupTypeResponse(list), to: id)
+    }
+
+    // MARK: Read / Read Blob (§3.4.4.3, §3.4.4.5)
+
+    mutating func read(_ op: ATTOpcode, _ h: AttributeHandle, offset: Int, _ id: ConnectionID, now: Duration) {
+        guard let b = bearers[id] else { return }
+        guard let a = database.attribute(at: h) else { return sendError(op, h, .invalidHandle, to: id) }
+        if let err = readError(a, b) { return sendError(op, h, err, to: id) }
+        if controlClientAttached, case .characteristicValue(let c) = a.role, database.characteristics[c].handler == .control {
+            let rid = startPending(.read(op), handle: h, waiting: [h], id, now: now)
+            emit(.readRequest(id: rid[0], id, characteristic: c, offset: offset))
+            return
+        }
+        let v = currentValue(a, b)
+        guard offset <= v.count else { return sendError(op, h, .invalidOffset, to: id) }
+        let part = Array(v[offset...].prefix(b.mtu - 1))
+        send(op == .readRequest ? .readResponse(value: part) : .readBlobResponse(value: part), to: id)
+    }
+
+    // MARK: Read Multiple / Read Multiple Variable (§3.4.4.7, §3.4.4.11)
+
+    mutating func readMultiple(_ handles: [AttributeHandle], variable: Bool, _ id: ConnectionID) {
+        guard let b = bearers[id] else { return }
+        let op: ATTOpcode = variable ? .readMultipleVariableRequest : .readMultipleRequest
+        var values: [[UInt8]] = []
+        for h in handles {
+            guard let a = database.attribute(at: h) else { return sendError(op, h, .invalidHandle, to: id) }
+            if let err = readError(a, b) { return sendError(op, h, err, to: id) }
+            values.append(currentValue(a, b))
+        }
+        if !variable {
+            send(.readMultipleResponse(values: Array(values.joined().prefix(b.mtu - 1))), to: id)
+            return
+        }
+        // Tuples of Length (2) + Value; the list is cut to ATT_MTU-1, never inside a Length.
+        var room = b.mtu - 1
+        var out: [[UInt8]] = []
+        for v in values {
+            guard room >= 2 else { break }
+            let part = Array(v.prefix(room - 2))
+            out.append(part)
+            room -= 2 + part.count
+        }
+        send(.readMultipleVariableResponse(values: out), to: id)
+    }
+
+    // MARK: Control requests
+
+    /// Registers a request waiting for the control client; returns one id per handle.
+    mutating func startPending(_ kind: PendingOperation.Kind, handle: AttributeHandle, waiting handles: [AttributeHandle], _ id: ConnectionID, now: Duration) -> [PendingRequestID] {
+        var waiting: [(id: PendingRequestID, handle: AttributeHandle)] = []
+        for h in handles {
+            let rid = PendingRequestID(nextRequestID)
+            nextRequestID += 1
+            pendingRequests[rid] = id
+            waiting.append((rid, h))
+        }
+        bearers[id]?.pending = PendingOperation(kind: kind, handle: handle, waiting: waiting, deadline: now + configuration.controlTimeout)
+        return waiting.map(\.id)
+    }
+
+    /// Answers a `.readRequest` (the value from its offset) or `.writeRequest`
+    /// (success value ignored) event. Throws when the request is unknown, already
+    /// answered, timed out, or its connection is gone.
+    public mutating func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>, now: Duration) throws(ATTRespondError) -> [ATTServerOutput] {
+        outputs = []
+        guard let id = pendingRequests.removeValue(forKey: request), var p = bearers[id]?.pending,
+            let index = p.waiting.firstIndex(where: { $0.id == request })
+        else { throw .unknownRequest }
+        let handle = p.waiting[index].handle
+        p.waiting.remove(at: index)
+        switch (p.kind, result) {
+        case (_, .failure(let err)):
+            for w in p.waiting { pendingRequests[w.id] = nil }
+            bearers[id]?.pending = nil
+            sendError(p.requestOpcode, handle, err, to: id)
+        case (.read(let op), .success(let value)):
+            bearers[id]?.pending = nil
+            let part = Array(value.prefix((bearers[id]?.mtu ?? 23) - 1))
+            send(op == .readRequest ? .readResponse(value: part) : .readBlobResponse(value: part), to: id)
+        case (.write, .success):
+            bearers[id]?.pending = nil
+            send(.writeResponse, to: id)
+        case (.execute(let storeWrites), .success):
+            if !p.waiting.isEmpty {
+                bearers[id]?.pending = p
+                return takeOutputs()
+            }
+            bearers[id]?.pending = nil
+            for (h, v) in storeWrites { commitWrite(h, v, id) }
+            send(.executeWriteResponse, to: id)
+        }
+        drainHeld(id, now: now)
+        return takeOutputs()
+    }
+}

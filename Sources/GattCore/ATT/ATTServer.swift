@@ -1,0 +1,338 @@
+import DequeModule
+
+/// The sans-I/O ATT server (Core Spec Vol 3 Part F) with GATT server rules
+/// (Vol 3 Part G): one shared `GATTDatabase`, one `ATTBearer` state per connection.
+/// No I/O and no clocks: time comes in as `now` (a `Duration` since any fixed origin).
+///
+/// How the event loop drives it:
+/// - `connect(_:security:)` / `disconnect(_:)` / `setSecurity(_:_:)` / `setCSRK(_:key:signCounter:)`
+///   as links come and go.
+/// - `receive(_:from:now:)` with every ATT PDU from a connection.
+/// - `tick(now:)` whenever `nextDeadline` passes (indication transaction timeout
+///   §3.3.3 → `.closeBearer`; control request timeout → Unlikely Error).
+/// - After `.outgoingAvailable(id)`, pull PDUs with `dequeueOutgoing(for:)` only as
+///   fast as the link accepts them (that is the backpressure). Responses always
+///   enter the queue; notifications/indications are bounded by
+///   `configuration.maxQueuedUpdates`.
+/// - `notify(characteristic:value:only:now:)` / `notifyMultiple(_:only:now:)` /
+///   `setValue(characteristic:value:)` from the app (`notify` returns its result and outputs).
+/// - `respond(to:result:now:)` answers `.readRequest` / `.writeRequest` events of
+///   `.control` characteristics; `failPendingRequests(now:)` when the control client leaves.
+/// Every call that can cause something returns `[ATTServerOutput]` to act on, in order.
+///
+/// Decisions where the specification leaves room:
+/// - Requests are processed strictly in order (§3.3.2). While a request waits for the
+///   control client, every later PDU of that bearer (requests and commands alike, so
+///   their effects keep their order) is held and processed after the answer; only a
+///   Handle Value Confirmation is processed at once. Unexpected confirmations are ignored.
+/// - A second Exchange MTU is answered with the server MTU but changes nothing
+///   (the client "shall only send it once"; Zephyr would re-apply it). A Client Rx MTU
+///   below 23 is treated as 23.
+/// - PDUs longer than the bearer's ATT_MTU, or with a length their definition does not
+///   allow, get Invalid PDU (requests) or are dropped (commands). Unknown request opcodes
+///   and server-only opcodes (responses, notifications, indications) sent by the client get
+///   Request Not Supported with handle 0x0000; unknown commands are dropped.
+/// - Encryption-required attributes on an unencrypted link give Insufficient Encryption
+///   (0x0F). Insufficient Authentication (0x05) is never produced: no permission asks for
+///   an authenticated (MITM) link.
+/// - Attribute Not Long (0x0B) is never sent: the spec only allows it ("may") for
+///   fixed-length values, values here are variable; Read Blob of a short value at offset 0
+///   returns it (as Zephyr and BlueZ do). Offset == length returns an empty value,
+///   offset > length gives Invalid Offset.
+/// - CCCD writes: length ≠ 2 → 0x0D; reserved bits (above 0x0003) → Value Not Allowed
+///   (0x13, as Zephyr); a bit the characteristic does not support → CCCD Improperly
+///   Configured (0xFD, as BlueZ). Enabling notify/indicate of an `*_encryption_required`
+///   characteristic on an unencrypted link → 0x0F.
+/// - Client Supported Features: per connection; clearing a set bit → Value Not Allowed.
+/// - Writes at an offset replace the value from the offset to its end.
+/// - Prepare queue: at most `maxPreparedWrites` entries and `maxPreparedBytes` value
+///   octets (Prepare Queue Full). Several handles in one queue are allowed only when every
+///   one is a value of a characteristic with `reliable_write`; otherwise the Prepare Write
+///   that adds the second handle gets Write Not Permitted (0x03). Offsets and lengths are
+///   checked at Execute Write, all-or-nothing; the queue is cleared after any Execute.
+/// - Control characteristics: with `controlClientAttached == false`, reads return the
+///   stored value and writes get Write Request Rejected (0xFC); Write Commands are dropped.
+///   Prepared writes of a control value must be contiguous and become one `.writeRequest`
+///   at Execute Write. Read By Type / Read Multiple / Find By Type Value use the stored
+///   value of control characteristics (they are not forwarded).
+public struct ATTServer: Sendable {
+    public internal(set) var database: GATTDatabase
+    public var configuration: ATTServerConfiguration
+    /// Whether a control client handles `.control` characteristics right now.
+    public var controlClientAttached = false
+
+    var bearers: [ConnectionID: ATTBearer] = [:]
+    var pendingRequests: [PendingRequestID: ConnectionID] = [:]
+    var nextRequestID: UInt64 = 1
+    /// Connections whose full queue made `notify` return `.busy`, until they have room.
+    var busyConnections: Set<ConnectionID> = []
+    var readyOwed = false
+    /// Index of the Client Supported Features characteristic.
+    let clientFeaturesCharacteristic: Int?
+
+    /// Outputs of the call in progress.
+    var outputs: [ATTServerOutput] = []
+
+    public init(database: GATTDatabase, configuration: ATTServerConfiguration = ATTServerConfiguration()) {
+        self.database = database
+        self.configuration = configuration
+        self.clientFeaturesCharacteristic = database.characteristics.firstIndex { $0.uuid == GATTUUID.clientSupportedFeatures }
+    }
+
+    // MARK: Connections
+
+    public mutating func connect(_ id: ConnectionID, security: SecurityLevel) {
+        bearers[id] = ATTBearer(security: security)
+    }
+
+    /// Forgets the bearer (pending control requests of it become unknown).
+    public mutating func disconnect(_ id: ConnectionID) -> [ATTServerOutput] {
+        outputs = []
+        removeBearer(id)
+        checkReady()
+        return takeOutputs()
+    }
+
+    public mutating func setSecurity(_ id: ConnectionID, _ level: SecurityLevel) {
+        bearers[id]?.security = level
+    }
+
+    /// The peer's CSRK (16 octets, little-endian as in the SMP Signing Information PDU)
+    /// and the last Sign Counter accepted from it, if known.
+    public mutating func setCSRK(_ id: ConnectionID, key: [UInt8], signCounter: UInt32? = nil) {
+        guard key.count == 16 else { return }
+        bearers[id]?.csrk = key
+        bearers[id]?.lastSignCounter = signCounter
+    }
+
+    public var connections: [ConnectionID] { Array(bearers.keys) }
+    public func mtu(for id: ConnectionID) -> Int? { bearers[id]?.mtu }
+    /// The connection's CCCD bits for a characteristic (0x0001 notify, 0x0002 indicate).
+    public func clientConfiguration(for id: ConnectionID, characteristic: Int) -> UInt16? {
+        guard let b = bearers[id] else { return nil }
+        return b.cccd[characteristic] ?? 0
+    }
+    public func clientFeatures(for id: ConnectionID) -> [UInt8]? { bearers[id]?.clientFeatures }
+    /// The last Sign Counter accepted from the connection (to persist with the CSRK).
+    public func signCounter(for id: ConnectionID) -> UInt32? { bearers[id]?.lastSignCounter }
+
+    // MARK: Values
+
+    /// Sets a characteristic's stored value without notifying.
+    public mutating func setValue(characteristic: Int, value: [UInt8]) -> Bool {
+        guard database.characteristics.indices.contains(characteristic) else { return false }
+        let c = database.characteristics[characteristic]
+        guard value.count <= c.maxLength else { return false }
+        database.setValue(value, at: c.valueHandle)
+        return true
+    }
+
+    // MARK: Receiving
+
+    /// Handles one PDU from a connection (unknown connections are ignored).
+    public mutating func receive(_ pdu: [UInt8], from id: ConnectionID, now: Duration) -> [ATTServerOutput] {
+        outputs = []
+        guard bearers[id] != nil, let first = pdu.first else { return [] }
+        if first == ATTOpcode.handleValueConfirmation.rawValue {
+            if pdu.count == 1 { handleConfirmation(id, now: now) }
+            return takeOutputs()
+        }
+        if bearers[id]?.pending != nil {
+            if let b = bearers[id], b.held.count < configuration.maxHeldPDUs {
+                bearers[id]?.held.append(pdu)
+            }
+            return takeOutputs()
+        }
+        process(pdu, from: id, now: now)
+        return takeOutputs()
+    }
+
+    /// Processes one held or fresh PDU (no request pending on the bearer).
+    mutating func process(_ bytes: [UInt8], from id: ConnectionID, now: Duration) {
+        guard let b = bearers[id], let first = bytes.first else { return }
+        let isCommand = ATTOpcode.isCommand(first)
+        if bytes.count > b.mtu {
+            if !isCommand { sendError(first, 0, .invalidPDU, to: id) }
+            return
+        }
+        let pdu: ATTPDU
+        do {
+            pdu = try ATTPDU(decoding: bytes)
+        } catch {
+            switch error {
+            case .empty: break
+            case .unknownOpcode:
+                if !isCommand { sendError(first, 0, .requestNotSupported, to: id) }
+            case .invalidLength(let op):
+                if op.isClientRequest {
+                    sendError(first, 0, .invalidPDU, to: id)
+                } else if !isCommand && op != .handleValueConfirmation {
+                    sendError(first, 0, .requestNotSupported, to: id)
+                }
+            }
+            return
+        }
+        switch pdu {
+        case .exchangeMTURequest(let mtu): exchangeMTU(mtu, id)
+        case .findInformationRequest(let s, let e): findInformation(s, e, id)
+        case .findByTypeValueRequest(let s, let e, let type, let value): findByTypeValue(s, e, type, value, id)
+        case .readByTypeRequest(let s, let e, let type): readByType(s, e, type, id)
+        case .readRequest(let h): read(.readRequest, h, offset: 0, id, now: now)
+        case .readBlobRequest(let h, let offset): read(.readBlobRequest, h, offset: Int(offset), id, now: now)
+        case .readMultipleRequest(let handles): readMultiple(handles, variable: false, id)
+        case .readMultipleVariableRequest(let handles): readMultiple(handles, variable: true, id)
+        case .readByGroupTypeRequest(let s, let e, let type): readByGroupType(s, e, type, id)
+        case .writeRequest(let h, let value): writeRequest(h, value, id, now: now)
+        case .writeCommand(let h, let value): writeCommand(h, value, signed: false, id)
+        case .signedWriteCommand(let h, let value, let signature):
+            if verifySignedWrite(bytes, signature: signature, id) { writeCommand(h, value, signed: true, id) }
+        case .prepareWriteRequest(let h, let offset, let value): prepareWrite(h, Int(offset), value, id)
+        case .executeWriteRequest(let flags): executeWrite(flags, id, now: now)
+        case .handleValueConfirmation:
+            break  // handled in receive
+        case .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse,
+            .readByTypeResponse, .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse,
+            .writeResponse, .prepareWriteResponse, .executeWriteResponse, .readMultipleVariableResponse,
+            .handleValueNotification, .handleValueIndication, .multipleHandleValueNotification:
+            // A server-only PDU from the client: this server is no client.
+            sendError(first, 0, .requestNotSupported, to: id)
+        }
+    }
+
+    /// Processes held PDUs while no request is pending.
+    mutating func drainHeld(_ id: ConnectionID, now: Duration) {
+        while bearers[id]?.pending == nil, let next = bearers[id]?.held.popFirst() {
+            process(next, from: id, now: now)
+        }
+    }
+
+    // MARK: Exchange MTU (§3.4.2)
+
+    mutating func exchangeMTU(_ clientMTU: UInt16, _ id: ConnectionID) {
+        let serverMTU = max(23, min(517, configuration.maxMTU))
+        send(.exchangeMTUResponse(mtu: UInt16(serverMTU)), to: id)
+        guard let b = bearers[id], !b.mtuExchanged else { return }
+        let mtu = min(max(23, Int(clientMTU)), serverMTU)
+        bearers[id]?.mtu = mtu
+        bearers[id]?.mtuExchanged = true
+        emit(.mtuExchanged(id, mtu: mtu))
+    }
+
+    // MARK: Outgoing queue
+
+    public func hasOutgoing(_ id: ConnectionID) -> Bool { !(bearers[id]?.outgoing.isEmpty ?? true) }
+
+    /// The next PDU to transmit on the connection, with outputs that pulling it caused
+    /// (`.ready` once every queue that made `notify` busy has room).
+    public mutating func dequeueOutgoing(for id: ConnectionID) -> (pdu: [UInt8], outputs: [ATTServerOutput])? {
+        outputs = []
+        guard var b = bearers[id], let next = b.outgoing.popFirst() else { return nil }
+        if next.isUpdate { b.queuedUpdates -= 1 }
+        bearers[id] = b
+        checkReady()
+        return (next.bytes, takeOutputs())
+    }
+
+    mutating func send(_ pdu: ATTPDU, to id: ConnectionID) {
+        enqueue(pdu.bytes, isUpdate: false, to: id)
+    }
+
+    mutating func sendError(_ request: UInt8, _ handle: UInt16, _ error: ATTError, to id: ConnectionID) {
+        send(.errorResponse(request: request, handle: AttributeHandle(handle), code: error.rawValue), to: id)
+    }
+
+    mutating func sendError(_ request: ATTOpcode, _ handle: AttributeHandle, _ error: ATTError, to id: ConnectionID) {
+        send(.error(request, handle, error), to: id)
+    }
+
+    mutating func enqueue(_ bytes: [UInt8], isUpdate: Bool, to id: ConnectionID) {
+        guard var b = bearers[id] else { return }
+        b.outgoing.append(.init(bytes: bytes, isUpdate: isUpdate))
+        if isUpdate { b.queuedUpdates += 1 }
+        bearers[id] = b
+        let available = ATTServerOutput.outgoingAvailable(id)
+        if !outputs.contains(available) { outputs.append(available) }
+    }
+
+    mutating func emit(_ event: ATTServerEvent) { outputs.append(.event(event)) }
+
+    mutating func takeOutputs() -> [ATTServerOutput] {
+        let o = outputs
+        outputs = []
+        return o
+    }
+
+    mutating func removeBearer(_ id: ConnectionID) {
+        guard let b = bearers.removeValue(forKey: id) else { return }
+        for w in b.pending?.waiting ?? [] { pendingRequests[w.id] = nil }
+    }
+
+    /// Emits `.ready` when `notify` returned `.busy` and every queue that was full has room.
+    mutating func checkReady() {
+        guard readyOwed else { return }
+        busyConnections = busyConnections.filter { id in
+            guard let b = bearers[id] else { return false }
+            return b.updateCount >= configuration.maxQueuedUpdates
+        }
+        if busyConnections.isEmpty {
+            readyOwed = false
+            emit(.ready)
+        }
+    }
+
+    // MARK: Timers
+
+    /// The earliest time `tick(now:)` has something to do.
+    public var nextDeadline: Duration? {
+        bearers.values.flatMap { [$0.outstandingIndication?.deadline, $0.pending?.deadline].compactMap { $0 } }.min()
+    }
+
+    /// Fires expired timers: unconfirmed indications close their bearer (§3.3.3);
+    /// unanswered control requests get Unlikely Error.
+    public mutating func tick(now: Duration) -> [ATTServerOutput] {
+        outputs = []
+        for id in bearers.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let b = bearers[id] else { continue }
+            if let o = b.outstandingIndication, o.deadline <= now {
+                emit(.indicationTimedOut(id, characteristic: o.characteristic))
+                removeBearer(id)
+                outputs.append(.closeBearer(id, .transactionTimeout))
+                continue
+            }
+            if let p = b.pending, p.deadline <= now { failPending(id, now: now) }
+        }
+        checkReady()
+        return takeOutputs()
+    }
+
+    /// Answers every pending control request with Unlikely Error at once (the control
+    /// client went away); emits `.requestTimedOut` for each.
+    public mutating func failPendingRequests(now: Duration) -> [ATTServerOutput] {
+        outputs = []
+        for id in bearers.keys.sorted(by: { $0.rawValue < $1.rawValue }) where bearers[id]?.pending != nil {
+            failPending(id, now: now)
+        }
+        return takeOutputs()
+    }
+
+    mutating func failPending(_ id: ConnectionID, now: Duration) {
+        guard let p = bearers[id]?.pending else { return }
+        for w in p.waiting {
+            pendingRequests[w.id] = nil
+            emit(.requestTimedOut(id: w.id))
+        }
+        bearers[id]?.pending = nil
+        sendError(p.requestOpcode, p.handle, .unlikelyError, to: id)
+        drainHeld(id, now: now)
+    }
+}
+
+extension PendingOperation {
+    var requestOpcode: ATTOpcode {
+        switch kind {
+        case .read(let op): op
+        case .write: .writeRequest
+        case .execute: .executeWriteRequest
+        }
+    }
+}

@@ -1,0 +1,104 @@
+/// Identifies one ATT bearer (one LE connection): the HCI connection handle,
+/// a socket fd number, or any other value the transport picks.
+public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt16
+    public init(_ rawValue: UInt16) { self.rawValue = rawValue }
+    public var description: String { "conn#\(rawValue)" }
+}
+
+/// Identifies a read or write the server handed to the control client and
+/// waits for (`ATTServer.respond(to:result:now:)`).
+public struct PendingRequestID: Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt64
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    public var description: String { "req#\(rawValue)" }
+}
+
+/// Why the server asks the transport to close a bearer.
+public enum ATTBearerCloseReason: Equatable, Sendable {
+    /// An indication was not confirmed within the ATT transaction timeout
+    /// (Core Spec Vol 3 Part F §3.3.3); no further PDUs may be sent on the bearer.
+    case transactionTimeout
+}
+
+/// Something that happened that the daemon or control clients care about.
+public enum ATTServerEvent: Equatable, Sendable {
+    /// The client's Exchange MTU set the bearer's ATT_MTU.
+    case mtuExchanged(ConnectionID, mtu: Int)
+    /// A client wrote a Client Characteristic Configuration descriptor.
+    case subscriptionChanged(ConnectionID, characteristic: Int, notify: Bool, indicate: Bool)
+    /// A client wrote a `.store` characteristic value (Write Request/Command,
+    /// Signed Write, or Execute Write); `value` is the new stored value.
+    case written(ConnectionID, characteristic: Int, value: [UInt8])
+    /// A client wrote a writable descriptor other than a CCCD (e.g. the User Description).
+    case descriptorWritten(ConnectionID, handle: AttributeHandle, value: [UInt8])
+    /// A client wrote the Client Supported Features characteristic (per connection).
+    case clientFeaturesChanged(ConnectionID, features: [UInt8])
+    /// A read of a `.control` characteristic: answer with `respond(to:result:now:)`
+    /// with the value starting at `offset`.
+    case readRequest(id: PendingRequestID, ConnectionID, characteristic: Int, offset: Int)
+    /// A write of a `.control` characteristic (Write Request, or one assembled
+    /// Prepare/Execute write): answer with `respond(to:result:now:)` (the value of
+    /// a success is ignored). The server stores nothing; the control client owns the value.
+    case writeRequest(id: PendingRequestID, ConnectionID, characteristic: Int, value: [UInt8], offset: Int)
+    /// A Write Command or Signed Write Command to a `.control` characteristic: no answer.
+    case writeCommand(ConnectionID, characteristic: Int, value: [UInt8])
+    /// A control request got no answer within `Configuration.controlTimeout`;
+    /// the client was sent Unlikely Error and a later answer is refused.
+    case requestTimedOut(id: PendingRequestID)
+    case indicationConfirmed(ConnectionID, characteristic: Int)
+    /// An indication was not confirmed in 30 s; the bearer is being closed.
+    case indicationTimedOut(ConnectionID, characteristic: Int)
+    /// Every queue that made `notify` return `.busy` has room again
+    /// (`peripheralManagerIsReadyToUpdateSubscribers`).
+    case ready
+}
+
+/// What a server call asks its caller to do.
+public enum ATTServerOutput: Equatable, Sendable {
+    case event(ATTServerEvent)
+    /// PDUs are queued for this connection: pull them with `dequeueOutgoing(for:)`.
+    case outgoingAvailable(ConnectionID)
+    /// The transport must disconnect this connection (its bearer state is already gone).
+    case closeBearer(ConnectionID, ATTBearerCloseReason)
+}
+
+/// Result of `ATTServer.notify(...)` (Core Bluetooth's `updateValue` return value).
+public enum NotifyResult: Equatable, Sendable {
+    /// Value stored; one PDU queued per subscribed connection (`count` may be 0).
+    case queued(Int)
+    /// A targeted subscriber's queue is full; nothing was changed. `.ready` follows.
+    case busy
+    /// Longer than the characteristic's maximum length; nothing was changed.
+    case valueTooLong
+    /// The characteristic has neither notify nor indicate; nothing was changed.
+    case notNotifiable
+    /// No such characteristic index.
+    case unknownCharacteristic
+}
+
+/// Why `ATTServer.respond(to:result:now:)` refused an answer.
+public enum ATTRespondError: Error, Equatable, Sendable {
+    /// Never issued, already answered, timed out, or its connection is gone.
+    case unknownRequest
+}
+
+/// Limits and timeouts of an `ATTServer`.
+public struct ATTServerConfiguration: Equatable, Sendable {
+    /// The server's Rx MTU announced in Exchange MTU (23...517).
+    public var maxMTU: Int = 517
+    /// Notifications/indications a bearer may hold not yet pulled by the transport
+    /// (plus indications waiting behind the outstanding one).
+    public var maxQueuedUpdates: Int = 32
+    /// Time a control client has to answer a read/write request.
+    public var controlTimeout: Duration = .seconds(5)
+    /// ATT transaction timeout for indications (§3.3.3).
+    public var transactionTimeout: Duration = .seconds(30)
+    /// Prepare Write queue limits per bearer.
+    public var maxPreparedWrites: Int = 64
+    public var maxPreparedBytes: Int = 4096
+    /// PDUs held while a request waits for the control client; beyond this
+    /// a misbehaving client's extra PDUs are dropped.
+    public var maxHeldPDUs: Int = 64
+    public init() {}
+}

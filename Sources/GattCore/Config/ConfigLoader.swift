@@ -1,0 +1,236 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads and validates a gattd JSON config (docs/config.md). Every problem is
+/// reported at once, each with its JSON path, in document order.
+public enum ConfigLoader {
+    static let topLevelKeys = ["$schema", "name", "appearance", "advertising", "connection", "services"]
+
+    /// The largest config file accepted.
+    public static let maximumFileSize = 16 << 20
+
+    public static func load(data: [UInt8]) throws(ConfigErrors) -> GattConfiguration {
+        let root: JSONValue
+        do {
+            root = try JSONParser.parse(data)
+        } catch {
+            throw ConfigErrors([ConfigError(path: "line \(error.line), column \(error.column)", message: error.message)])
+        }
+        let reader = ConfigReader()
+        let config = decode(root, reader)
+        guard !reader.hasErrors, let config else { throw ConfigErrors(reader.errors) }
+        return config
+    }
+
+    /// Reads the file (the only I/O in GattCore) and loads it. A file that
+    /// cannot be read gives one error with path `ConfigError.filePath`.
+    public static func load(path: String) throws(ConfigErrors) -> GattConfiguration {
+        let data: [UInt8]
+        switch readFile(path) {
+        case .success(let d): data = d
+        case .failure(let e): throw ConfigErrors([e])
+        }
+        return try load(data: data)
+    }
+
+    static func readFile(_ path: String) -> Result<[UInt8], ConfigError> {
+        func failure(_ what: String) -> Result<[UInt8], ConfigError> {
+            .failure(ConfigError(path: ConfigError.filePath, message: "cannot read \(path): \(what)"))
+        }
+        func systemError() -> String { String(cString: strerror(errno)) }
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return failure(systemError()) }
+        defer { _ = close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return failure(systemError()) }
+        if (st.st_mode & S_IFMT) == S_IFDIR { return failure("it is a directory") }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return failure(systemError())
+            }
+            if n == 0 { break }
+            out += chunk[0..<n]
+            if out.count > maximumFileSize { return failure("larger than \(maximumFileSize >> 20) MiB") }
+        }
+        return .success(out)
+    }
+
+    // MARK: - Top level
+
+    static func decode(_ root: JSONValue, _ r: ConfigReader) -> GattConfiguration? {
+        guard let obj = r.object(root, at: ConfigError.rootPath, keys: topLevelKeys, required: ["name"]) else { return nil }
+        if let v = obj.value("$schema") { _ = r.string(v, at: obj.path("$schema")) }
+
+        var name = ""
+        if let v = obj.value("name"), let s = r.string(v, at: "name") {
+            name = s
+            if s.isEmpty {
+                r.error("name", "must not be empty (it is the GAP Device Name)", at: v.offset)
+            } else if s.utf8.count > 248 {
+                r.error("name", "is \(s.utf8.count) bytes; the GAP Device Name holds at most 248 bytes of UTF-8", at: v.offset)
+            }
+        }
+        var appearance: UInt16 = 0
+        if let v = obj.value("appearance"), let n = r.integer(v, at: "appearance", in: 0...0xFFFF) {
+            appearance = UInt16(n)
+        }
+
+        var parsed: [ParsedService] = []
+        if let v = obj.value("services"), let list = r.array(v, at: "services") {
+            for (i, s) in list.enumerated() {
+                parsed.append(ServiceParser(reader: r).parse(s, path: ConfigReader.element("services", i)))
+            }
+        }
+        let services = ServiceParser.link(parsed, r, servicesOffset: obj.value("services")?.offset ?? root.offset)
+
+        var advertising = AdvertisingConfiguration()
+        advertising.localName = name
+        if let v = obj.value("advertising") {
+            AdvertisingParser(reader: r).parse(v, into: &advertising, appearance: appearance)
+        }
+        if let v = obj.value("connection") {
+            advertising.preferredConnection = AdvertisingParser(reader: r).parseConnection(v)
+        }
+        return GattConfiguration(name: name, appearance: appearance, advertising: advertising, services: services)
+    }
+}
+
+// MARK: - advertising / connection
+
+struct AdvertisingParser {
+    let reader: ConfigReader
+    static let keys = [
+        "local_name", "service_uuids", "manufacturer_data", "service_data", "tx_power", "appearance", "ibeacon",
+        "interval_ms", "connectable", "scannable", "own_address_type", "max_connections",
+    ]
+
+    func parse(_ v: JSONValue, into adv: inout AdvertisingConfiguration, appearance: UInt16) {
+        let r = reader
+        guard let o = r.object(v, at: "advertising", keys: Self.keys) else { return }
+        if let v = o.value("local_name"), let s = r.string(v, at: o.path("local_name")) {
+            if s.isEmpty {
+                r.error(o.path("local_name"), "must not be empty; leave \"local_name\" out to advertise the top-level \"name\"", at: v.offset)
+            } else if s.utf8.count > 248 {
+                r.error(o.path("local_name"), "is \(s.utf8.count) bytes; a local name holds at most 248 bytes of UTF-8", at: v.offset)
+            } else {
+                adv.localName = s
+            }
+        }
+        if let v = o.value("service_uuids"), let list = r.array(v, at: o.path("service_uuids")) {
+            var seen: [BluetoothUUID: Int] = [:]
+            for (i, e) in list.enumerated() {
+                let p = ConfigReader.element(o.path("service_uuids"), i)
+                guard let u = r.uuid(e, at: p) else { continue }
+                if let first = seen[u] {
+                    r.error(p, "\(u) is already listed at \(ConfigReader.element(o.path("service_uuids"), first))", at: e.offset)
+                } else {
+                    seen[u] = i
+                    adv.serviceUUIDs.append(u)
+                }
+            }
+        }
+        if let v = o.value("manufacturer_data"), let list = r.array(v, at: o.path("manufacturer_data")) {
+            for (i, e) in list.enumerated() {
+                let p = ConfigReader.element(o.path("manufacturer_data"), i)
+                guard let m = r.object(e, at: p, keys: ["company_id", "data"], required: ["company_id", "data"]) else { continue }
+                let company = m.value("company_id").flatMap { r.integer($0, at: m.path("company_id"), in: 0...0xFFFF) }
+                let data = m.value("data").flatMap { r.bytes($0, at: m.path("data")) }
+                if let company, let data { adv.manufacturerData.append(.init(companyID: UInt16(company), data: data)) }
+            }
+        }
+        if let v = o.value("service_data"), let list = r.array(v, at: o.path("service_data")) {
+            for (i, e) in list.enumerated() {
+                let p = ConfigReader.element(o.path("service_data"), i)
+                guard let m = r.object(e, at: p, keys: ["uuid", "data"], required: ["uuid", "data"]) else { continue }
+                let uuid = m.value("uuid").flatMap { r.uuid($0, at: m.path("uuid")) }
+                let data = m.value("data").flatMap { r.bytes($0, at: m.path("data")) }
+                if let uuid, let data { adv.serviceData.append(.init(uuid: uuid, data: data)) }
+            }
+        }
+        if let v = o.value("tx_power"), let n = r.integer(v, at: o.path("tx_power"), in: -127...20, unit: " dBm") {
+            adv.txPower = Int8(n)
+        }
+        if let v = o.value("appearance"), let b = r.bool(v, at: o.path("appearance")) {
+            adv.appearance = b ? appearance : nil
+        }
+        if let v = o.value("ibeacon") { adv.iBeacon = parseIBeacon(v, path: o.path("ibeacon")) }
+        if let v = o.value("interval_ms"), let pair = range(v, at: o.path("interval_ms"), in: 20...10240) {
+            adv.intervalMs = pair
+        }
+        if let v = o.value("connectable"), let b = r.bool(v, at: o.path("connectable")) { adv.connectable = b }
+        if let v = o.value("scannable"), let b = r.bool(v, at: o.path("scannable")) { adv.scannable = b }
+        if let v = o.value("own_address_type"),
+            let s = r.choice(v, at: o.path("own_address_type"), ["public", "random"], what: "an address type"),
+            let t = AdvertisingConfiguration.OwnAddressType(rawValue: s)
+        {
+            adv.ownAddressType = t
+        }
+        if let v = o.value("max_connections"), let n = r.integer(v, at: o.path("max_connections"), in: 1...0xFFFF) {
+            adv.maxConnections = n
+        }
+    }
+
+    func parseIBeacon(_ v: JSONValue, path: String) -> AdvertisingConfiguration.IBeacon? {
+        let r = reader
+        guard let o = r.object(v, at: path, keys: ["uuid", "major", "minor", "measured_power"], required: ["uuid", "major", "minor"]) else { return nil }
+        var uuid: BluetoothUUID?
+        if let v = o.value("uuid"), let u = r.uuid(v, at: o.path("uuid")) {
+            if case .string(let s) = v.kind, s.count != 36 {
+                r.error(o.path("uuid"), "an iBeacon proximity UUID must be written in full (36 characters, e.g. \"e2c56db5-dffb-48d2-b060-d0f5a71096e0\")", at: v.offset)
+            } else {
+                uuid = u
+            }
+        }
+        let major = o.value("major").flatMap { r.integer($0, at: o.path("major"), in: 0...0xFFFF) }
+        let minor = o.value("minor").flatMap { r.integer($0, at: o.path("minor"), in: 0...0xFFFF) }
+        var power = -59
+        if let v = o.value("measured_power") {
+            guard let n = r.integer(v, at: o.path("measured_power"), in: -128...127, unit: " dBm") else { return nil }
+            power = n
+        }
+        guard let uuid, let major, let minor else { return nil }
+        return .init(uuid: uuid, major: UInt16(major), minor: UInt16(minor), measuredPower: Int8(power))
+    }
+
+    /// `[min, max]` in milliseconds, both in `limits`, min ≤ max.
+    func range(_ v: JSONValue, at path: String, in limits: ClosedRange<Double>) -> (min: Double, max: Double)? {
+        let r = reader
+        guard let list = r.array(v, at: path) else { return nil }
+        guard list.count == 2 else {
+            r.error(path, "expected [minimum, maximum] (2 numbers), got \(list.count) element\(list.count == 1 ? "" : "s")", at: v.offset)
+            return nil
+        }
+        let lo = r.number(list[0], at: ConfigReader.element(path, 0), in: limits, unit: " ms")
+        let hi = r.number(list[1], at: ConfigReader.element(path, 1), in: limits, unit: " ms")
+        guard let lo, let hi else { return nil }
+        if lo > hi {
+            r.error(path, "minimum \(ConfigReader.format(lo)) ms is greater than maximum \(ConfigReader.format(hi)) ms", at: v.offset)
+            return nil
+        }
+        return (lo, hi)
+    }
+
+    /// `connection`: `{"preferred": {"interval_ms": [min, max], "latency": N, "timeout_ms": N}}`.
+    func parseConnection(_ v: JSONValue) -> PreferredConnectionParameters? {
+        let r = reader
+        guard let o = r.object(v, at: "connection", keys: ["preferred"]), let pv = o.value("preferred") else { return nil }
+        guard let p = r.object(pv, at: o.path("preferred"), keys: ["interval_ms", "latency", "timeout_ms"], required: ["interval_ms", "latency", "timeout_ms"]) else {
+            return nil
+        }
+        // Core Spec Vol 4 Part E §7.8.12: interval 7.5 ms...4 s, latency 0...499, timeout 100 ms...32 s.
+        let interval = p.value("interval_ms").flatMap { range($0, at: p.path("interval_ms"), in: 7.5...4000) }
+        let latency = p.value("latency").flatMap { r.integer($0, at: p.path("latency"), in: 0...499, unit: " connection events") }
+        let timeout = p.value("timeout_ms").flatMap { r.integer($0, at: p.path("timeout_ms"), in: 100...32000, unit: " ms") }
+        guard let interval, let latency, let timeout else { return nil }
+        return PreferredConnectionParameters(intervalMinMs: interval.min, intervalMaxMs: interval.max, latency: UInt16(latency), timeoutMs: timeout)
+    }
+}

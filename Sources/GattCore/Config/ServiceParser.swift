@@ -1,0 +1,405 @@
+/// A service as read from the file, with what the cross-checks need
+/// (paths, offsets, include names) before includes are resolved.
+struct ParsedService {
+    var path: String
+    var offset: Int
+    var id: ParsedID?
+    var definition: ServiceDefinition
+    var includes: [(name: String, path: String, offset: Int)] = []
+    var characteristics: [ParsedCharacteristic] = []
+}
+
+struct ParsedCharacteristic {
+    var path: String
+    var offset: Int
+    var id: ParsedID?
+    var definition: CharacteristicDefinition
+}
+
+struct ParsedID {
+    var value: String
+    var path: String
+    var offset: Int
+}
+
+/// Parses `services[]`, their characteristics and descriptors, then
+/// cross-checks ids, includes and addressing (`link`).
+struct ServiceParser {
+    let reader: ConfigReader
+
+    static let serviceKeys = ["id", "uuid", "primary", "includes", "characteristics"]
+    static let characteristicKeys = [
+        "id", "uuid", "properties", "permissions", "value", "max_length", "user_description", "handler", "persist",
+        "descriptors",
+    ]
+    static let descriptorKeys = ["uuid", "value", "permissions", "max_length"]
+
+    /// Ids of the built-in GAP/GATT services and characteristics (GATTDatabase).
+    static let reservedIDs: [String: String] = [
+        "gap": "the built-in Generic Access service", "gatt": "the built-in Generic Attribute service",
+        "device_name": "the built-in Device Name characteristic", "appearance": "the built-in Appearance characteristic",
+        "service_changed": "the built-in Service Changed characteristic",
+        "client_supported_features": "the built-in Client Supported Features characteristic",
+        "database_hash": "the built-in Database Hash characteristic",
+    ]
+    /// UUIDs of the built-in characteristics (for UUID addressing).
+    static let builtInCharacteristicUUIDs: [BluetoothUUID] = [
+        GATTUUID.deviceName, GATTUUID.appearance, GATTUUID.serviceChanged, GATTUUID.clientSupportedFeatures, GATTUUID.databaseHash,
+    ]
+
+    static let writeProperties: [(String, CharacteristicProperties)] = [
+        ("write", .write), ("write_without_response", .writeWithoutResponse),
+        ("authenticated_signed_writes", .authenticatedSignedWrites), ("reliable_write", .reliableWrite),
+    ]
+
+    // MARK: - Service
+
+    func parse(_ v: JSONValue, path: String) -> ParsedService {
+        let r = reader
+        var s = ParsedService(path: path, offset: v.offset, definition: ServiceDefinition(uuid: 0x0000))
+        guard let o = r.object(v, at: path, keys: Self.serviceKeys, required: ["uuid"]) else { return s }
+        if let v = o.value("id") { s.id = parseID(v, at: o.path("id")) }
+        s.definition.id = s.id?.value
+        if let v = o.value("uuid"), let u = r.uuid(v, at: o.path("uuid")) {
+            s.definition.uuid = u
+            if u == GATTUUID.genericAccess {
+                r.error(o.path("uuid"), "1800 (Generic Access) is built in: gattd adds it from the top-level \"name\" and \"appearance\"", at: v.offset)
+            } else if u == GATTUUID.genericAttribute {
+                r.error(o.path("uuid"), "1801 (Generic Attribute) is built in: gattd adds it with Service Changed and Database Hash", at: v.offset)
+            }
+        }
+        if let v = o.value("primary"), let b = r.bool(v, at: o.path("primary")) { s.definition.isPrimary = b }
+        if let v = o.value("includes"), let list = r.array(v, at: o.path("includes")) {
+            for (i, e) in list.enumerated() {
+                let p = ConfigReader.element(o.path("includes"), i)
+                guard let name = r.string(e, at: p) else { continue }
+                if case .string = e.kind, name.isEmpty {
+                    r.error(p, "expected a service id, got an empty string", at: e.offset)
+                    continue
+                }
+                s.includes.append((name, p, e.offset))
+            }
+        }
+        if let v = o.value("characteristics"), let list = r.array(v, at: o.path("characteristics")) {
+            for (i, e) in list.enumerated() {
+                let c = parseCharacteristic(e, path: ConfigReader.element(o.path("characteristics"), i))
+                s.characteristics.append(c)
+                s.definition.characteristics.append(c.definition)
+            }
+        }
+        return s
+    }
+
+    /// Ids: letters, digits, '_', '-', '.'; not readable as a UUID; not reserved.
+    func parseID(_ v: JSONValue, at path: String) -> ParsedID? {
+        let r = reader
+        guard let s = r.string(v, at: path) else { return nil }
+        if s.isEmpty {
+            r.error(path, "must not be empty", at: v.offset)
+            return nil
+        }
+        let allowed: (Unicode.Scalar) -> Bool = { c in
+            ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || c == "_" || c == "-" || c == "."
+        }
+        if let bad = s.unicodeScalars.first(where: { !allowed($0) }) {
+            r.error(path, "\"\(s)\" is not a valid id: '\(bad)' is not allowed; use letters, digits, '_', '-' and '.'", at: v.offset)
+            return nil
+        }
+        if BluetoothUUID(s) != nil {
+            r.error(path, "\"\(s)\" reads as a UUID; choose an id that is not 4 or 8 hex digits (characteristics are also addressed by UUID)", at: v.offset)
+            return nil
+        }
+        if let what = Self.reservedIDs[s] {
+            r.error(path, "\"\(s)\" is reserved for \(what)", at: v.offset)
+            return nil
+        }
+        return ParsedID(value: s, path: path, offset: v.offset)
+    }
+
+    // MARK: - Characteristic
+
+    func parseCharacteristic(_ v: JSONValue, path: String) -> ParsedCharacteristic {
+        let r = reader
+        var c = ParsedCharacteristic(path: path, offset: v.offset, definition: CharacteristicDefinition(uuid: 0x0000, properties: []))
+        guard let o = r.object(v, at: path, keys: Self.characteristicKeys, required: ["uuid", "properties"]) else { return c }
+        if let v = o.value("id") { c.id = parseID(v, at: o.path("id")) }
+        c.definition.id = c.id?.value
+        if let v = o.value("uuid"), let u = r.uuid(v, at: o.path("uuid")) { c.definition.uuid = u }
+
+        var properties: CharacteristicProperties?
+        var propertyNames: [String] = []
+        if let v = o.value("properties"),
+            let list = names(v, at: o.path("properties"), CharacteristicProperties.names.map(\.0), what: "a characteristic property")
+        {
+            propertyNames = list
+            var p: CharacteristicProperties = []
+            for n in list { if let bit = CharacteristicProperties.names.first(where: { $0.0 == n })?.1 { p.insert(bit) } }
+            if list.isEmpty {
+                r.error(o.path("properties"), "must list at least one property, e.g. [\"read\"]", at: v.offset)
+            }
+            properties = p
+        }
+        var permissions: AttributePermissions?
+        var permissionNames: [String] = []
+        if let v = o.value("permissions"),
+            let list = names(v, at: o.path("permissions"), AttributePermissions.names.map(\.0), what: "a permission")
+        {
+            permissionNames = list
+            var p: AttributePermissions = []
+            for n in list { if let bit = AttributePermissions.names.first(where: { $0.0 == n })?.1 { p.insert(bit) } }
+            permissions = p
+        }
+        if let v = o.value("value"), let b = r.bytes(v, at: o.path("value")) { c.definition.value = b }
+        var maxLengthValid = true
+        if let v = o.value("max_length") {
+            if let n = r.integer(v, at: o.path("max_length"), in: 1...512, unit: " bytes") { c.definition.maxLength = n } else { maxLengthValid = false }
+        }
+        if let v = o.value("user_description"), let s = r.string(v, at: o.path("user_description")) {
+            if s.utf8.count > 512 {
+                r.error(o.path("user_description"), "is \(s.utf8.count) bytes; an attribute value holds at most 512", at: v.offset)
+            }
+            c.definition.userDescription = s
+        }
+        if let v = o.value("handler"), let s = r.choice(v, at: o.path("handler"), ["store", "control"], what: "a handler"),
+            let h = ValueHandler(rawValue: s)
+        {
+            c.definition.handler = h
+        }
+        if let v = o.value("persist"), let b = r.bool(v, at: o.path("persist")) {
+            c.definition.persist = b
+            if b, c.definition.handler == .control {
+                r.error(o.path("persist"), "only \"handler\": \"store\" values can persist; with \"control\" the control client owns the value", at: v.offset)
+            }
+        }
+        if let properties {
+            c.definition.properties = properties
+            c.definition.permissions = permissions ?? CharacteristicDefinition.defaultPermissions(for: properties)
+        }
+
+        // Descriptors.
+        var descriptorUUIDs: [(BluetoothUUID, String, Int)] = []
+        if let v = o.value("descriptors"), let list = r.array(v, at: o.path("descriptors")) {
+            for (i, e) in list.enumerated() {
+                let p = ConfigReader.element(o.path("descriptors"), i)
+                let (d, uuidOffset) = parseDescriptor(e, path: p, properties: properties ?? [])
+                if let d {
+                    if d.uuid != GATTUUID.presentationFormat, let first = descriptorUUIDs.first(where: { $0.0 == d.uuid }) {
+                        r.error(ConfigReader.member(p, "uuid"), "\(describe(d.uuid)) is already used by \(first.1) of this characteristic", at: uuidOffset)
+                    }
+                    descriptorUUIDs.append((d.uuid, p, uuidOffset))
+                    c.definition.descriptors.append(d)
+                }
+            }
+        }
+
+        // Consistency of properties, permissions, value and descriptors.
+        if let properties, let pv = o.value("properties") {
+            let pp = o.path("properties")
+            let perms = c.definition.permissions
+            if properties.contains(.read), !perms.canRead {
+                r.error(pp, "\"read\" needs a readable permission: add \"readable\" or \"read_encryption_required\" to permissions", at: pv.offset)
+            }
+            if let w = propertyNames.first(where: { n in Self.writeProperties.contains { $0.0 == n } }), !perms.canWrite {
+                r.error(pp, "\"\(w)\" needs a writeable permission: add \"writeable\" or \"write_encryption_required\" to permissions", at: pv.offset)
+            }
+            if properties.contains(.reliableWrite), !properties.contains(.write) {
+                r.error(pp, "\"reliable_write\" needs \"write\" (reliable writes are queued Write Requests)", at: pv.offset)
+            }
+            if properties.contains(.writableAuxiliaries), c.definition.userDescription == nil {
+                r.error(pp, "\"writable_auxiliaries\" needs \"user_description\" (it makes the User Description descriptor writable)", at: pv.offset)
+            }
+            if properties.contains(.extendedProperties), properties.extendedPropertiesValue.isEmpty {
+                r.error(pp, "\"extended_properties\" is set automatically with \"reliable_write\" or \"writable_auxiliaries\"; add one of them or remove it", at: pv.offset)
+            }
+            if properties.contains(.broadcast), !descriptorUUIDs.contains(where: { $0.0 == GATTUUID.serverCharacteristicConfiguration }) {
+                r.error(pp, "\"broadcast\" needs a Server Characteristic Configuration descriptor: add {\"uuid\": \"2903\"} to descriptors", at: pv.offset)
+            }
+            if let v = o.value("permissions"), perms.canWrite, !permissionNames.isEmpty,
+                properties.isDisjoint(with: [.write, .writeWithoutResponse, .authenticatedSignedWrites, .reliableWrite])
+            {
+                let name = permissionNames.first { $0 == "writeable" || $0 == "write_encryption_required" } ?? "writeable"
+                r.error(o.path("permissions"), "\"\(name)\" needs a write property: add \"write\" or \"write_without_response\" to properties", at: v.offset)
+            }
+        }
+        if maxLengthValid, let v = o.value("value"), c.definition.value.count > c.definition.maxLength {
+            if o.has("max_length") {
+                r.error(o.path("value"), "is \(c.definition.value.count) bytes, longer than max_length \(c.definition.maxLength)", at: v.offset)
+            } else {
+                r.error(o.path("value"), "is \(c.definition.value.count) bytes, longer than the 512-byte attribute limit", at: v.offset)
+            }
+        }
+        return c
+    }
+
+    /// A list of names from `allowed`, each once.
+    func names(_ v: JSONValue, at path: String, _ allowed: [String], what: String) -> [String]? {
+        let r = reader
+        guard let list = r.array(v, at: path) else { return nil }
+        var out: [String] = []
+        var ok = true
+        for (i, e) in list.enumerated() {
+            let p = ConfigReader.element(path, i)
+            guard let s = r.choice(e, at: p, allowed, what: what) else { ok = false; continue }
+            if let first = out.firstIndex(of: s) {
+                r.error(p, "\"\(s)\" is already listed at \(ConfigReader.element(path, first))", at: e.offset)
+                continue
+            }
+            out.append(s)
+        }
+        return ok ? out : nil
+    }
+
+    func describe(_ u: BluetoothUUID) -> String {
+        if let n = AssignedNumbers.name(of: u) { return "\(u) (\(n))" }
+        return u.description
+    }
+
+    // MARK: - Descriptor
+
+    func parseDescriptor(_ v: JSONValue, path: String, properties: CharacteristicProperties) -> (DescriptorDefinition?, Int) {
+        let r = reader
+        guard let o = r.object(v, at: path, keys: Self.descriptorKeys, required: ["uuid"]) else { return (nil, v.offset) }
+        let uuidOffset = o.value("uuid")?.offset ?? v.offset
+        var uuid: BluetoothUUID?
+        if let v = o.value("uuid"), let u = r.uuid(v, at: o.path("uuid")) {
+            let p = o.path("uuid")
+            switch u {
+            case GATTUUID.clientCharacteristicConfiguration:
+                r.error(p, "2902 (Client Characteristic Configuration) is added automatically for \"notify\" and \"indicate\"; remove this descriptor", at: v.offset)
+            case GATTUUID.extendedProperties:
+                r.error(p, "2900 (Characteristic Extended Properties) is added automatically for \"reliable_write\" and \"writable_auxiliaries\"; remove this descriptor", at: v.offset)
+            case GATTUUID.userDescription:
+                r.error(p, "2901 (Characteristic User Description) is added automatically from \"user_description\"; set that key instead", at: v.offset)
+            case GATTUUID.primaryService, GATTUUID.secondaryService, GATTUUID.include, GATTUUID.characteristic:
+                r.error(p, "\(describe(u)) is an attribute declaration type, not a descriptor", at: v.offset)
+            case GATTUUID.serverCharacteristicConfiguration where !properties.contains(.broadcast):
+                r.error(p, "2903 (Server Characteristic Configuration) needs the \"broadcast\" property", at: v.offset)
+                uuid = u
+            default:
+                uuid = u
+            }
+        }
+        var d = DescriptorDefinition(uuid: uuid ?? 0x0000)
+        if uuid == GATTUUID.serverCharacteristicConfiguration {
+            d.permissions = [.readable, .writeable]
+            d.value = [0x00, 0x00]
+            d.maxLength = 2
+        }
+        if let v = o.value("permissions"),
+            let list = names(v, at: o.path("permissions"), AttributePermissions.names.map(\.0), what: "a permission")
+        {
+            var p: AttributePermissions = []
+            for n in list { if let bit = AttributePermissions.names.first(where: { $0.0 == n })?.1 { p.insert(bit) } }
+            d.permissions = p
+        }
+        var maxLengthValid = true
+        if let v = o.value("max_length") {
+            if let n = r.integer(v, at: o.path("max_length"), in: 1...512, unit: " bytes") { d.maxLength = n } else { maxLengthValid = false }
+        }
+        if let v = o.value("value"), let b = r.bytes(v, at: o.path("value")) {
+            d.value = b
+            if uuid == GATTUUID.presentationFormat, b.count != 7 {
+                r.error(o.path("value"), "a Characteristic Presentation Format (2904) value is 7 bytes (format, exponent, unit, namespace, description), got \(b.count)", at: v.offset)
+            } else if maxLengthValid, b.count > d.maxLength {
+                let limit = o.has("max_length") ? "max_length \(d.maxLength)" : "the 512-byte attribute limit"
+                r.error(o.path("value"), "is \(b.count) bytes, longer than \(limit)", at: v.offset)
+            }
+        }
+        return (uuid == nil ? nil : d, uuidOffset)
+    }
+
+    // MARK: - Cross-checks
+
+    /// Checks ids, resolves includes (no unknown ids, self-includes or
+    /// cycles), checks that control/persist characteristics are addressable
+    /// and that the table fits the handle space.
+    static func link(_ services: [ParsedService], _ r: ConfigReader, servicesOffset: Int) -> [ServiceDefinition] {
+        // Ids share one namespace across services and characteristics.
+        var owners: [String: String] = [:]
+        var serviceIndex: [String: Int] = [:]
+        for (si, s) in services.enumerated() {
+            var all: [(ParsedID, String)] = []
+            if let id = s.id { all.append((id, s.path)) }
+            for c in s.characteristics { if let id = c.id { all.append((id, c.path)) } }
+            for (id, owner) in all {
+                if let first = owners[id.value] {
+                    r.error(id.path, "id \"\(id.value)\" is already used by \(first)", at: id.offset)
+                } else {
+                    owners[id.value] = owner
+                    if owner == s.path { serviceIndex[id.value] = si }
+                }
+            }
+        }
+
+        // Includes.
+        var defs = services.map(\.definition)
+        var edges: [[(target: Int, path: String, offset: Int)]] = Array(repeating: [], count: services.count)
+        for (si, s) in services.enumerated() {
+            for inc in s.includes {
+                guard let target = serviceIndex[inc.name] else {
+                    var m = "no service with id \"\(inc.name)\""
+                    if let owner = owners[inc.name] {
+                        m += " (\"\(inc.name)\" is the characteristic \(owner); includes name services)"
+                    } else if let hint = ConfigReader.closest(to: inc.name, in: serviceIndex.keys.sorted()) {
+                        m += "; did you mean \"\(hint)\"?"
+                    }
+                    r.error(inc.path, m, at: inc.offset)
+                    continue
+                }
+                if target == si {
+                    r.error(inc.path, "a service cannot include itself", at: inc.offset)
+                    continue
+                }
+                if edges[si].contains(where: { $0.target == target }) {
+                    r.error(inc.path, "\"\(inc.name)\" is already included", at: inc.offset)
+                    continue
+                }
+                edges[si].append((target, inc.path, inc.offset))
+                defs[si].includes.append(target)
+            }
+        }
+        // Cycle detection: depth-first, in document order; each back edge is one cycle.
+        var state = Array(repeating: 0, count: services.count)  // 0 new, 1 on stack, 2 done
+        var stack: [Int] = []
+        func label(_ i: Int) -> String { services[i].id?.value ?? services[i].path }
+        func visit(_ i: Int) {
+            state[i] = 1
+            stack.append(i)
+            for e in edges[i] {
+                if state[e.target] == 1, let from = stack.firstIndex(of: e.target) {
+                    let cycle = (stack[from...] + [e.target]).map(label).joined(separator: " → ")
+                    r.error(e.path, "include cycle: \(cycle)", at: e.offset)
+                } else if state[e.target] == 0 {
+                    visit(e.target)
+                }
+            }
+            stack.removeLast()
+            state[i] = 2
+        }
+        for i in services.indices where state[i] == 0 { visit(i) }
+
+        // Addressing: control/persist characteristics without an id need a unique UUID.
+        var uuidOwners: [BluetoothUUID: [String]] = [:]
+        for u in builtInCharacteristicUUIDs { uuidOwners[u, default: []].append("a built-in characteristic") }
+        for s in services { for c in s.characteristics { uuidOwners[c.definition.uuid, default: []].append(c.path) } }
+        for s in services {
+            for c in s.characteristics where c.id == nil && (c.definition.handler == .control || c.definition.persist) {
+                let others = (uuidOwners[c.definition.uuid] ?? []).filter { $0 != c.path }
+                guard let other = others.first else { continue }
+                let why = c.definition.handler == .control ? "\"handler\": \"control\"" : "\"persist\": true"
+                r.error(ConfigReader.member(c.path, "id"), "required: this characteristic has \(why) and is addressed by id or UUID, but its UUID \(c.definition.uuid) is also used by \(other)", at: c.offset)
+            }
+        }
+
+        // Handle space: 13 built-in attributes plus every service's.
+        var count = 13
+        for d in defs {
+            count += 1 + d.includes.count
+            for c in d.characteristics { count += GATTDatabase.Builder.attributeCount(c) }
+        }
+        if count > 0xFFFF {
+            r.error("services", "the database needs \(count) attributes; the handle space holds at most 65535", at: servicesOffset)
+        }
+        return defs
+    }
+}

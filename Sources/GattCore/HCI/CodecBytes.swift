@@ -1,0 +1,63 @@
+/// Little-endian field reader used by the HCI, L2CAP and SMP decoders.
+///
+/// It never traps: reading past the end yields zeros and sets `overran`. Decoders
+/// check the exact length of a structure *before* reading it, so an overrun is
+/// a decoder bug, not a property of the input.
+struct CodecByteReader {
+    private let bytes: [UInt8]
+    private(set) var offset: Int = 0
+    private(set) var overran = false
+
+    init<C: Collection>(_ bytes: C) where C.Element == UInt8 { self.bytes = Array(bytes) }
+
+    var remaining: Int { max(0, bytes.count - offset) }
+
+    mutating func u8() -> UInt8 {
+        guard offset < bytes.count else { overran = true; offset += 1; return 0 }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func i8() -> Int8 { Int8(bitPattern: u8()) }
+
+    mutating func u16() -> UInt16 { UInt16(u8()) | UInt16(u8()) << 8 }
+
+    mutating func u64() -> UInt64 {
+        var v: UInt64 = 0
+        for i in 0..<8 { v |= UInt64(u8()) << (8 * UInt64(i)) }
+        return v
+    }
+
+    mutating func bytes(_ count: Int) -> [UInt8] {
+        guard count > 0 else { return [] }
+        var out: [UInt8] = []
+        out.reserveCapacity(count)
+        for _ in 0..<count { out.append(u8()) }
+        return out
+    }
+
+    /// Everything not read yet.
+    mutating func rest() -> [UInt8] { bytes(remaining) }
+
+    mutating func address() -> BluetoothAddress { BluetoothAddress(littleEndian: bytes(6)) ?? .zero }
+}
+
+/// Little-endian field writer used by the HCI, L2CAP and SMP encoders.
+struct CodecByteWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 16) { bytes.reserveCapacity(capacity) }
+
+    mutating func u8(_ v: UInt8) { bytes.append(v) }
+    mutating func i8(_ v: Int8) { bytes.append(UInt8(bitPattern: v)) }
+    mutating func u16(_ v: UInt16) { bytes.append(UInt8(truncatingIfNeeded: v)); bytes.append(UInt8(truncatingIfNeeded: v >> 8)) }
+    mutating func u64(_ v: UInt64) { for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) } }
+    mutating func append<C: Collection>(_ data: C) where C.Element == UInt8 { bytes.append(contentsOf: data) }
+    mutating func address(_ a: BluetoothAddress) { bytes.append(contentsOf: a.littleEndianBytes) }
+}
+
+/// "0x0C" / "0x2006" style hex for log and error texts.
+func codecHex<T: BinaryInteger>(_ v: T, digits: Int) -> String {
+    let s = String(v, radix: 16, uppercase: true)
+    return "0x" + String(repeating: "0", count: max(0, digits - s.count)) + s
+}

@@ -1,0 +1,284 @@
+import GattCore
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A connection to a Bluetooth controller that speaks H4: whole HCI packets, each with its
+/// packet indicator (0x01 command, 0x02 ACL, 0x04 event, 0x05 ISO), as GattCore ``H4Packet``s.
+///
+/// Open one with ``connect(to:group:onPacket:onClose:)``. Inbound packets and the close
+/// notification are delivered on ``eventLoop``; the daemon retries with backoff after `onClose`.
+public final class H4Transport: Sendable {
+    /// Called with each packet from the controller, on the channel's event loop.
+    public typealias PacketHandler = @Sendable (H4Packet) -> Void
+    /// Called once when an established transport closes: nil after an orderly close or end of
+    /// stream, otherwise the error that closed it. Runs on the channel's event loop.
+    public typealias CloseHandler = @Sendable ((any Error)?) -> Void
+
+    public let spec: TransportSpec
+    public let channel: any Channel
+
+    public var eventLoop: any EventLoop { channel.eventLoop }
+    /// Completes when the transport has closed, for whatever reason.
+    public var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
+
+    init(spec: TransportSpec, channel: any Channel) {
+        self.spec = spec
+        self.channel = channel
+    }
+
+    /// Writes one H4 packet to the controller.
+    @discardableResult
+    public func send(_ packet: H4Packet) -> EventLoopFuture<Void> {
+        channel.writeAndFlush(packet)
+    }
+
+    /// Closes the transport; `onClose` is called with nil.
+    @discardableResult
+    public func close() -> EventLoopFuture<Void> {
+        channel.close().flatMapError { error in
+            if let channelError = error as? ChannelError, channelError == .alreadyClosed {
+                return self.channel.eventLoop.makeSucceededVoidFuture()
+            }
+            return self.channel.eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    /// Opens the H4 transport `spec` names. Fails for `kernel:` specs, which are not H4.
+    public static func connect(
+        to spec: TransportSpec,
+        group: any EventLoopGroup,
+        onPacket: @escaping PacketHandler,
+        onClose: @escaping CloseHandler = { _ in }
+    ) -> EventLoopFuture<H4Transport> {
+        let eventLoop = group.next()
+        let channelFuture: EventLoopFuture<any Channel>
+        switch spec {
+        case .tcp(let host, let port):
+            channelFuture = ClientBootstrap(group: eventLoop)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connectTimeout(.seconds(10))
+                .channelInitializer { channel in
+                    addStreamHandlers(to: channel, onPacket: onPacket, onClose: onClose)
+                }
+                .connect(host: host, port: port)
+        case .unix(let path):
+            channelFuture = ClientBootstrap(group: eventLoop)
+                .channelInitializer { channel in
+                    addStreamHandlers(to: channel, onPacket: onPacket, onClose: onClose)
+                }
+                .connect(unixDomainSocketPath: path)
+        case .serial(let device, let baudRate, let flowControl):
+            let descriptor: CInt
+            do {
+                descriptor = try SerialPort.open(device: device, baudRate: baudRate, flowControl: flowControl)
+            } catch {
+                return eventLoop.makeFailedFuture(error)
+            }
+            channelFuture = NIOPipeBootstrap(group: eventLoop)
+                .channelInitializer { channel in
+                    addStreamHandlers(to: channel, onPacket: onPacket, onClose: onClose)
+                }
+                .takingOwnershipOfDescriptor(inputOutput: descriptor)
+                .always { result in
+                    if case .failure = result { _ = Glibc.close(descriptor) }
+                }
+        case .userChannel(let index):
+            let descriptor: CInt
+            do {
+                descriptor = try HCIUserChannel.open(controller: index)
+            } catch {
+                return eventLoop.makeFailedFuture(error)
+            }
+            return connectDatagram(
+                descriptor: descriptor, spec: spec, eventLoop: eventLoop, onPacket: onPacket, onClose: onClose)
+        case .kernel:
+            return eventLoop.makeFailedFuture(
+                HCITransportError("\(spec) is the kernel transport, not an H4 transport"))
+        }
+        return channelFuture.map { H4Transport(spec: spec, channel: $0) }
+    }
+
+    /// Async form of ``connect(to:group:onPacket:onClose:)``.
+    public static func connect(
+        to spec: TransportSpec,
+        group: any EventLoopGroup,
+        onPacket: @escaping PacketHandler,
+        onClose: @escaping CloseHandler = { _ in }
+    ) async throws -> H4Transport {
+        try await connect(to: spec, group: group, onPacket: onPacket, onClose: onClose).get()
+    }
+
+    /// Wraps a datagram descriptor (one H4 packet per datagram, as on the HCI user channel).
+    /// Takes ownership of `descriptor`, closing it if the channel cannot be made.
+    static func connectDatagram(
+        descriptor: CInt, spec: TransportSpec, eventLoop: any EventLoop,
+        onPacket: @escaping PacketHandler, onClose: @escaping CloseHandler
+    ) -> EventLoopFuture<H4Transport> {
+        NIOPipeBootstrap(group: eventLoop)
+            // One datagram per read: the buffer must hold the largest packet or it is truncated.
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 1 + 4 + 65535))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers(
+                        H4DatagramWriter(descriptor: descriptor),
+                        H4DatagramReader(),
+                        H4PacketDelivery(onPacket: onPacket, onClose: onClose)
+                    )
+                }
+            }
+            .takingOwnershipOfDescriptor(inputOutput: descriptor)
+            .always { result in
+                if case .failure = result { _ = Glibc.close(descriptor) }
+            }
+            .map { H4Transport(spec: spec, channel: $0) }
+    }
+
+    private static func addStreamHandlers(
+        to channel: any Channel, onPacket: @escaping PacketHandler, onClose: @escaping CloseHandler
+    ) -> EventLoopFuture<Void> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandlers(
+                MessageToByteHandler(H4FrameEncoder()),
+                ByteToMessageHandler(H4FrameDecoder()),
+                H4PacketDelivery(onPacket: onPacket, onClose: onClose)
+            )
+        }
+    }
+}
+
+/// A transport could not be opened; the message says why and, where possible, what to do.
+public struct HCITransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let message: String
+    /// The `errno` behind the failure, when there is one.
+    public let errno: CInt?
+
+    public init(_ message: String, errno: CInt? = nil) {
+        self.message = message
+        self.errno = errno
+    }
+
+    public var description: String { message }
+}
+
+/// Hands whole packets to the daemon and reports the close, with the error that caused it.
+final class H4PacketDelivery: ChannelInboundHandler {
+    typealias InboundIn = H4Packet
+
+    private let onPacket: H4Transport.PacketHandler
+    private let onClose: H4Transport.CloseHandler
+    private var closeError: (any Error)?
+
+    init(onPacket: @escaping H4Transport.PacketHandler, onClose: @escaping H4Transport.CloseHandler) {
+        self.onPacket = onPacket
+        self.onClose = onClose
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        onPacket(unwrapInboundIn(data))
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if closeError == nil { closeError = error }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        onClose(closeError)
+        context.fireChannelInactive()
+    }
+}
+
+/// User channel: each read is one datagram, which is one whole H4 packet. A datagram that is
+/// not a well-formed packet is dropped (the next one is independent of it).
+final class H4DatagramReader: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = H4Packet
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        guard let bytes = buffer.readBytes(length: buffer.readableBytes), !bytes.isEmpty,
+            let packet = try? H4Packet(decoding: bytes)
+        else { return }
+        context.fireChannelRead(wrapInboundOut(packet))
+    }
+}
+
+/// User channel: writes each packet as its own datagram with `write(2)`.
+///
+/// NIO's pipe channel gathers pending writes into one `writev`, which on a datagram socket
+/// would glue several HCI packets into one; so packets are written here, one call each.
+final class H4DatagramWriter: ChannelOutboundHandler {
+    typealias OutboundIn = H4Packet
+
+    private let descriptor: CInt
+    private var pending: [([UInt8], EventLoopPromise<Void>?)] = []
+    private var retryScheduled = false
+    private var isOpen = true
+
+    init(descriptor: CInt) {
+        self.descriptor = descriptor
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard isOpen else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        pending.append((unwrapOutboundIn(data).encoded, promise))
+        drain(context: context)
+    }
+
+    func flush(context: ChannelHandlerContext) {}
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        failPending(ChannelError.ioOnClosedChannel)
+        context.close(mode: mode, promise: promise)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        failPending(ChannelError.ioOnClosedChannel)
+    }
+
+    private func failPending(_ error: any Error) {
+        isOpen = false
+        let failed = pending
+        pending.removeAll()
+        for (_, promise) in failed { promise?.fail(error) }
+    }
+
+    private func drain(context: ChannelHandlerContext) {
+        while isOpen, let (packet, promise) = pending.first {
+            let written = packet.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written >= 0 {
+                pending.removeFirst()
+                promise?.succeed()
+                continue
+            }
+            let code = errno
+            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR {
+                scheduleRetry(context: context)
+                return
+            }
+            pending.removeFirst()
+            let error = IOError(errnoCode: code, reason: "write to HCI user channel")
+            promise?.fail(error)
+            context.fireErrorCaught(error)
+            return
+        }
+    }
+
+    private func scheduleRetry(context: ChannelHandlerContext) {
+        guard !retryScheduled else { return }
+        retryScheduled = true
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .milliseconds(1)) {
+            loopBoundSelf.value.retryScheduled = false
+            loopBoundSelf.value.drain(context: loopBoundContext.value)
+        }
+    }
+}

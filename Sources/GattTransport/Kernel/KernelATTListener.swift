@@ -1,0 +1,266 @@
+import CBlueZ
+import GattCore
+import NIOCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Listens for LE connections on the ATT fixed channel (CID 4, Core Spec Vol 3 Part A §2.1)
+/// of one adapter: an L2CAP SOCK_SEQPACKET socket bound to the adapter's address.
+/// Each accepted connection becomes a ``KernelATTBearer``.
+///
+/// The kernel runs the LE link, L2CAP and SMP; gattd only sees ATT PDUs, one per packet.
+public final class KernelATTListener: Sendable {
+    public let address: KernelBDAddress
+    private let fd: Int32
+    private let poller: KernelPoller
+    private let adapter: String
+
+    /// Binds and listens. `address` is the adapter's (from ``KernelHCIController/address``);
+    /// its `type` picks `BDADDR_LE_PUBLIC` or `BDADDR_LE_RANDOM`.
+    ///
+    /// Refuses to start while bluetoothd runs (unless `allowBluetoothd`): the 6.1 kernel lets
+    /// several sockets bind the ATT fixed channel (no EADDRINUSE) and hands each new LE
+    /// connection to one of them, so gattd and bluetoothd would split the centrals between
+    /// them. The error says to stop bluetoothd or use `user:hciN`. (Kernels that do
+    /// refuse the second bind with EADDRINUSE get the same advice.)
+    public init(
+        address: KernelBDAddress, adapter: String, poller: KernelPoller, allowBluetoothd: Bool = false
+    ) throws(KernelTransportError) {
+        if !allowBluetoothd, let pid = BluetoothdDetector.runningPID() {
+            throw KernelTransportError(
+                .bluetoothdRunning,
+                "bluetoothd (pid \(pid)) is running and serves GATT on \(adapter) itself: "
+                    + BluetoothdDetector.advice(adapter: adapter))
+        }
+        let fd = socket(
+            CBLUEZ_AF_BLUETOOTH, KernelSocket.seqpacket | KernelSocket.cloexec | KernelSocket.nonblock,
+            CBLUEZ_BTPROTO_L2CAP)
+        guard fd >= 0 else { throw .system("socket(AF_BLUETOOTH, SOCK_SEQPACKET, BTPROTO_L2CAP)", errno: errno) }
+        var local = KernelSocket.l2capAddress(address, cid: CBLUEZ_L2CAP_CID_ATT)
+        let bound = withUnsafePointer(to: &local) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size))
+            }
+        }
+        if bound != 0 {
+            let code = errno
+            Glibc.close(fd)
+            if code == EADDRINUSE {
+                let who = BluetoothdDetector.runningPID().map { "bluetoothd (pid \($0))" } ?? "another program"
+                throw KernelTransportError(
+                    .bluetoothdRunning,
+                    "the ATT channel of \(adapter) (\(address)) is already taken by \(who): "
+                        + BluetoothdDetector.advice(adapter: adapter))
+            }
+            throw .system("bind(L2CAP ATT channel on \(adapter) \(address))", errno: code)
+        }
+        guard listen(fd, 8) == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw .system("listen(L2CAP ATT channel on \(adapter))", errno: code)
+        }
+        self.fd = fd
+        self.address = address
+        self.poller = poller
+        self.adapter = adapter
+    }
+
+    /// Accepts connections on the poll thread; `onAccept` runs on `eventLoop`. Call once.
+    public func start(on eventLoop: any EventLoop, onAccept: @escaping @Sendable (KernelATTBearer) -> Void) {
+        let fd = self.fd
+        let poller = self.poller
+        poller.watch(fd) {
+            var peer = sockaddr_l2()
+            var length = socklen_t(MemoryLayout<sockaddr_l2>.size)
+            let connection = withUnsafeMutablePointer(to: &peer) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    accept(fd, $0, &length)
+                }
+            }
+            if connection >= 0 {
+                _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) | O_NONBLOCK)
+            }
+            guard connection >= 0 else {
+                switch errno {
+                case EAGAIN, EINTR, ECONNABORTED, EPROTO: return true
+                default: return false  // the listener is broken; stop watching
+                }
+            }
+            let type = KernelBDAddress.AddressType(rawValue: peer.l2_bdaddr_type) ?? .lePublic
+            let bearer = KernelATTBearer(fd: connection, peer: KernelBDAddress(peer.l2_bdaddr, type: type), poller: poller)
+            eventLoop.execute { onAccept(bearer) }
+            return true
+        }
+    }
+
+    /// Stops listening (established bearers stay up).
+    public func close() {
+        poller.unwatch(fd, closing: true)
+    }
+}
+
+/// One LE connection's ATT bearer on the kernel's L2CAP ATT channel: one ATT PDU per packet.
+public final class KernelATTBearer: Sendable {
+    /// Why the bearer's input ended.
+    public enum CloseReason: Sendable, Equatable {
+        /// The link went down (ECONNRESET from read: the central disconnected or the link was lost).
+        case disconnected
+        /// read() failed with this errno.
+        case error(errno: Int32)
+    }
+
+    public let peer: KernelBDAddress
+    /// The socket's incoming MTU (L2CAP_OPTIONS imtu): the largest PDU the kernel passes up.
+    public let incomingMTU: Int
+    private let fd: Int32
+    private let poller: KernelPoller
+    /// false once closed, by either side; guards every use of `fd` outside the poll thread.
+    private let isOpen = Mutex(true)
+
+    init(fd: Int32, peer: KernelBDAddress, poller: KernelPoller) {
+        self.fd = fd
+        self.peer = peer
+        self.poller = poller
+        var options = l2cap_options()
+        var length = socklen_t(MemoryLayout<l2cap_options>.size)
+        let ok = getsockopt(fd, CBLUEZ_SOL_L2CAP, CBLUEZ_L2CAP_OPTIONS, &options, &length) == 0
+        self.incomingMTU = ok && options.imtu > 0 ? Int(options.imtu) : 672
+    }
+
+    /// Starts reading: each ATT PDU is passed to `onPDU` on `eventLoop`; when the link goes
+    /// down `onClose` runs once (not after a local ``close()``). Call once.
+    public func start(
+        on eventLoop: any EventLoop, onPDU: @escaping @Sendable ([UInt8]) -> Void,
+        onClose: @escaping @Sendable (CloseReason) -> Void
+    ) {
+        let fd = self.fd
+        let bufferSize = max(incomingMTU, 1024)
+        poller.watch(fd) { [self] in
+            var buffer = [UInt8](repeating: 0, count: bufferSize)
+            let count = recv(fd, &buffer, bufferSize, Int32(MSG_DONTWAIT))
+            if count > 0 {
+                let pdu = Array(buffer.prefix(count))
+                eventLoop.execute { onPDU(pdu) }
+                return true
+            }
+            let reason: CloseReason
+            if count == 0 {
+                reason = .disconnected
+            } else {
+                let code = errno
+                switch code {
+                case EAGAIN, EINTR: return true
+                case ECONNRESET, ENOTCONN, EPIPE, ETIMEDOUT, EHOSTDOWN: reason = .disconnected
+                default: reason = .error(errno: code)
+                }
+            }
+            let wasOpen = isOpen.withLock { open in
+                defer { open = false }
+                return open
+            }
+            if wasOpen { eventLoop.execute { onClose(reason) } }
+            return false  // the poller closes the fd
+        }
+    }
+
+    /// Sends one ATT PDU (one packet). Does not block for long: when the socket buffer is
+    /// full it waits up to a second for room. Throws `.disconnected` once the link is gone.
+    public func send(_ pdu: [UInt8]) throws(KernelTransportError) {
+        let fd = self.fd
+        try isOpen.withLock { (open: inout Bool) throws(KernelTransportError) in
+            guard open else { throw KernelTransportError(.disconnected, "ATT bearer to \(peer) is closed") }
+            while true {
+                let sent = Glibc.send(fd, pdu, pdu.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                if sent == pdu.count { return }
+                let code = errno
+                if sent >= 0 {
+                    throw KernelTransportError(.systemCall(errno: EMSGSIZE), "ATT PDU of \(pdu.count) bytes to \(peer): only \(sent) sent")
+                }
+                switch code {
+                case EINTR:
+                    continue
+                case EAGAIN:
+                    guard KernelSocket.waitWritable(fd, milliseconds: 1000) else {
+                        throw KernelTransportError(.systemCall(errno: EAGAIN), "ATT bearer to \(peer): send buffer full for 1 s")
+                    }
+                case ECONNRESET, ENOTCONN, EPIPE:
+                    throw KernelTransportError(.disconnected, "ATT bearer to \(peer) is disconnected")
+                default:
+                    throw .system("send ATT PDU to \(peer)", errno: code)
+                }
+            }
+        }
+    }
+
+    /// The link's security level (getsockopt SOL_BLUETOOTH/BT_SECURITY): encrypted once the
+    /// kernel's SMP has paired or restored a bond.
+    public func securityLevel() throws(KernelTransportError) -> SecurityLevelValue {
+        let fd = self.fd
+        return try isOpen.withLock { (open: inout Bool) throws(KernelTransportError) -> SecurityLevelValue in
+            guard open else { throw KernelTransportError(.disconnected, "ATT bearer to \(peer) is closed") }
+            var security = bt_security()
+            var length = socklen_t(MemoryLayout<bt_security>.size)
+            guard getsockopt(fd, CBLUEZ_SOL_BLUETOOTH, CBLUEZ_BT_SECURITY, &security, &length) == 0 else {
+                throw .system("getsockopt(BT_SECURITY) for \(peer)", errno: errno)
+            }
+            return SecurityLevelValue(kernelLevel: security.level, keySize: security.key_size)
+        }
+    }
+
+    /// Asks for a higher security level (setsockopt BT_SECURITY). For a peripheral the kernel
+    /// sends an SMP Security Request, so the central pairs (or re-encrypts with its bond);
+    /// the new level shows in ``securityLevel()`` once encryption is on.
+    public func requestSecurity(_ level: SecurityLevel) throws(KernelTransportError) {
+        let fd = self.fd
+        try isOpen.withLock { (open: inout Bool) throws(KernelTransportError) in
+            guard open else { throw KernelTransportError(.disconnected, "ATT bearer to \(peer) is closed") }
+            var security = bt_security()
+            security.level = UInt8(level.kernelLevel)
+            guard setsockopt(fd, CBLUEZ_SOL_BLUETOOTH, CBLUEZ_BT_SECURITY, &security, socklen_t(MemoryLayout<bt_security>.size)) == 0
+            else { throw .system("setsockopt(BT_SECURITY \(level)) for \(peer)", errno: errno) }
+        }
+    }
+
+    /// Disconnects (shutdown) and releases the socket. No `onClose` follows.
+    public func close() {
+        let wasOpen = isOpen.withLock { open in
+            defer { open = false }
+            return open
+        }
+        guard wasOpen else { return }
+        shutdown(fd, Int32(SHUT_RDWR))
+        poller.unwatch(fd, closing: true)
+    }
+}
+
+/// A bearer's security as the kernel reports it.
+public struct SecurityLevelValue: Sendable, Equatable {
+    /// GattCore's level: kernel LOW/SDP → .low, MEDIUM → .medium, HIGH/FIPS → .high.
+    public var level: SecurityLevel
+    /// Encryption key size in octets (0 when not encrypted).
+    public var keySize: Int
+
+    init(kernelLevel: UInt8, keySize: UInt8) {
+        switch Int32(kernelLevel) {
+        case CBLUEZ_BT_SECURITY_MEDIUM: level = .medium
+        case CBLUEZ_BT_SECURITY_HIGH, CBLUEZ_BT_SECURITY_FIPS: level = .high
+        default: level = .low
+        }
+        self.keySize = Int(keySize)
+    }
+}
+
+extension SecurityLevel {
+    /// The kernel's BT_SECURITY_* value for this level.
+    var kernelLevel: Int32 {
+        switch self {
+        case .low: CBLUEZ_BT_SECURITY_LOW
+        case .medium: CBLUEZ_BT_SECURITY_MEDIUM
+        case .high: CBLUEZ_BT_SECURITY_HIGH
+        }
+    }
+}

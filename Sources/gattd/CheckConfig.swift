@@ -1,0 +1,37 @@
+import GattCore
+
+/// `gattd --check-config FILE`: validates a config and prints a summary and
+/// the attribute table. Exit codes follow sysexits.h.
+enum CheckConfig {
+    /// EX_DATAERR: the config is invalid.
+    static let dataError: Int32 = 65
+    /// EX_NOINPUT: the file cannot be read.
+    static let noInput: Int32 = 66
+
+    /// Returns the exit code and what to print on stdout and stderr.
+    static func run(path: String) -> (code: Int32, stdout: String, stderr: String) {
+        let config: GattConfiguration
+        do {
+            config = try ConfigLoader.load(path: path)
+        } catch {
+            if error.isReadFailure {
+                return (noInput, "", "gattd: \(error.errors[0].message)\n")
+            }
+            let lines = error.errors.map { "\(path): \($0.path): \($0.message)\n" }.joined()
+            let count = error.errors.count
+            return (dataError, "", lines + "gattd: \(path): \(count) error\(count == 1 ? "" : "s")\n")
+        }
+        let db = config.makeDatabase()
+        return (0, summary(path: path, config: config, database: db) + "\n\n" + AttributeTable.render(db), "")
+    }
+
+    /// One line: name, counts, Database Hash (as a client reads it).
+    static func summary(path: String, config: GattConfiguration, database db: GATTDatabase) -> String {
+        let services = config.services.count
+        let characteristics = config.services.reduce(0) { $0 + $1.characteristics.count }
+        let hash = db.attribute(at: db.databaseHashHandle).map { AttributeValueLiteral.hexString($0.value) } ?? "?"
+        return "\(path): OK: \"\(config.name)\": \(services) service\(services == 1 ? "" : "s"), "
+            + "\(characteristics) characteristic\(characteristics == 1 ? "" : "s") (plus built-in GAP and GATT), "
+            + "\(db.attributes.count) attributes, Database Hash \(hash)"
+    }
+}

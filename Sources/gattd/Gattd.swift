@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import GattCore
+import Logging
+
+/// `gattd`: the BLE GATT peripheral daemon.
+@main
+struct Gattd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gattd",
+        abstract: "Bluetooth Low Energy GATT peripheral daemon.",
+        discussion: """
+            Serves the GATT database described by a JSON config (see docs/config.md) and
+            advertises it. Use --check-config FILE to validate a config and print its
+            attribute table without touching any Bluetooth hardware.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The config file to serve.", valueName: "file"))
+    var config: String = "/etc/gattd/gattd.json"
+
+    @Option(name: .long, help: ArgumentHelp("Validate FILE, print its attribute table and exit (65 when invalid, 66 when unreadable).", valueName: "file"))
+    var checkConfig: String?
+
+    @Option(name: .long, help: ArgumentHelp("The HCI transport: hci0 (kernel), or an H4 transport spec.", valueName: "spec"))
+    var transport: String = "hci0"
+
+    @Option(name: .long, help: ArgumentHelp("The control socket path.", valueName: "path"))
+    var control: String = "/run/gattd/control.sock"
+
+    @Option(name: .long, help: ArgumentHelp("Group allowed to use the control socket.", valueName: "group"))
+    var controlGroup: String?
+
+    @Option(name: .long, help: ArgumentHelp("Where bonds and persisted values are kept.", valueName: "dir"))
+    var stateDir: String = "/var/lib/gattd"
+
+    @Option(name: .long, help: ArgumentHelp("Log level.", valueName: "level"))
+    var logLevel: Logger.Level = .info
+
+    func run() throws {
+        if let file = checkConfig {
+            let (code, out, err) = CheckConfig.run(path: file)
+            if !out.isEmpty { FileHandle.standardOutput.write(Data(out.utf8)) }
+            if !err.isEmpty { FileHandle.standardError.write(Data(err.utf8)) }
+            if code != 0 { throw ExitCode(code) }
+            return
+        }
+        try runDaemon(self)
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# CLI checks for `gattd --check-config` (exit codes 0/65/66, output format)
+# and the JSON Schema against the example configs.
+# Usage: Tests/cli/check-config.sh [path/to/gattd]   (default: builds .build/debug/gattd)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+GATTD="${1:-}"
+if [[ -z "$GATTD" ]]; then
+    swift build --product gattd >/dev/null
+    GATTD="$(swift build --show-bin-path)/gattd"
+fi
+
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# run NAME EXPECTED_CODE ARGS... → stdout in $TMP/out, stderr in $TMP/err
+run() {
+    local name="$1" expected="$2"
+    shift 2
+    local code=0
+    "$GATTD" "$@" >"$TMP/out" 2>"$TMP/err" || code=$?
+    if [[ "$code" != "$expected" ]]; then
+        fail "$name: exit code $code, expected $expected"
+        sed 's/^/  | /' "$TMP/out" "$TMP/err"
+    fi
+}
+expect_line() {  # FILE EXACT-LINE
+    grep -qxF -- "$2" "$1" || { fail "missing line in $(basename "$1"): $2"; sed 's/^/  | /' "$1"; }
+}
+
+# Valid: summary line, then the table.
+run heart-rate 0 --check-config config/heart-rate.json
+expect_line "$TMP/out" 'config/heart-rate.json: OK: "Demo Heart Rate": 2 services, 2 characteristics (plus built-in GAP and GATT), 24 attributes, Database Hash 26075ac64c7fdf61ce1f01ddf23f604d'
+expect_line "$TMP/out" '0x0011  Characteristic Value  2A37 Heart Rate Measurement               notify       readable            id=hr_measurement max=20            0048'
+[[ -s "$TMP/err" ]] && fail "heart-rate: unexpected stderr"
+
+run full-example 0 --check-config config/full-example.json
+grep -q '^config/full-example.json: OK: "gattd Full Example": 4 services, 8 characteristics' "$TMP/out" || fail "full-example: summary"
+
+# Invalid: every error on stderr as FILE: path: message, exit 65 (EX_DATAERR).
+cat >"$TMP/bad.json" <<'JSON'
+{ "name": "",
+  "services": [ { "id": "hr", "uuid": "180D", "includes": ["batt"],
+    "characteristics": [ { "uuid": "XYZ", "properties": ["write"], "permissions": ["readable"], "max_lenght": 3 } ] } ] }
+JSON
+run invalid 65 --check-config "$TMP/bad.json"
+expect_line "$TMP/err" "$TMP/bad.json: name: must not be empty (it is the GAP Device Name)"
+expect_line "$TMP/err" "$TMP/bad.json: services[0].includes[0]: no service with id \"batt\""
+expect_line "$TMP/err" "$TMP/bad.json: services[0].characteristics[0].uuid: \"XYZ\" is not a UUID; expected 4 hex digits (\"180D\"), 8 hex digits (\"1234ABCD\") or the 36-character form (\"6e400001-b5a3-f393-e0a9-e50e24dcca9e\")"
+expect_line "$TMP/err" "$TMP/bad.json: services[0].characteristics[0].properties: \"write\" needs a writeable permission: add \"writeable\" or \"write_encryption_required\" to permissions"
+expect_line "$TMP/err" "$TMP/bad.json: services[0].characteristics[0].max_lenght: unknown key; did you mean \"max_length\"?"
+expect_line "$TMP/err" "gattd: $TMP/bad.json: 5 errors"
+[[ -s "$TMP/out" ]] && fail "invalid: unexpected stdout"
+
+printf '{"name": "x",\n "services": [}\n' >"$TMP/syntax.json"
+run syntax 65 --check-config "$TMP/syntax.json"
+expect_line "$TMP/err" "$TMP/syntax.json: line 2, column 15: unexpected '}'; expected a value"
+
+# Unreadable: exit 66 (EX_NOINPUT).
+run missing 66 --check-config "$TMP/does-not-exist.json"
+expect_line "$TMP/err" "gattd: cannot read $TMP/does-not-exist.json: No such file or directory"
+run directory 66 --check-config "$TMP"
+
+# JSON Schema: both examples must validate (needs python3 with jsonschema).
+if python3 -c 'import jsonschema' 2>/dev/null; then
+    python3 - <<'PY' || fail "schema"
+import json, sys, jsonschema
+schema = json.load(open("config/gattd.schema.json"))
+jsonschema.Draft202012Validator.check_schema(schema)
+v = jsonschema.Draft202012Validator(schema)
+bad = 0
+for f in ["config/heart-rate.json", "config/full-example.json"]:
+    for e in v.iter_errors(json.load(open(f))):
+        print(f"{f}: {e.json_path}: {e.message}"); bad += 1
+if not list(v.iter_errors({"name": "x", "services": [{"uuid": "180D", "characteristics": [{"uuid": "2A37", "properties": ["read"], "max_lenght": 1}]}]})):
+    print("schema accepted an unknown key"); bad += 1
+sys.exit(1 if bad else 0)
+PY
+else
+    echo "SKIP: schema check (python3 jsonschema not installed)"
+fi
+
+if [[ "$failures" -gt 0 ]]; then
+    echo "check-config.sh: $failures failure(s)"
+    exit 1
+fi
+echo "check-config.sh: all CLI checks passed"

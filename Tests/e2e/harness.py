@@ -1,0 +1,373 @@
+"""End-to-end harness: virtual controllers (subprocess), gattd (subprocess) and a Bumble central.
+
+Used by conftest.py; the pieces are plain classes so a test can also use them directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AsyncIterator, Awaitable, Callable, TypeVar
+
+from bumble import hci
+from bumble.core import UUID, AdvertisingData, PhysicalTransport
+from bumble.device import Advertisement, Connection, Device, Peer
+from bumble.gatt import Characteristic
+from bumble.transport import open_transport
+
+E2E_DIR = Path(__file__).resolve().parent
+REPO_ROOT = E2E_DIR.parent.parent
+GATTD_BINARY = REPO_ROOT / ".build" / "debug" / "gattd"
+
+T = TypeVar("T")
+
+# HCI command opcodes the tests look for (OGF 0x08 = LE).
+OPCODE_RESET = 0x0C03
+OPCODE_LE_SET_ADVERTISING_PARAMETERS = 0x2006
+OPCODE_LE_SET_ADVERTISING_DATA = 0x2008
+OPCODE_LE_SET_SCAN_RESPONSE_DATA = 0x2009
+OPCODE_LE_SET_ADVERTISING_ENABLE = 0x200A
+OPCODE_LE_SET_EXTENDED_ADVERTISING_PARAMETERS = 0x2036
+OPCODE_LE_SET_EXTENDED_ADVERTISING_DATA = 0x2037
+OPCODE_LE_SET_EXTENDED_SCAN_RESPONSE_DATA = 0x2038
+OPCODE_LE_SET_EXTENDED_ADVERTISING_ENABLE = 0x2039
+
+
+def run(coroutine: Awaitable[T], timeout: float = 30.0) -> T:
+    """Runs one async test body with an overall timeout (no pytest-asyncio needed)."""
+
+    async def bounded() -> T:
+        return await asyncio.wait_for(coroutine, timeout)
+
+    return asyncio.run(bounded())
+
+
+# ----------------------------------------------------------------------------------------
+# Virtual controllers
+# ----------------------------------------------------------------------------------------
+@dataclass
+class HCICommand:
+    """One HCI command packet a virtual controller received (H4 indicator 0x01 stripped)."""
+
+    time: float
+    opcode: int
+    parameters: bytes
+
+    @property
+    def packet(self) -> bytes:
+        """The whole H4 packet as sent by the host."""
+        return bytes([0x01]) + self.opcode.to_bytes(2, "little") + bytes([len(self.parameters)]) + self.parameters
+
+
+@dataclass
+class VirtualController:
+    index: int
+    port: int
+    address: str
+    transport: str  # for gattd: tcp:127.0.0.1:PORT
+    bumble_transport: str  # for a Bumble Device: tcp-client:127.0.0.1:PORT
+    commands_path: Path
+
+    def commands(self, opcode: int | None = None) -> list[HCICommand]:
+        """Every HCI command this controller received so far, oldest first."""
+        result = []
+        if not self.commands_path.exists():
+            return result
+        for line in self.commands_path.read_text().splitlines():
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line being written right now
+            packet = bytes.fromhex(entry["hex"])
+            if len(packet) < 4:
+                continue
+            command = HCICommand(entry["t"], int.from_bytes(packet[1:3], "little"), packet[4:])
+            if opcode is None or command.opcode == opcode:
+                result.append(command)
+        return result
+
+    def last_command(self, opcode: int) -> HCICommand | None:
+        found = self.commands(opcode)
+        return found[-1] if found else None
+
+    async def wait_for_command(self, opcode: int, timeout: float = 10.0, after: float = 0.0) -> HCICommand:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for command in reversed(self.commands(opcode)):
+                if command.time >= after:
+                    return command
+            await asyncio.sleep(0.05)
+        raise TimeoutError(f"controller {self.index} received no command 0x{opcode:04X} in {timeout} s")
+
+
+class VirtualControllers:
+    """A LocalLink with `count` controllers, run by virtual_controllers.py in a subprocess."""
+
+    def __init__(self, count: int, work_dir: Path, legacy_only: bool = False) -> None:
+        self.count = count
+        self.work_dir = work_dir
+        self.legacy_only = legacy_only
+        self.log_path = work_dir / "virtual-controllers.log"
+        self.process: subprocess.Popen | None = None
+        self.controllers: list[VirtualController] = []
+
+    def start(self, timeout: float = 20.0) -> "VirtualControllers":
+        ready_file = self.work_dir / "controllers.json"
+        command = [
+            sys.executable, str(E2E_DIR / "virtual_controllers.py"),
+            "--count", str(self.count),
+            "--ready-file", str(ready_file),
+            "--log-dir", str(self.work_dir),
+        ]
+        if self.legacy_only:
+            command.append("--legacy-only")
+        log = open(self.log_path, "w")
+        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while not ready_file.exists():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"virtual controllers exited with {self.process.returncode}:\n{self.log()}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise TimeoutError(f"virtual controllers not ready after {timeout} s:\n{self.log()}")
+            time.sleep(0.05)
+        ready = json.loads(ready_file.read_text())
+        self.controllers = [
+            VirtualController(
+                index=entry["index"],
+                port=entry["port"],
+                address=entry["address"],
+                transport=entry["transport"],
+                bumble_transport=entry["bumble_transport"],
+                commands_path=Path(entry["commands"]),
+            )
+            for entry in ready["controllers"]
+        ]
+        return self
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def __getitem__(self, index: int) -> VirtualController:
+        return self.controllers[index]
+
+    def __len__(self) -> int:
+        return len(self.controllers)
+
+
+# ----------------------------------------------------------------------------------------
+# gattd
+# ----------------------------------------------------------------------------------------
+class GattdUnavailable(Exception):
+    """gattd cannot run as a daemon yet; tests that need it are skipped."""
+
+
+class GattdProcess:
+    """gattd run as `gattd --config CONFIG --transport TRANSPORT [extra...]`."""
+
+    def __init__(self, config: Path, transport: str, work_dir: Path, extra_args: list[str] | None = None,
+                 name: str = "gattd") -> None:
+        self.config = config
+        self.transport = transport
+        self.work_dir = work_dir
+        self.extra_args = extra_args or []
+        self.log_path = work_dir / f"{name}.log"
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def command(self) -> list[str]:
+        return [str(GATTD_BINARY), "--config", str(self.config), "--transport", self.transport, *self.extra_args]
+
+    def start(self, settle: float = 0.5) -> "GattdProcess":
+        if not GATTD_BINARY.exists():
+            raise GattdUnavailable(f"{GATTD_BINARY} is not built (run swift build)")
+        log = open(self.log_path, "a")
+        self.process = subprocess.Popen(
+            self.command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.work_dir
+        )
+        # A daemon keeps running; one that exits at once tells why in its log.
+        deadline = time.monotonic() + settle
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                output = self.log()
+                if self.process.returncode != 0 and ("not available yet" in output or "Unknown option" in output
+                                                     or "Unexpected argument" in output):
+                    raise GattdUnavailable("gattd has no daemon mode yet: " + output.strip().splitlines()[-1]
+                                           if output.strip() else "gattd has no daemon mode yet")
+                raise RuntimeError(f"gattd exited with {self.process.returncode}:\n{output}")
+            time.sleep(0.05)
+        return self
+
+    def stop(self, timeout: float = 5.0) -> int | None:
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+    def kill(self) -> None:
+        """SIGKILL, for crash/restart tests."""
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def gattd_daemon_available() -> tuple[bool, str]:
+    """Whether gattd is built and has a daemon mode (`--transport` in its help)."""
+    if not GATTD_BINARY.exists():
+        return False, f"{GATTD_BINARY} is not built"
+    try:
+        result = subprocess.run([str(GATTD_BINARY), "--help"], capture_output=True, text=True, timeout=10,
+                                stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return False, f"gattd --help failed: {error}"
+    text = result.stdout + result.stderr
+    if "--transport" not in text:
+        return False, "gattd has no --transport option yet (daemon mode not implemented)"
+    return True, ""
+
+
+# ----------------------------------------------------------------------------------------
+# Bumble hosts (central and test peripherals)
+# ----------------------------------------------------------------------------------------
+@contextlib.asynccontextmanager
+async def bumble_device(controller: VirtualController, name: str = "central",
+                        address: str = "C0:00:00:00:00:01") -> AsyncIterator[Device]:
+    """A powered-on Bumble Device attached to `controller` (random static `address`)."""
+    async with await open_transport(controller.bumble_transport) as (source, sink):
+        device = Device.with_hci(name, hci.Address(address), source, sink)
+        await device.power_on()
+        try:
+            yield device
+        finally:
+            with contextlib.suppress(Exception):
+                await device.power_off()
+
+
+async def scan_for(device: Device, matches: Callable[[Advertisement], bool], timeout: float = 10.0,
+                   active: bool = True, legacy: bool = False) -> Advertisement:
+    """Scans until an advertisement satisfies `matches`; returns it.
+
+    With active scanning Bumble merges a scannable advertisement with its scan response, so
+    `advertisement.data` holds both (`is_scan_response` is then True).
+    """
+    loop = asyncio.get_running_loop()
+    found: asyncio.Future[Advertisement] = loop.create_future()
+
+    def on_advertisement(advertisement: Advertisement) -> None:
+        if not found.done() and matches(advertisement):
+            found.set_result(advertisement)
+
+    device.on("advertisement", on_advertisement)
+    await device.start_scanning(active=active, legacy=legacy, filter_duplicates=False)
+    try:
+        return await asyncio.wait_for(found, timeout)
+    finally:
+        device.remove_listener("advertisement", on_advertisement)
+        await device.stop_scanning()
+
+
+def from_address(address: str | hci.Address) -> Callable[[Advertisement], bool]:
+    text = str(address).split("/")[0].upper()
+    return lambda advertisement: str(advertisement.address).split("/")[0].upper() == text
+
+
+def with_scan_response(inner: Callable[[Advertisement], bool]) -> Callable[[Advertisement], bool]:
+    return lambda advertisement: inner(advertisement) and advertisement.is_scan_response
+
+
+def named(name: str) -> Callable[[Advertisement], bool]:
+    def matches(advertisement: Advertisement) -> bool:
+        local_name = advertisement.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) or \
+            advertisement.data.get(AdvertisingData.SHORTENED_LOCAL_NAME)
+        return local_name == name
+    return matches
+
+
+async def connect(device: Device, address: str | hci.Address, timeout: float = 10.0) -> Peer:
+    """Connects over LE and returns a Peer with services and characteristics discovered."""
+    connection: Connection = await device.connect(address, transport=PhysicalTransport.LE, timeout=timeout)
+    peer = Peer(connection)
+    await peer.discover_services()
+    for service in peer.services:
+        await service.discover_characteristics()
+        for characteristic in service.characteristics:
+            await characteristic.discover_descriptors()
+    return peer
+
+
+def find_characteristic(peer: Peer, uuid: str | UUID) -> Characteristic:
+    wanted = uuid if isinstance(uuid, UUID) else UUID(uuid)
+    for service in peer.services:
+        for characteristic in service.characteristics:
+            if characteristic.uuid == wanted:
+                return characteristic
+    raise LookupError(f"no characteristic {wanted} on the peer")
+
+
+async def read(peer: Peer, uuid: str | UUID) -> bytes:
+    return bytes(await find_characteristic(peer, uuid).read_value())
+
+
+async def write(peer: Peer, uuid: str | UUID, value: bytes, with_response: bool = True) -> None:
+    await find_characteristic(peer, uuid).write_value(value, with_response=with_response)
+
+
+async def subscribe(peer: Peer, uuid: str | UUID, prefer_notify: bool = True) -> asyncio.Queue[bytes]:
+    """Subscribes to notifications/indications; values arrive on the returned queue."""
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    await find_characteristic(peer, uuid).subscribe(lambda value: queue.put_nowait(bytes(value)),
+                                                    prefer_notify=prefer_notify)
+    return queue
+
+
+def ad_structures(data: bytes) -> list[tuple[int, bytes]]:
+    """Splits advertising data into (AD type, value) pairs (Core Spec Supplement Part A §1)."""
+    result = []
+    index = 0
+    while index < len(data):
+        length = data[index]
+        if length == 0:
+            break
+        result.append((data[index + 1], bytes(data[index + 2:index + 1 + length])))
+        index += 1 + length
+    return result
+
+
+def process_is_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True

@@ -1,0 +1,179 @@
+"""Harness self-tests: a Bumble peripheral and a Bumble central on the virtual link.
+
+These prove the virtual controllers behave like real ones where gattd depends on it: scan
+responses carry the LE Set Scan Response Data, HCI Reset drops links, a peripheral takes
+several centrals, and the recorded HCI commands are exact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bumble.core import AdvertisingData, UUID
+from bumble.device import Device
+from bumble.gatt import Characteristic, CharacteristicValue, Service
+
+from harness import (
+    OPCODE_LE_SET_EXTENDED_SCAN_RESPONSE_DATA,
+    OPCODE_LE_SET_SCAN_RESPONSE_DATA,
+    OPCODE_RESET,
+    bumble_device,
+    connect,
+    from_address,
+    read,
+    run,
+    scan_for,
+    subscribe,
+    with_scan_response,
+    write,
+)
+
+SERVICE_UUID = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
+READ_UUID = "6E400002-B5A3-F393-E0A9-E50E24DCCA9E"
+NOTIFY_UUID = "6E400003-B5A3-F393-E0A9-E50E24DCCA9E"
+PERIPHERAL_ADDRESS = "D0:00:00:00:00:AA"
+CENTRAL_ADDRESS = "C0:00:00:00:00:01"
+
+ADVERTISING_DATA = bytes(AdvertisingData([
+    (AdvertisingData.FLAGS, bytes([0x06])),
+    (AdvertisingData.COMPLETE_LOCAL_NAME, b"harness"),
+]))
+# Only in the scan response: 128-bit service UUID and manufacturer data.
+SCAN_RESPONSE_DATA = bytes(AdvertisingData([
+    (AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, UUID(SERVICE_UUID).to_bytes()),
+    (AdvertisingData.MANUFACTURER_SPECIFIC_DATA, bytes([0xFF, 0xFF, 0x42])),
+]))
+
+
+def add_test_service(device: Device) -> tuple[dict[str, bytes], Characteristic]:
+    """A service with a readable/writable characteristic and a notifying one; returns what
+    was written and the notifying characteristic."""
+    written: dict[str, bytes] = {}
+
+    def on_write(_connection, value: bytes) -> None:
+        written["value"] = bytes(value)
+
+    readable = Characteristic(
+        READ_UUID,
+        Characteristic.Properties.READ | Characteristic.Properties.WRITE,
+        Characteristic.READABLE | Characteristic.WRITEABLE,
+        CharacteristicValue(read=lambda _connection: b"hello", write=on_write),
+    )
+    notifying = Characteristic(
+        NOTIFY_UUID, Characteristic.Properties.NOTIFY, Characteristic.READABLE, b"\x00"
+    )
+    device.add_service(Service(SERVICE_UUID, [readable, notifying]))
+    return written, notifying
+
+
+@pytest.mark.parametrize("legacy_only", [False, True], ids=["extended-controllers", "legacy-controllers"])
+def test_scan_response_connect_discover_read_write_notify(controllers, legacy_only):
+    async def body():
+        async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS) as peripheral, \
+                bumble_device(controllers[1], "central", CENTRAL_ADDRESS) as central:
+            written, notifying = add_test_service(peripheral)
+            await peripheral.start_advertising(
+                advertising_data=ADVERTISING_DATA, scan_response_data=SCAN_RESPONSE_DATA, auto_restart=False
+            )
+
+            # The central sees the scan response data, not a copy of the advertising data.
+            advertisement = await scan_for(central, with_scan_response(from_address(PERIPHERAL_ADDRESS)))
+            assert advertisement.is_connectable
+            assert advertisement.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) == "harness"
+            assert advertisement.data.get(AdvertisingData.MANUFACTURER_SPECIFIC_DATA) == (0xFFFF, b"\x42")
+            assert [UUID(SERVICE_UUID)] == advertisement.data.get(
+                AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS)
+
+            # The exact scan response bytes the peripheral's host gave its controller.
+            if legacy_only:
+                command = controllers[0].last_command(OPCODE_LE_SET_SCAN_RESPONSE_DATA)
+                assert command is not None
+                assert command.parameters == bytes([len(SCAN_RESPONSE_DATA)]) + SCAN_RESPONSE_DATA.ljust(31, b"\x00")
+            else:
+                command = controllers[0].last_command(OPCODE_LE_SET_EXTENDED_SCAN_RESPONSE_DATA)
+                assert command is not None
+                # handle, operation (3 = complete), fragment preference, length, data
+                assert command.parameters[1:] == bytes([0x03, 0x01, len(SCAN_RESPONSE_DATA)]) + SCAN_RESPONSE_DATA
+                assert controllers[0].last_command(OPCODE_LE_SET_SCAN_RESPONSE_DATA) is None
+
+            peer = await connect(central, PERIPHERAL_ADDRESS)
+            # ATT MTU is negotiated by the hosts; the link carries PDUs of any size.
+            assert await peer.request_mtu(247) == 247
+            assert await read(peer, READ_UUID) == b"hello"
+            await write(peer, READ_UUID, b"\x01\x02\x03")
+            assert written["value"] == b"\x01\x02\x03"
+            long_value = bytes(range(200))
+            await write(peer, READ_UUID, long_value)  # one 203-byte ATT PDU in one ACL packet
+            assert written["value"] == long_value
+
+            notifications = await subscribe(peer, NOTIFY_UUID)
+            await peripheral.notify_subscribers(notifying, b"\x07\x08")
+            assert await asyncio.wait_for(notifications.get(), 5) == b"\x07\x08"
+
+    run(body())
+
+
+def test_passive_scan_gets_no_scan_response(controllers):
+    async def body():
+        async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS) as peripheral, \
+                bumble_device(controllers[1], "central", CENTRAL_ADDRESS) as central:
+            await peripheral.start_advertising(advertising_data=ADVERTISING_DATA, scan_response_data=SCAN_RESPONSE_DATA)
+            advertisement = await scan_for(central, from_address(PERIPHERAL_ADDRESS), active=False)
+            assert not advertisement.is_scan_response
+            assert advertisement.data.get(AdvertisingData.MANUFACTURER_SPECIFIC_DATA) is None
+
+    run(body())
+
+
+@pytest.mark.parametrize("controller_count", [3])
+def test_peripheral_accepts_two_centrals(controllers):
+    async def body():
+        async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS) as peripheral, \
+                bumble_device(controllers[1], "central-1", "C0:00:00:00:00:01") as central1, \
+                bumble_device(controllers[2], "central-2", "C0:00:00:00:00:02") as central2:
+            add_test_service(peripheral)
+            await peripheral.start_advertising(advertising_data=ADVERTISING_DATA,
+                                               scan_response_data=SCAN_RESPONSE_DATA)
+            peer1 = await connect(central1, PERIPHERAL_ADDRESS)
+            # Advertising stops on connection (as on a real controller); advertise again.
+            await peripheral.start_advertising(advertising_data=ADVERTISING_DATA,
+                                               scan_response_data=SCAN_RESPONSE_DATA)
+            peer2 = await connect(central2, PERIPHERAL_ADDRESS)
+            assert await read(peer1, READ_UUID) == b"hello"
+            assert await read(peer2, READ_UUID) == b"hello"
+            assert len(peripheral.connections) == 2
+
+    run(body())
+
+
+def test_hci_reset_drops_connections_and_advertising(controllers):
+    async def body():
+        async with bumble_device(controllers[1], "central", CENTRAL_ADDRESS) as central:
+            async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS) as peripheral:
+                add_test_service(peripheral)
+                await peripheral.start_advertising(advertising_data=ADVERTISING_DATA,
+                                                   scan_response_data=SCAN_RESPONSE_DATA)
+                peer = await connect(central, PERIPHERAL_ADDRESS)
+                disconnected = asyncio.get_running_loop().create_future()
+                peer.connection.on("disconnection", lambda reason: disconnected.done() or disconnected.set_result(reason))
+                await peripheral.start_advertising(advertising_data=ADVERTISING_DATA)
+
+            # A new host on controller 0 (like gattd restarting) resets the controller.
+            async with bumble_device(controllers[0], "restarted", PERIPHERAL_ADDRESS):
+                assert await asyncio.wait_for(disconnected, 5) == 0x08  # connection timeout
+                assert len(controllers[0].commands(OPCODE_RESET)) >= 2
+                with pytest.raises(asyncio.TimeoutError):
+                    await scan_for(central, from_address(PERIPHERAL_ADDRESS), timeout=1.0)
+
+    run(body())
+
+
+def test_command_log_records_exact_bytes(controllers):
+    async def body():
+        async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS):
+            reset = controllers[0].commands(OPCODE_RESET)[0]
+            assert reset.packet == bytes([0x01, 0x03, 0x0C, 0x00])
+
+    run(body())
