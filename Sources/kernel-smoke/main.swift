@@ -61,6 +61,9 @@ let database = GATTDatabase(
                     value: Array("hello".utf8)),
                 CharacteristicDefinition(
                     id: "counter", uuid: BluetoothUUID(uuid16: 0xFFF2), properties: [.read, .notify], value: [0x2A]),
+                CharacteristicDefinition(
+                    id: "secret", uuid: BluetoothUUID(uuid16: 0xFFF3), properties: [.read],
+                    permissions: [.readable, .readEncryptionRequired], value: Array("secret".utf8)),
             ])
     ])
 
@@ -88,6 +91,7 @@ func advertise(_ controller: KernelHCIController) {
 struct Peripheral {
     var server: ATTServer
     var bearers: [ConnectionID: KernelATTBearer] = [:]
+    var security: [ConnectionID: SecurityLevel] = [:]
     var nextID: UInt16 = 1
     let origin = ContinuousClock.now
     var now: Duration { origin.duration(to: .now) }
@@ -142,6 +146,7 @@ do {
             state.nextID &+= 1
             state.bearers[id] = bearer
             state.server.connect(id, security: security)
+            state.security[id] = security
             return id
         }
         say("accepted \(bearer.peer) security \(security) imtu \(bearer.incomingMTU) as \(id)")
@@ -149,13 +154,24 @@ do {
             on: loop,
             onPDU: { pdu in
                 say("< \(hex(pdu))")
-                peripheral.withLock { state in state.perform(state.server.receive(pdu, from: id, now: state.now)) }
+                // The kernel's SMP may have encrypted the link since the last PDU (the central
+                // pairs after Insufficient Encryption): tell the server before it checks permissions.
+                let level = (try? bearer.securityLevel())?.level
+                peripheral.withLock { state in
+                    if let level, level != state.security[id] {
+                        say("security of \(id) is now \(level)")
+                        state.security[id] = level
+                        state.server.setSecurity(id, level)
+                    }
+                    state.perform(state.server.receive(pdu, from: id, now: state.now))
+                }
             },
             onClose: { reason in
                 say("closed \(bearer.peer): \(reason)")
                 bearer.close()
                 peripheral.withLock { state in
                     state.bearers[id] = nil
+                    state.security[id] = nil
                     state.perform(state.server.disconnect(id))
                 }
                 advertise(controller)

@@ -152,6 +152,14 @@ import Testing
         #expect(h.server.database.value(ofCharacteristic: ATTFixture.control) == [0xBB, 0xCC])
     }
 
+    @Test func restoredSubscription() {
+        var h = ATTHarness()
+        h.server.setClientConfiguration(for: h.c1, characteristic: ATTFixture.notifyOnly, 0x0003)
+        #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.notifyOnly) == 0x0001)
+        #expect(h.server.notify(characteristic: ATTFixture.notifyOnly, value: [4], now: Self.t0).result == .queued(1))
+        #expect(h.drain(h.c1) == [[0x1B, 0x25, 0x00, 0x04]])
+    }
+
     @Test func disabledSubscriptionStopsUpdates() {
         var h = ATTHarness()
         h.subscribe(0x13, 0x01)

@@ -35,7 +35,7 @@ import Testing
         #expect(a.serviceData == [.init(uuid: BluetoothUUID(uuid16: 0x181A), data: [1, 2])])
         #expect(a.txPower == 0)
         #expect(a.appearance == 1344)
-        #expect(a.iBeacon == .init(uuid: BluetoothUUID("e2c56db5-dffb-48d2-b060-d0f5a71096e0")!, major: 1, minor: 2, measuredPower: -59))
+        #expect(a.iBeacon == nil)  // an iBeacon takes 30 of the 31 bytes: see config/ibeacon.json
         #expect(a.intervalMs.min == 152.5 && a.intervalMs.max == 211.25)
         #expect(a.ownAddressType == .random && a.connectable && a.scannable && a.maxConnections == 2)
         #expect(a.preferredConnection == PreferredConnectionParameters(intervalMinMs: 15, intervalMaxMs: 30, latency: 0, timeoutMs: 2000))
@@ -53,6 +53,12 @@ import Testing
         let rx = c.services[3].characteristics[0]
         #expect(rx.handler == .control && rx.permissions == [.writeable] && rx.maxLength == 244)
         #expect(c.services[3].characteristics[1].permissions == [])
+    }
+
+    @Test func iBeaconExampleLoads() throws {
+        let c = try ConfigLoader.load(path: F.path("config/ibeacon.json"))
+        #expect(c.advertising.iBeacon == .init(uuid: BluetoothUUID("e2c56db5-dffb-48d2-b060-d0f5a71096e0")!, major: 1, minor: 2, measuredPower: -59))
+        #expect(try c.advertisingPayloads().isBeaconOnly)
     }
 
     @Test func defaultsWhenKeysAreAbsent() throws {

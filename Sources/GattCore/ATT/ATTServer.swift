@@ -112,6 +112,13 @@ public struct ATTServer: Sendable {
         guard let b = bearers[id] else { return nil }
         return b.cccd[characteristic] ?? 0
     }
+    /// Restores a bonded client's CCCD bits on reconnection (only bits the characteristic supports).
+    public mutating func setClientConfiguration(for id: ConnectionID, characteristic: Int, _ bits: UInt16) {
+        guard database.characteristics.indices.contains(characteristic) else { return }
+        let p = database.characteristics[characteristic].properties
+        let allowed: UInt16 = (p.canNotify ? 0x0001 : 0) | (p.canIndicate ? 0x0002 : 0)
+        bearers[id]?.cccd[characteristic] = bits & allowed
+    }
     public func clientFeatures(for id: ConnectionID) -> [UInt8]? { bearers[id]?.clientFeatures }
     /// The last Sign Counter accepted from the connection (to persist with the CSRK).
     public func signCounter(for id: ConnectionID) -> UInt32? { bearers[id]?.lastSignCounter }

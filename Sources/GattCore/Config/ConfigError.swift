@@ -52,3 +52,10 @@ public struct GattConfiguration: Sendable, Equatable {
         GATTDatabase(deviceName: name, appearance: appearance, services: services)
     }
 }
+
+extension GattConfiguration {
+    /// The advertising and scan-response payloads this configuration advertises.
+    public func advertisingPayloads() throws(AdvertisingPayloadError) -> AdvertisingPayloads {
+        try AdvertisingPayloadBuilder.build(advertising, deviceName: name)
+    }
+}

@@ -24,6 +24,18 @@ public enum ConfigLoader {
         let reader = ConfigReader()
         let config = decode(root, reader)
         guard !reader.hasErrors, let config else { throw ConfigErrors(reader.errors) }
+        // What only shows once everything parsed: the 31-byte payload budget and
+        // the connection parameter rules.
+        var late: [ConfigError] = []
+        do {
+            _ = try config.advertisingPayloads()
+        } catch {
+            late.append(ConfigError(path: error.field, message: String(error.description.dropFirst(error.field.count + 2))))
+        }
+        if let preferred = config.advertising.preferredConnection {
+            late += preferred.violations().map { ConfigError(path: $0.field, message: "\($0.detail) breaks the rule \"\($0.rule)\"") }
+        }
+        guard late.isEmpty else { throw ConfigErrors(late) }
         return config
     }
 

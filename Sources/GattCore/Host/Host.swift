@@ -570,43 +570,28 @@ public struct Host: Sendable {
         } catch {
             // Without a decodable identifier there is nothing to reject (§4: silently discard).
             guard payload.count >= 2 else { return [.event(.warning("connection \(handle): malformed LE signalling frame dropped"))] }
-            queueFrame(LESignallingPDU(identifier: payload[1], command: .commandReject(.commandNotUnderstood)).frame, handle: handle)
+            queueFrame(LESignallingPDU.commandNotUnderstood(identifier: payload[1]).frame, handle: handle)
             return [.event(.warning("connection \(handle): malformed LE signalling command rejected: \(error)"))]
         }
-        switch pdu.command {
-        case .connectionParameterUpdateResponse(let result):
-            return result == 0 ? [] : [.event(.warning("connection \(handle): the central rejected the preferred connection parameters"))]
-        case .commandReject, .flowControlCreditIndication:
-            return []
-        case .leCreditBasedConnectionRequest:
-            // No dynamic channels: LE_PSM not supported (result 0x0002).
-            queueFrame(LESignallingPDU(identifier: pdu.identifier, command: .leCreditBasedConnectionResponse(destinationCID: 0, mtu: 0, mps: 0, initialCredits: 0, result: .lePSMNotSupported)).frame, handle: handle)
-            return []
-        case .disconnectionRequest(let dcid, let scid):
-            queueFrame(LESignallingPDU(identifier: pdu.identifier, command: .commandReject(.invalidCIDInRequest(localCID: dcid, remoteCID: scid))).frame, handle: handle)
-            return []
-        default:
-            // Includes a Connection Parameter Update Request, which only a peripheral may send.
-            queueFrame(LESignallingPDU(identifier: pdu.identifier, command: .commandReject(.commandNotUnderstood)).frame, handle: handle)
-            return []
+        if case .connectionParameterUpdateResponse(let result) = pdu.command, result != 0 {
+            return [.event(.warning("connection \(handle): the central rejected the preferred connection parameters"))]
         }
+        if let response = LESignallingPDU.peripheralResponse(to: pdu) {
+            queueFrame(response.frame, handle: handle)
+        }
+        return []
     }
 
     private mutating func sendConnectionParameterUpdateRequest(handle: UInt16, _ p: PreferredConnectionParameters) -> [HostOutput] {
         signallingIdentifier = signallingIdentifier == 255 ? 1 : signallingIdentifier + 1
-        let parameters = LEConnectionParameters(
-            intervalMin: UInt16(p.intervalMinMs / 1.25), intervalMax: UInt16(p.intervalMaxMs / 1.25),
-            latency: p.latency, supervisionTimeout: UInt16(p.timeoutMs / 10))
-        queueFrame(LESignallingPDU(identifier: signallingIdentifier, command: .connectionParameterUpdateRequest(parameters)).frame, handle: handle)
+        queueFrame(p.updateRequest(identifier: signallingIdentifier).frame, handle: handle)
         return []
     }
 
     private mutating func handleSMP(_ payload: [UInt8], handle: UInt16) -> [HostOutput] {
-        guard let code = payload.first else { return [] }
-        // Pairing is not supported yet: answer a Pairing Request (or any
-        // request-like PDU) with Pairing Failed, Pairing Not Supported (0x05).
-        if code == SMPCode.pairingRequest.rawValue {
-            queueFrame(L2CAPBasicFrame(channelID: .smp, payload: [SMPCode.pairingFailed.rawValue, 0x05]), handle: handle)
+        // Pairing is not supported yet: a Pairing Request gets Pairing Failed, Pairing Not Supported.
+        if let response = SMPPDU.responseWithoutPairingSupport(to: payload) {
+            queueFrame(L2CAPBasicFrame(channelID: .smp, payload: response.encoded()), handle: handle)
         }
         return []
     }
