@@ -108,6 +108,14 @@ struct Peripheral {
                 while let (pdu, more) = server.dequeueOutgoing(for: id) {
                     say("> \(hex(pdu))")
                     do { try bearers[id]?.send(pdu) } catch { say("send failed: \(error)") }
+                    // Insufficient Authentication/Encryption: ask the kernel to raise the link's
+                    // security; it sends an SMP Security Request and the central pairs.
+                    if pdu.count == 5, pdu[0] == 0x01, pdu[4] == 0x05 || pdu[4] == 0x0F {
+                        do {
+                            try bearers[id]?.requestSecurity(.medium)
+                            say("requested security medium on \(id)")
+                        } catch { say("requestSecurity failed: \(error)") }
+                    }
                     pending += more
                 }
             case .closeBearer(let id, let reason):

@@ -1,0 +1,253 @@
+import Testing
+@testable import GattCore
+
+/// Little-endian helpers for hand-written packets.
+func hostLE16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
+
+/// A scripted controller: answers each HCI command with the Command Complete
+/// (or Command Status) a real controller would send, from configurable
+/// capabilities. Connections and data are driven by the test itself.
+struct FakeController {
+    var address = BluetoothAddress("C0:FF:EE:00:00:01")!
+    var version = HCILocalVersionInformation(
+        hciVersion: 0x0C, hciSubversion: 0x1234, lmpVersion: 0x0C, companyIdentifier: 0x05F1, lmpSubversion: 0x5678)
+    /// Commands reported by Read Local Supported Commands.
+    var supportedCommands: [HCIOpcode] = FakeController.allCommands
+    var leFeatures: LEFeatures = [.encryption, .dataPacketLengthExtension, .le2MPHY]
+    /// LE Read Buffer Size [v1]/[v2] answer; (0, 0) means "use Read Buffer Size".
+    var leBuffers: (length: UInt16, count: UInt8) = (27, 2)
+    /// Read Buffer Size answer.
+    var aclBuffers: (length: UInt16, count: UInt16) = (27, 4)
+    /// Status to answer an opcode with (Success when absent).
+    var status: [HCIOpcode: HCIStatus] = [:]
+    /// Num_HCI_Command_Packets in every answer.
+    var numHCICommandPackets: UInt8 = 1
+
+    static let allCommands: [HCIOpcode] = [
+        .disconnect, .setEventMask, .reset, .readLocalVersionInformation, .readLocalSupportedFeatures,
+        .readBufferSize, .readBDADDR, .leSetEventMask, .leReadBufferSize, .leReadLocalSupportedFeatures,
+        .leSetRandomAddress, .leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData,
+        .leSetAdvertisingEnable, .leConnectionUpdate, .leLongTermKeyRequestNegativeReply,
+        .leRemoteConnectionParameterRequestReply, .leSetDataLength, .leWriteSuggestedDefaultDataLength,
+        .leSetDefaultPHY, .leSetPHY, .leReadBufferSizeV2,
+    ]
+    /// Commands answered with Command Status (Vol 4 Part E §7.1.6, §7.8.49, §7.8.18).
+    static let commandStatusOpcodes: Set<HCIOpcode> = [.disconnect, .leSetPHY, .leConnectionUpdate]
+
+    var supportedCommandsMask: [UInt8] {
+        var octets = [UInt8](repeating: 0, count: 64)
+        for op in supportedCommands {
+            if let (octet, bit) = op.supportedCommandsBit { octets[octet] |= 1 << UInt8(bit) }
+        }
+        return octets
+    }
+
+    /// The opcode and parameters of a command packet the host sent.
+    static func parse(_ packet: H4Packet) -> (opcode: HCIOpcode, parameters: [UInt8])? {
+        guard packet.type == .command, packet.body.count >= 3 else { return nil }
+        return (HCIOpcode(rawValue: UInt16(packet.body[0]) | UInt16(packet.body[1]) << 8), Array(packet.body[3...]))
+    }
+
+    /// The event answering `packet`.
+    func answer(_ packet: H4Packet) -> HCIEvent {
+        guard let (opcode, parameters) = Self.parse(packet) else { return .unknown(code: 0xFF, parameters: []) }
+        let s = status[opcode] ?? .success
+        if Self.commandStatusOpcodes.contains(opcode) {
+            return .commandStatus(status: s, numHCICommandPackets: numHCICommandPackets, opcode: opcode)
+        }
+        return .commandComplete(
+            HCICommandComplete(
+                numHCICommandPackets: numHCICommandPackets, opcode: opcode,
+                returnParameters: s == .success ? [0x00] + returnParameters(opcode, parameters) : [s.rawValue]))
+    }
+
+    func returnParameters(_ opcode: HCIOpcode, _ parameters: [UInt8]) -> [UInt8] {
+        switch opcode {
+        case .readLocalVersionInformation:
+            return [version.hciVersion] + hostLE16(version.hciSubversion) + [version.lmpVersion]
+                + hostLE16(version.companyIdentifier) + hostLE16(version.lmpSubversion)
+        case .readBDADDR: return address.littleEndianBytes
+        case .readLocalSupportedCommands: return supportedCommandsMask
+        case .readLocalSupportedFeatures: return le64(1 << 38)
+        case .leReadLocalSupportedFeatures: return le64(leFeatures.rawValue)
+        case .leReadBufferSize: return hostLE16(leBuffers.length) + [leBuffers.count]
+        case .leReadBufferSizeV2: return hostLE16(leBuffers.length) + [leBuffers.count] + hostLE16(251) + [4]
+        case .readBufferSize: return hostLE16(aclBuffers.length) + [64] + hostLE16(aclBuffers.count) + hostLE16(0)
+        case .leSetDataLength, .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply:
+            return Array(parameters.prefix(2))
+        default: return []
+        }
+    }
+
+    private func le64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }
+}
+
+extension HostConfiguration {
+    /// The configuration most host tests use: connectable, scannable, public address.
+    static func test(
+        maxConnections: Int? = nil, preferred: PreferredConnectionParameters? = nil, random: BluetoothAddress? = nil
+    ) -> HostConfiguration {
+        var a = AdvertisingConfiguration()
+        a.localName = "gattd-test"
+        a.serviceUUIDs = [0x180D]
+        a.maxConnections = maxConnections
+        a.preferredConnection = preferred
+        if random != nil { a.ownAddressType = .random }
+        var c = HostConfiguration(deviceName: "gattd", advertising: a)
+        c.randomAddress = random
+        return c
+    }
+}
+
+/// Drives a `Host` against a `FakeController`, the way the daemon's I/O shell
+/// does: every output is recorded; commands are answered at once unless
+/// `autoAnswer` is off (then they wait in `unanswered`).
+struct HostHarness {
+    var host: Host
+    var controller: FakeController
+    let payloads: AdvertisingPayloads
+    var now: Duration = .zero
+    var autoAnswer = true
+    /// Everything the host sent, in order.
+    var sent: [H4Packet] = []
+    var events: [HostEvent] = []
+    /// Commands sent and not answered yet (only with `autoAnswer` off).
+    var unanswered: [H4Packet] = []
+    /// Set when the host sent a command while another was unanswered.
+    var violations: [String] = []
+
+    static let central = BluetoothAddress("11:22:33:44:55:66")!
+
+    init(
+        configuration: HostConfiguration = .test(), controller: FakeController = FakeController(),
+        att: ATTServerConfiguration = ATTServerConfiguration()
+    ) {
+        self.controller = controller
+        self.host = Host(configuration: configuration, att: ATTServer(database: ATTFixture.database(), configuration: att))
+        // The fixture configuration always builds.
+        self.payloads = (try? AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.deviceName))
+            ?? AdvertisingPayloads(
+                advertisingData: [], scanResponseData: [],
+                parameters: AdvertisingParameters(intervalMin: 0xA0, intervalMax: 0xF0, advertisingType: .connectableUndirected),
+                isBeaconOnly: false)
+    }
+
+    // MARK: Logs
+
+    var sentCommands: [H4Packet] { sent.filter { $0.type == .command } }
+    var sentOpcodes: [HCIOpcode] { sent.compactMap { FakeController.parse($0)?.opcode } }
+    var sentACL: [HCIACLPacket] { sent.compactMap { $0.type == .acl ? try? HCIACLPacket(decoding: $0.body) : nil } }
+    var warnings: [String] { events.compactMap { if case .warning(let w) = $0 { w } else { nil } } }
+    var fatals: [String] { events.compactMap { if case .fatal(let f) = $0 { f } else { nil } } }
+    var attEvents: [ATTServerEvent] { events.compactMap { if case .att(let e) = $0 { e } else { nil } } }
+
+    /// The L2CAP frames the host sent on `handle`, reassembled from its ACL packets.
+    func sentFrames(handle: UInt16) -> [L2CAPBasicFrame] {
+        var r = ACLReassembler()
+        var frames: [L2CAPBasicFrame] = []
+        for p in sentACL where p.handle == handle {
+            for o in r.push(p) { if case .frame(let f) = o { frames.append(f) } }
+        }
+        return frames
+    }
+
+    /// Payloads of the frames sent on `handle` for `channel`.
+    func sentPayloads(handle: UInt16, channel: L2CAPChannelID = .att) -> [[UInt8]] {
+        sentFrames(handle: handle).filter { $0.channelID == channel }.map(\.payload)
+    }
+
+    mutating func clearLogs() {
+        sent = []
+        events = []
+    }
+
+    // MARK: Driving
+
+    /// Records outputs, answering commands as they come when `autoAnswer` is on.
+    mutating func take(_ outputs: [HostOutput]) {
+        var batches = [outputs]
+        while !batches.isEmpty {
+            let batch = batches.removeFirst()
+            for o in batch {
+                switch o {
+                case .event(let e): events.append(e)
+                case .send(let p):
+                    sent.append(p)
+                    if p.type == .command {
+                        unanswered.append(p)
+                        if unanswered.count > 1 {
+                            violations.append("\(FakeController.parse(p)?.opcode.description ?? "?") sent while another command was unanswered")
+                        }
+                    }
+                }
+            }
+            if autoAnswer {
+                while !unanswered.isEmpty {
+                    let p = unanswered.removeFirst()
+                    batches.append(host.receive(H4Packet(event: controller.answer(p)), now: now))
+                }
+            }
+        }
+    }
+
+    /// Answers the oldest unanswered command (manual mode).
+    mutating func answerNext(status: HCIStatus? = nil, numHCICommandPackets: UInt8? = nil) {
+        guard !unanswered.isEmpty else {
+            Issue.record("no unanswered command")
+            return
+        }
+        let p = unanswered.removeFirst()
+        var c = controller
+        if let status, let op = FakeController.parse(p)?.opcode { c.status[op] = status }
+        if let numHCICommandPackets { c.numHCICommandPackets = numHCICommandPackets }
+        take(host.receive(H4Packet(event: c.answer(p)), now: now))
+    }
+
+    mutating func start() { take(host.start(payloads: payloads, now: now)) }
+
+    /// Bring-up with every command answered; clears the logs afterwards.
+    mutating func bringUp() {
+        start()
+        #expect(host.isReady)
+        #expect(host.isAdvertising)
+        #expect(violations.isEmpty)
+        clearLogs()
+    }
+
+    mutating func deliver(_ event: HCIEvent) { take(host.receive(H4Packet(event: event), now: now)) }
+    mutating func deliver(_ packet: H4Packet) { take(host.receive(packet, now: now)) }
+    mutating func deliver(acl: HCIACLPacket) { take(host.receive(H4Packet(acl: acl), now: now)) }
+
+    static func connectionComplete(
+        handle: UInt16, role: HCIConnectionRole = .peripheral, status: HCIStatus = .success, peer: BluetoothAddress = central
+    ) -> LEConnectionComplete {
+        LEConnectionComplete(
+            status: status, handle: handle, role: role, peerAddressType: .random, peerAddress: peer,
+            connectionInterval: 24, peripheralLatency: 0, supervisionTimeout: 72, centralClockAccuracy: 0)
+    }
+
+    /// A central connects (legacy LE Connection Complete).
+    mutating func connect(_ handle: UInt16, peer: BluetoothAddress = central) {
+        deliver(.leMeta(.connectionComplete(Self.connectionComplete(handle: handle, peer: peer))))
+    }
+
+    mutating func disconnected(_ handle: UInt16, reason: HCIStatus = .remoteUserTerminatedConnection) {
+        deliver(.disconnectionComplete(status: .success, handle: handle, reason: reason))
+    }
+
+    /// The central sends an L2CAP frame in one ACL packet (PB 0b10, as controllers do).
+    mutating func receive(_ payload: [UInt8], channel: L2CAPChannelID = .att, handle: UInt16) {
+        let frame = hostLE16(UInt16(payload.count)) + hostLE16(channel.rawValue) + payload
+        deliver(acl: HCIACLPacket(handle: handle, packetBoundary: .firstFlushable, data: frame))
+    }
+
+    /// The controller reports sent packets as transmitted.
+    mutating func completed(_ entries: [(handle: UInt16, count: UInt16)]) {
+        deliver(.numberOfCompletedPackets(entries.map { HCICompletedPackets(handle: $0.handle, count: $0.count) }))
+    }
+
+    mutating func advance(to t: Duration) {
+        now = t
+        take(host.tick(now: t))
+    }
+}
