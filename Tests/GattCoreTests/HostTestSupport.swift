@@ -251,3 +251,14 @@ struct HostHarness {
         take(host.tick(now: t))
     }
 }
+
+// Keep failure messages short: a Host dump includes the whole database.
+extension Host: CustomTestStringConvertible {
+    public var testDescription: String {
+        "Host(ready: \(isReady), advertising: \(isAdvertising), connections: \(connections.keys.sorted()), idle: \(isIdle))"
+    }
+}
+
+extension HostHarness: CustomTestStringConvertible {
+    var testDescription: String { "HostHarness(\(host.testDescription), sent: \(sent.count), events: \(events.count))" }
+}

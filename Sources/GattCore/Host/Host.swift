@@ -76,6 +76,8 @@ public struct Host: Sendable {
     public private(set) var advertisingEnabled = true
     /// Whether the controller is advertising (as far as the host knows).
     public private(set) var isAdvertising = false
+    /// True after a `.fatal` event: the host sends nothing more until `start` again.
+    public private(set) var hasFailed = false
 
     private var payloads: AdvertisingPayloads?
     private var supportedCommands: HCISupportedCommands?
@@ -112,6 +114,9 @@ public struct Host: Sendable {
         self.payloads = payloads
         isReady = false
         isAdvertising = false
+        hasFailed = false
+        advertisingCommandPending = false
+        advertisingBlockedByConnections = false
         commandQueue = [.reset, .readLocalVersionInformation, .readBDADDR, .readLocalSupportedCommands]
         outstanding = nil
         commandCredits = 1
@@ -151,6 +156,10 @@ public struct Host: Sendable {
     /// Feeds one packet from the controller.
     public mutating func receive(_ packet: H4Packet, now: Duration) -> [HostOutput] {
         self.now = now
+        return failIfFatal(receive(packet))
+    }
+
+    private mutating func receive(_ packet: H4Packet) -> [HostOutput] {
         switch packet.type {
         case .event:
             do {
@@ -174,15 +183,23 @@ public struct Host: Sendable {
     /// Runs timers: HCI command timeout, ATT timeouts.
     public mutating func tick(now: Duration) -> [HostOutput] {
         self.now = now
-        var out: [HostOutput] = []
+        guard !hasFailed else { return [] }
         if let o = outstanding, now >= o.deadline {
-            outstanding = nil
-            out.append(.event(.fatal("the controller did not answer \(o.command.name) within \(configuration.commandTimeout)")))
-            return out
+            return failIfFatal([.event(.fatal("the controller did not answer \(o.command.name) within \(configuration.commandTimeout)"))])
         }
-        out += absorb(att.tick(now: now))
+        var out = absorb(att.tick(now: now))
         out += pumpACL()
-        return out
+        return failIfFatal(out)
+    }
+
+    /// After a fatal event nothing more goes to the controller: the packets queued
+    /// behind it in `outputs` are dropped and the command queue is cleared.
+    private mutating func failIfFatal(_ outputs: [HostOutput]) -> [HostOutput] {
+        guard let i = outputs.firstIndex(where: { if case .event(.fatal) = $0 { true } else { false } }) else { return outputs }
+        hasFailed = true
+        commandQueue = []
+        outstanding = nil
+        return Array(outputs[...i]) + outputs[(i + 1)...].filter { if case .event = $0 { true } else { false } }
     }
 
     /// When `tick` should next be called.
@@ -213,6 +230,43 @@ public struct Host: Sendable {
 
     /// Whether a control client is watching (forwarded requests go to it).
     public mutating func setControlClientAttached(_ attached: Bool) { att.controlClientAttached = attached }
+
+    // MARK: - Control socket and config reload (added for the control socket)
+
+    /// Answers every pending control request with Unlikely Error (the last control client left).
+    public mutating func failPendingRequests(now: Duration) -> [HostOutput] {
+        self.now = now
+        return absorb(att.failPendingRequests(now: now)) + pumpACL()
+    }
+
+    /// Config reload: serves `database` from now on, keeping connections (`ATTServer.replaceDatabase`).
+    public mutating func replaceDatabase(_ database: GATTDatabase, now: Duration) -> [HostOutput] {
+        self.now = now
+        return absorb(att.replaceDatabase(database, now: now)) + pumpACL()
+    }
+
+    /// Config reload: new advertising configuration and payloads. When advertising,
+    /// it is stopped, reconfigured and started again; otherwise the new data is
+    /// set and used the next time advertising starts.
+    public mutating func updateAdvertising(_ configuration: HostConfiguration, payloads: AdvertisingPayloads, now: Duration) -> [HostOutput] {
+        self.now = now
+        var c = configuration
+        if c.randomAddress == nil { c.randomAddress = self.configuration.randomAddress }
+        let newlyRandom = c.advertising.ownAddressType == .random && self.configuration.advertising.ownAddressType != .random
+        self.configuration = c
+        self.payloads = payloads
+        guard isReady else { return [] }
+        if isAdvertising || advertisingCommandPending {
+            commandQueue.append(.leSetAdvertisingEnable(false))
+            isAdvertising = false
+            advertisingCommandPending = false
+        }
+        if newlyRandom, let a = c.randomAddress { commandQueue.append(.leSetRandomAddress(a)) }
+        commandQueue.append(.leSetAdvertisingParameters(payloads.parameters))
+        commandQueue.append(.leSetAdvertisingData(payloads.advertisingData))
+        commandQueue.append(.leSetScanResponseData(payloads.scanResponseData))
+        return pumpCommands() + resumeAdvertisingIfPossible()
+    }
 
     /// Starts or stops advertising (the `advertise` control op).
     public mutating func setAdvertising(_ enabled: Bool, now: Duration) -> [HostOutput] {
@@ -372,7 +426,7 @@ public struct Host: Sendable {
     // MARK: - Commands
 
     private mutating func pumpCommands() -> [HostOutput] {
-        guard outstanding == nil, commandCredits > 0, let next = commandQueue.popFirst() else { return [] }
+        guard !hasFailed, outstanding == nil, commandCredits > 0, let next = commandQueue.popFirst() else { return [] }
         outstanding = (next, now + configuration.commandTimeout)
         return [.send(H4Packet(command: next))]
     }
@@ -525,6 +579,7 @@ public struct Host: Sendable {
     /// Sends as many ACL packets as the controller has buffers for, round-robin
     /// over connections, pulling ATT PDUs only when a connection's fragments drained.
     private mutating func pumpACL() -> [HostOutput] {
+        guard !hasFailed else { return [] }
         var out: [HostOutput] = []
         var idle = 0
         while aclCredits > 0, !roundRobin.isEmpty, idle < roundRobin.count {

@@ -213,7 +213,8 @@ public final class KernelATTBearer: Sendable {
 
     /// Asks for a higher security level (setsockopt BT_SECURITY). For a peripheral the kernel
     /// sends an SMP Security Request, so the central pairs (or re-encrypts with its bond);
-    /// the new level shows in ``securityLevel()`` once encryption is on.
+    /// the new level shows in ``securityLevel()`` once encryption is on. The kernel answers
+    /// EINVAL when it has no SMP for the link (seen with btvirt controllers in the kernel-vm).
     public func requestSecurity(_ level: SecurityLevel) throws(KernelTransportError) {
         let fd = self.fd
         try isOpen.withLock { (open: inout Bool) throws(KernelTransportError) in
@@ -221,7 +222,17 @@ public final class KernelATTBearer: Sendable {
             var security = bt_security()
             security.level = UInt8(level.kernelLevel)
             guard setsockopt(fd, CBLUEZ_SOL_BLUETOOTH, CBLUEZ_BT_SECURITY, &security, socklen_t(MemoryLayout<bt_security>.size)) == 0
-            else { throw .system("setsockopt(BT_SECURITY \(level)) for \(peer)", errno: errno) }
+            else {
+                let code = errno
+                if code == EINVAL {
+                    // The kernel's smp_conn_security() refused: no SMP channel on this link
+                    // (dmesg: "security requested but not available").
+                    throw KernelTransportError(
+                        .systemCall(errno: code),
+                        "the kernel cannot start pairing with \(peer) (setsockopt BT_SECURITY \(level): SMP not available on this link)")
+                }
+                throw .system("setsockopt(BT_SECURITY \(level)) for \(peer)", errno: code)
+            }
         }
     }
 

@@ -1,0 +1,72 @@
+// Config reload (SIGHUP) and control-socket introspection.
+// Added by the control-socket work; kept apart from the server proper.
+
+extension ATTServer {
+    /// Notifications/indications queued for a connection and not yet pulled
+    /// (what `notify` counts against `maxQueuedUpdates`); nil for an unknown connection.
+    public func queuedUpdates(for id: ConnectionID) -> Int? { bearers[id]?.updateCount }
+
+    /// Serves `newDatabase` from now on, keeping every connection (Core Spec
+    /// Vol 3 Part G §2.5.2: the server then indicates Service Changed).
+    ///
+    /// - Pending control requests are failed first (Unlikely Error), prepared
+    ///   writes are dropped, and indications waiting behind the outstanding one
+    ///   are dropped (their handles may be stale).
+    /// - Per-connection CCCD bits follow a characteristic that keeps its `key`
+    ///   (config id, else UUID with its occurrence number) and still supports them.
+    /// - Stored values of user characteristics with the same key carry over when
+    ///   they fit the new maximum length (built-in GAP/GATT values come from the new database).
+    public mutating func replaceDatabase(_ newDatabase: GATTDatabase, now: Duration) -> [ATTServerOutput] {
+        var out = failPendingRequests(now: now)
+        outputs = []
+        let oldKeys = Self.characteristicKeys(database)
+        var newIndex: [String: Int] = [:]
+        for (i, k) in Self.characteristicKeys(newDatabase).enumerated() { newIndex[k] = i }
+        var db = newDatabase
+        let builtIn = 5  // GAP: device name, appearance; GATT: service changed, client features, hash
+        for (old, key) in oldKeys.enumerated() where old >= builtIn {
+            guard let new = newIndex[key], new >= builtIn else { continue }
+            let value = database.value(ofCharacteristic: old)
+            let c = db.characteristics[new]
+            if value.count <= c.maxLength { db.setValue(value, at: c.valueHandle) }
+        }
+        for id in bearers.keys {
+            guard var b = bearers[id] else { continue }
+            var cccd: [Int: UInt16] = [:]
+            for (old, bits) in b.cccd where old < oldKeys.count {
+                guard let new = newIndex[oldKeys[old]] else { continue }
+                let p = db.characteristics[new].properties
+                let allowed: UInt16 = (p.canNotify ? 0x0001 : 0) | (p.canIndicate ? 0x0002 : 0)
+                if bits & allowed != 0 { cccd[new] = bits & allowed }
+            }
+            b.cccd = cccd
+            b.prepareQueue = []
+            b.preparedBytes = 0
+            b.waitingIndications = []
+            if let o = b.outstandingIndication {
+                if o.characteristic < oldKeys.count, let new = newIndex[oldKeys[o.characteristic]] {
+                    b.outstandingIndication = (new, o.deadline)
+                } else {
+                    b.outstandingIndication = (2, o.deadline)
+                }
+            }
+            bearers[id] = b
+        }
+        database = db
+        checkReady()
+        out += takeOutputs()
+        return out
+    }
+
+    /// A name for each characteristic that survives a reload: its config id,
+    /// else "uuid#n" (n-th characteristic with that UUID).
+    static func characteristicKeys(_ db: GATTDatabase) -> [String] {
+        var seen: [BluetoothUUID: Int] = [:]
+        return db.characteristics.map { c in
+            if let id = c.id { return "id:" + id }
+            let n = seen[c.uuid, default: 0]
+            seen[c.uuid] = n + 1
+            return "uuid:\(c.uuid)#\(n)"
+        }
+    }
+}

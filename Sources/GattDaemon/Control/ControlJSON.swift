@@ -1,0 +1,73 @@
+import GattCore
+
+/// A JSON value to write on the control socket: objects keep their members in
+/// the order given, so every reply and event has a stable, testable text.
+public indirect enum ControlJSON: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int)
+    /// A number literal echoed as received (request ids).
+    case rawNumber(String)
+    case string(String)
+    case array([ControlJSON])
+    case object([(String, ControlJSON)])
+
+    public static func == (a: ControlJSON, b: ControlJSON) -> Bool { a.text == b.text }
+
+    /// `{"hex": "..."}`: how values are reported.
+    public static func hexValue(_ bytes: [UInt8]) -> ControlJSON {
+        .object([("hex", .string(AttributeValueLiteral.hexString(bytes)))])
+    }
+
+    /// Compact JSON text (no spaces, no newline).
+    public var text: String {
+        var s = ""
+        write(to: &s)
+        return s
+    }
+
+    func write(to s: inout String) {
+        switch self {
+        case .null: s += "null"
+        case .bool(let b): s += b ? "true" : "false"
+        case .int(let i): s += String(i)
+        case .rawNumber(let n): s += n
+        case .string(let t): Self.writeString(t, to: &s)
+        case .array(let items):
+            s += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { s += "," }
+                item.write(to: &s)
+            }
+            s += "]"
+        case .object(let members):
+            s += "{"
+            for (i, (key, value)) in members.enumerated() {
+                if i > 0 { s += "," }
+                Self.writeString(key, to: &s)
+                s += ":"
+                value.write(to: &s)
+            }
+            s += "}"
+        }
+    }
+
+    /// RFC 8259 §7 string escaping; non-ASCII is written as UTF-8.
+    static func writeString(_ t: String, to s: inout String) {
+        s += "\""
+        for u in t.unicodeScalars {
+            switch u {
+            case "\"": s += "\\\""
+            case "\\": s += "\\\\"
+            case "\n": s += "\\n"
+            case "\r": s += "\\r"
+            case "\t": s += "\\t"
+            case _ where u.value < 0x20:
+                let h = String(u.value, radix: 16)
+                s += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+            default: s.unicodeScalars.append(u)
+            }
+        }
+        s += "\""
+    }
+}
