@@ -2,7 +2,7 @@ import Testing
 @testable import GattCore
 
 @Suite struct DatabaseHashTests {
-    static func bytes(_ hex: String) -> [UInt8] { (try? AttributeValueLiteral.decodeHex(hex)) ?? [] }
+    static func bytes(_ hex: String) -> [UInt8] { h(hex) }
 
     /// RFC 4493 §4 test vectors (AES-128 key 2b7e1516...).
     @Test(arguments: [

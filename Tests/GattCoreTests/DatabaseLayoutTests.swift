@@ -2,7 +2,7 @@ import Testing
 @testable import GattCore
 
 @Suite struct DatabaseLayoutTests {
-    static func bytes(_ hex: String) -> [UInt8] { (try? AttributeValueLiteral.decodeHex(hex)) ?? [] }
+    static func bytes(_ hex: String) -> [UInt8] { h(hex) }
 
     /// Handles of config/heart-rate.json (Core Spec Vol 3 Part G §3: service,
     /// includes, then per characteristic: declaration, value, descriptors).

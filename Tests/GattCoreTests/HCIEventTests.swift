@@ -1,18 +1,6 @@
 import Testing
 @testable import GattCore
 
-private func h(_ s: String) -> [UInt8] {
-    let digits = s.filter(\.isHexDigit)
-    var out: [UInt8] = []
-    var i = digits.startIndex
-    while i < digits.endIndex {
-        let j = digits.index(i, offsetBy: 2)
-        out.append(UInt8(digits[i..<j], radix: 16)!)
-        i = j
-    }
-    return out
-}
-
 private func commandComplete(_ bytes: String) throws -> HCICommandComplete {
     guard case .commandComplete(let c) = try HCIEvent(decoding: h(bytes)) else {
         Issue.record("not a Command Complete")
