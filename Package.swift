@@ -66,6 +66,7 @@ let package = Package(
         .executableTarget(
             name: "gattctl",
             dependencies: [
+                "GattCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -84,6 +85,7 @@ let package = Package(
             dependencies: ["GattCore"]
         ),
         .testTarget(name: "GattTransportTests", dependencies: ["GattTransport"]),
+        .testTarget(name: "GattDaemonTests", dependencies: ["GattDaemon", "GattCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

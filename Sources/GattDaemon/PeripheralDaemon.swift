@@ -11,47 +11,106 @@ import NIOPosix
 ///
 /// All mutable state is confined to `eventLoop`.
 public final class PeripheralDaemon: @unchecked Sendable {
+    /// What the daemon needs besides the config and the transport.
+    public struct Options: Sendable {
+        /// Time a control client has to answer a forwarded read/write (`--request-timeout`).
+        public var requestTimeout: Duration = .seconds(5)
+        /// Where `persist` characteristics' values are kept; nil: not kept.
+        public var stateDirectory: String?
+        /// systemd notifications (no-ops unless started by systemd with Type=notify).
+        public var notifier = SystemdNotifier()
+        public init() {}
+    }
+
     public let eventLoop: any EventLoop
     public let logger: Logger
     public let spec: TransportSpec
     private let group: any EventLoopGroup
     private let origin = ContinuousClock.now
 
-    private var configuration: GattConfiguration
-    private var payloads: AdvertisingPayloads
-    private var host: Host
+    var configuration: GattConfiguration
+    var payloads: AdvertisingPayloads
+    var host: Host
     private var transport: H4Transport?
     private var timer: Scheduled<Void>?
     private var backoff: TimeAmount = .milliseconds(250)
     private var stopping = false
     private var stopPromise: EventLoopPromise<Void>?
+    private var stopFinished = false
     private var identityLogged = false
-    /// Called on `eventLoop` for every host event (the control socket subscribes here).
+    let options: Options
+    let persisted: PersistedValues?
+    var readyNotified = false
+    private var watchdog: RepeatedTask?
+    private var randomAddress: BluetoothAddress?
+    /// Whether the `advertise` op wants advertising (kept across transport resets).
+    var advertisingWanted = true
+    var controlAttached = false
+    /// Called on `eventLoop` for every host event.
     public var onEvent: ((HostEvent) -> Void)?
+    /// `PeripheralControl`: where control events go (set by `ControlServer`).
+    public var controlEventHandler: ((ControlEvent) -> Void)?
 
-    public init(configuration: GattConfiguration, payloads: AdvertisingPayloads, spec: TransportSpec, group: any EventLoopGroup, logger: Logger) {
+    public init(configuration: GattConfiguration, payloads: AdvertisingPayloads, spec: TransportSpec, group: any EventLoopGroup, logger: Logger,
+                options: Options = Options()) {
         self.configuration = configuration
         self.payloads = payloads
         self.spec = spec
         self.group = group
         self.eventLoop = group.next()
         self.logger = logger
-        self.host = Self.makeHost(configuration, database: configuration.makeDatabase())
+        self.options = options
+        self.persisted = options.stateDirectory.map { PersistedValues(stateDirectory: $0, logger: logger) }
+        if configuration.advertising.ownAddressType == .random { randomAddress = BluetoothAddress.randomStatic() }
+        var database = configuration.makeDatabase()
+        if let persisted {
+            let n = persisted.apply(to: &database)
+            if n > 0 { logger.info("restored \(n) persisted value\(n == 1 ? "" : "s")") }
+        }
+        self.host = Host(configuration: HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising),
+                         att: ATTServer(database: database))
+        self.host = makeHost(database: database)
     }
 
-    private static func makeHost(_ c: GattConfiguration, database: GATTDatabase) -> Host {
+    private func hostConfiguration(_ c: GattConfiguration) -> HostConfiguration {
         var hc = HostConfiguration(deviceName: c.name, advertising: c.advertising)
-        if c.advertising.ownAddressType == .random { hc.randomAddress = BluetoothAddress.randomStatic() }
-        return Host(configuration: hc, att: ATTServer(database: database))
+        if c.advertising.ownAddressType == .random {
+            if randomAddress == nil { randomAddress = BluetoothAddress.randomStatic() }
+            hc.randomAddress = randomAddress
+        }
+        return hc
     }
 
-    private var now: Duration { ContinuousClock.now - origin }
+    /// A fresh host serving `database`, with the daemon's ATT settings and control state.
+    private func makeHost(database: GATTDatabase) -> Host {
+        var ac = ATTServerConfiguration()
+        ac.controlTimeout = options.requestTimeout
+        var h = Host(configuration: hostConfiguration(configuration), att: ATTServer(database: database, configuration: ac))
+        h.setControlClientAttached(controlAttached)
+        if !advertisingWanted { _ = h.setAdvertising(false, now: now) }
+        return h
+    }
+
+    var now: Duration { ContinuousClock.now - origin }
 
     // MARK: - Lifecycle
 
     /// Connects (retrying with backoff) and runs until `stop()` completes.
     public func start() {
-        eventLoop.execute { self.connect() }
+        eventLoop.execute {
+            self.connect()
+            self.startWatchdog()
+        }
+    }
+
+    private func startWatchdog() {
+        guard let every = options.notifier.watchdogPingInterval, every > .zero else { return }
+        let ns = Self.nanoseconds(every)
+        logger.debug("systemd watchdog: pinging every \(Self.format(.nanoseconds(ns)))")
+        let notifier = options.notifier
+        watchdog = eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .nanoseconds(ns)) { _ in
+            try? notifier.watchdog()
+        }
     }
 
     /// Stops advertising, disconnects centrals politely and closes the transport.
@@ -62,6 +121,7 @@ public final class PeripheralDaemon: @unchecked Sendable {
             let p = self.eventLoop.makePromise(of: Void.self)
             self.stopPromise = p
             self.stopping = true
+            try? self.options.notifier.stopping()
             guard self.transport != nil, self.host.isReady else {
                 self.finishStop()
                 return p.futureResult
@@ -74,8 +134,11 @@ public final class PeripheralDaemon: @unchecked Sendable {
     }
 
     private func finishStop() {
-        guard let p = stopPromise else { return }
+        guard let p = stopPromise, !stopFinished else { return }
+        stopFinished = true
         timer?.cancel()
+        watchdog?.cancel()
+        persisted?.flush()
         let t = transport
         transport = nil
         if let t {
@@ -97,7 +160,7 @@ public final class PeripheralDaemon: @unchecked Sendable {
                 self.transport = t
                 self.backoff = .milliseconds(250)
                 self.logger.info("connected to the controller at \(self.spec)")
-                self.host = Self.makeHost(self.configuration, database: self.host.att.database)
+                self.host = self.makeHost(database: self.host.att.database)
                 self.process(self.host.start(payloads: self.payloads, now: self.now))
             case .failure(let error):
                 self.retry(after: "cannot open \(self.spec): \(error)")
@@ -119,7 +182,7 @@ public final class PeripheralDaemon: @unchecked Sendable {
         for c in host.connections.values {
             emit(.disconnected(c, reason: .connectionTimeout))
         }
-        host = Self.makeHost(configuration, database: host.att.database)
+        host = makeHost(database: host.att.database)
         retry(after: "lost the controller at \(spec)" + (error.map { ": \($0)" } ?? ""))
     }
 
@@ -149,7 +212,7 @@ public final class PeripheralDaemon: @unchecked Sendable {
         timer = nil
         guard let deadline = host.nextDeadline else { return }
         let delay = max(.zero, deadline - now)
-        timer = eventLoop.scheduleTask(in: .nanoseconds(Int64(delay.components.seconds) * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)) {
+        timer = eventLoop.scheduleTask(in: .nanoseconds(Self.nanoseconds(delay))) {
             self.process(self.host.tick(now: self.now))
         }
     }
@@ -157,6 +220,7 @@ public final class PeripheralDaemon: @unchecked Sendable {
     private func emit(_ e: HostEvent) {
         log(e)
         onEvent?(e)
+        observe(e)
         if case .fatal = e, let t = transport {
             // Drop the transport and start over with a fresh bring-up.
             t.close()
@@ -197,6 +261,10 @@ public final class PeripheralDaemon: @unchecked Sendable {
         case .fatal(let m):
             logger.error("\(m); resetting the transport")
         }
+    }
+
+    static func nanoseconds(_ d: Duration) -> Int64 {
+        d.components.seconds * 1_000_000_000 + d.components.attoseconds / 1_000_000_000
     }
 
     static func format(_ t: TimeAmount) -> String {

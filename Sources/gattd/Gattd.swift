@@ -34,6 +34,9 @@ struct Gattd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where bonds and persisted values are kept.", valueName: "dir"))
     var stateDir: String = "/var/lib/gattd"
 
+    @Option(name: .long, help: ArgumentHelp("Seconds a control client has to answer a forwarded read or write before the central gets Unlikely Error.", valueName: "seconds"))
+    var requestTimeout: Double = 5
+
     @Option(name: .long, help: ArgumentHelp("Log level.", valueName: "level"))
     var logLevel: Logger.Level = .info
 

@@ -272,12 +272,23 @@ public struct Host: Sendable {
     public mutating func setAdvertising(_ enabled: Bool, now: Duration) -> [HostOutput] {
         self.now = now
         advertisingEnabled = enabled
-        if !enabled {
-            guard isAdvertising || advertisingCommandPending else { return [] }
-            commandQueue.append(.leSetAdvertisingEnable(false))
-            return pumpCommands()
-        }
+        if !enabled { return stopAdvertising() }
+        // A disable not sent yet is simply dropped; one in flight re-enables on completion.
+        commandQueue.removeAll { $0 == .leSetAdvertisingEnable(false) }
         return resumeAdvertisingIfPossible()
+    }
+
+    /// Drops an enable not sent yet and disables advertising if it is on. An
+    /// enable already sent is followed by a disable when it completes.
+    private mutating func stopAdvertising() -> [HostOutput] {
+        if commandQueue.contains(.leSetAdvertisingEnable(true)) {
+            commandQueue.removeAll { $0 == .leSetAdvertisingEnable(true) }
+            advertisingCommandPending = false
+        }
+        let disabling = commandQueue.contains(.leSetAdvertisingEnable(false)) || outstanding?.command == .leSetAdvertisingEnable(false)
+        guard isAdvertising, !disabling else { return [] }
+        commandQueue.append(.leSetAdvertisingEnable(false))
+        return pumpCommands()
     }
 
     /// Disconnects one central.
@@ -292,8 +303,7 @@ public struct Host: Sendable {
     public mutating func shutdown(now: Duration) -> [HostOutput] {
         self.now = now
         advertisingEnabled = false
-        var out: [HostOutput] = []
-        if isAdvertising || advertisingCommandPending { commandQueue.append(.leSetAdvertisingEnable(false)) }
+        var out = stopAdvertising()
         for h in connections.keys.sorted() { commandQueue.append(.disconnect(handle: h, reason: .remoteUserTerminatedConnection)) }
         out += pumpCommands()
         return out
@@ -364,14 +374,21 @@ public struct Host: Sendable {
     }
 
     private mutating func connectionOpened(_ c: LEConnectionComplete) -> [HostOutput] {
-        // A connection (or a failed attempt) ends legacy advertising.
-        isAdvertising = false
-        guard c.status == .success else {
-            return [.event(.warning("connection attempt failed: \(c.status)"))] + resumeAdvertisingIfPossible()
-        }
-        guard c.role == .peripheral else {
+        guard c.status != .success || c.role == .peripheral else {
+            // We never initiate: this says nothing about our advertising.
             return [.event(.warning("unexpected connection as central (handle \(c.handle)); ignored"))]
         }
+        guard c.status == .success else {
+            // A failed attempt (e.g. directed advertising timeout) ends legacy advertising.
+            isAdvertising = false
+            return [.event(.warning("connection attempt failed: \(c.status)"))] + resumeAdvertisingIfPossible()
+        }
+        guard connections[c.handle] == nil else {
+            // Re-initialising the handle would forget packets in flight (credits) and partial frames.
+            return [.event(.warning("LE Connection Complete for connection handle \(c.handle), which is already connected; ignored"))]
+        }
+        // A connection ends legacy advertising.
+        isAdvertising = false
         let conn = HostConnection(handle: c.handle, peerAddress: c.peerAddress, peerAddressType: c.peerAddressType)
         connections[c.handle] = conn
         inFlight[c.handle] = 0
@@ -394,6 +411,7 @@ public struct Host: Sendable {
         }
         out += pumpCommands()
         out += resumeAdvertisingIfPossible()
+        out += pumpACL()
         return out
     }
 
@@ -500,6 +518,7 @@ public struct Host: Sendable {
                 out.append(.event(.advertisingChanged(on)))
                 // The advertise op may have flipped while the command was in flight.
                 if on && !advertisingEnabled { commandQueue.append(.leSetAdvertisingEnable(false)) }
+                if !on { out += resumeAdvertisingIfPossible() }
             default:
                 break
             }

@@ -196,6 +196,53 @@ public final class KernelATTBearer: Sendable {
         }
     }
 
+    /// Sends one ATT PDU (one packet) without waiting: false when the socket's send buffer
+    /// is full (nothing was sent; ask ``whenWritable(on:_:)`` and try again).
+    /// Throws `.disconnected` once the link is gone.
+    public func trySend(_ pdu: [UInt8]) throws(KernelTransportError) -> Bool {
+        let fd = self.fd
+        return try isOpen.withLock { (open: inout Bool) throws(KernelTransportError) -> Bool in
+            guard open else { throw KernelTransportError(.disconnected, "ATT bearer to \(peer) is closed") }
+            while true {
+                let sent = Glibc.send(fd, pdu, pdu.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                if sent == pdu.count { return true }
+                let code = errno
+                if sent >= 0 {
+                    throw KernelTransportError(.systemCall(errno: EMSGSIZE), "ATT PDU of \(pdu.count) bytes to \(peer): only \(sent) sent")
+                }
+                switch code {
+                case EINTR: continue
+                case EAGAIN: return false
+                case ECONNRESET, ENOTCONN, EPIPE:
+                    throw KernelTransportError(.disconnected, "ATT bearer to \(peer) is disconnected")
+                default:
+                    throw .system("send ATT PDU to \(peer)", errno: code)
+                }
+            }
+        }
+    }
+
+    /// Runs `body` on `eventLoop` once the socket has room again (or failed). Call after
+    /// ``trySend(_:)`` returned false.
+    public func whenWritable(on eventLoop: any EventLoop, _ body: @escaping @Sendable () -> Void) {
+        let open = isOpen.withLock { $0 }
+        guard open else { return }
+        poller.whenWritable(fd) { eventLoop.execute(body) }
+    }
+
+    /// The LE connection's HCI handle (getsockopt SOL_L2CAP/L2CAP_CONNINFO), for HCI Disconnect.
+    public func connectionHandle() -> UInt16? {
+        let fd = self.fd
+        return isOpen.withLock { open -> UInt16? in
+            guard open else { return nil }
+            var info = l2cap_conninfo()
+            var length = socklen_t(MemoryLayout<l2cap_conninfo>.size)
+            // L2CAP_CONNINFO = 0x02 (<bluetooth/l2cap.h>, a macro CBlueZ does not re-export).
+            guard getsockopt(fd, CBLUEZ_SOL_L2CAP, 0x02, &info, &length) == 0 else { return nil }
+            return info.hci_handle
+        }
+    }
+
     /// The link's security level (getsockopt SOL_BLUETOOTH/BT_SECURITY): encrypted once the
     /// kernel's SMP has paired or restored a bond.
     public func securityLevel() throws(KernelTransportError) -> SecurityLevelValue {

@@ -138,13 +138,24 @@ public final class KernelHCIController: Sendable {
             aclMTU: Int(info.acl_mtu), aclPackets: Int(info.acl_pkts))
     }
 
-    /// HCIDEVUP when hciN is down. EPERM/EACCES: "needs CAP_NET_ADMIN".
+    /// Powers hciN on through the management interface (``KernelManagement/prepare(index:timeout:)``:
+    /// LE on, bondable, powered, so the kernel's SMP can pair), falling back to HCIDEVUP when
+    /// the kernel has no mgmt. EPERM/EACCES/mgmt Permission Denied: "needs CAP_NET_ADMIN".
     @discardableResult
     public static func bringUp(index: Int) throws(KernelTransportError) -> KernelAdapterInfo {
         let fd = try KernelSocket.openHCI()
         defer { Glibc.close(fd) }
-        let before = try info(fd: fd, index: index)
-        if before.isUp { return before }
+        _ = try info(fd: fd, index: index)  // .noSuchAdapter names the adapters there are
+        do {
+            try KernelManagement.prepare(index: index)
+        } catch {
+            switch error.kind {
+            case .permissionDenied, .adapterUnavailable: throw error
+            default: break  // no mgmt (or it refused): the plain ioctl below
+            }
+        }
+        let after = try info(fd: fd, index: index)
+        if after.isUp { return after }
         if cbluez_ioctl_dev(fd, CBLUEZ_HCIDEVUP, Int32(index)) != 0 {
             let code = errno
             switch code {

@@ -28,6 +28,8 @@ public final class KernelPoller: Sendable {
 
     private struct State {
         var handlers: [Int32: Handler] = [:]
+        /// One-shot handlers for "fd is writable again" (POLLOUT).
+        var writable: [Int32: @Sendable () -> Void] = [:]
         var toClose: [Int32] = []
         var stopping = false
     }
@@ -58,10 +60,18 @@ public final class KernelPoller: Sendable {
         wake()
     }
 
+    /// Runs `handler` once on the poll thread when `fd` (already watched for input) becomes
+    /// writable or has an error. Replaces an earlier writable handler of `fd`.
+    public func whenWritable(_ fd: Int32, handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.writable[fd] = handler }
+        wake()
+    }
+
     /// Stops watching `fd`; with `closing`, the poll thread closes it once it no longer polls it.
     public func unwatch(_ fd: Int32, closing: Bool) {
         state.withLock { state in
             state.handlers[fd] = nil
+            state.writable[fd] = nil
             if closing { state.toClose.append(fd) }
         }
         wake()
@@ -82,15 +92,18 @@ public final class KernelPoller: Sendable {
     private func run() {
         var pollFDs: [pollfd] = []
         while true {
-            let (fds, closes, stopping) = state.withLock { state in
+            let (fds, writers, closes, stopping) = state.withLock { state in
                 let closes = state.toClose
                 state.toClose.removeAll()
-                return (Array(state.handlers.keys), closes, state.stopping)
+                return (Array(state.handlers.keys), Set(state.writable.keys), closes, state.stopping)
             }
             for fd in closes { close(fd) }
             if stopping {
                 let remaining = state.withLock { state in
-                    defer { state.handlers.removeAll() }
+                    defer {
+                        state.handlers.removeAll()
+                        state.writable.removeAll()
+                    }
                     return Array(state.handlers.keys)
                 }
                 for fd in remaining { close(fd) }
@@ -100,7 +113,10 @@ public final class KernelPoller: Sendable {
             }
             pollFDs.removeAll(keepingCapacity: true)
             pollFDs.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
-            for fd in fds { pollFDs.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+            for fd in fds {
+                let events = Int16(POLLIN) | (writers.contains(fd) ? Int16(POLLOUT) : 0)
+                pollFDs.append(pollfd(fd: fd, events: events, revents: 0))
+            }
             let ready = poll(&pollFDs, nfds_t(pollFDs.count), -1)
             if ready < 0 {
                 if errno == EINTR { continue }
@@ -113,9 +129,16 @@ public final class KernelPoller: Sendable {
                 while read(wakeFD, &drain, drain.count) > 0 {}
             }
             for entry in pollFDs.dropFirst() where entry.revents != 0 {
+                if entry.revents & Int16(POLLOUT | POLLERR | POLLHUP) != 0,
+                    let writer = state.withLock({ $0.writable.removeValue(forKey: entry.fd) })
+                {
+                    writer()
+                }
+                guard entry.revents & Int16(POLLIN | POLLERR | POLLHUP | POLLNVAL) != 0 else { continue }
                 guard let handler = state.withLock({ $0.handlers[entry.fd] }) else { continue }
                 if !handler() {
                     state.withLock { state in
+                        state.writable[entry.fd] = nil
                         if state.handlers.removeValue(forKey: entry.fd) != nil { state.toClose.append(entry.fd) }
                     }
                 }

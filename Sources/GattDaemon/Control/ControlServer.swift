@@ -1,0 +1,311 @@
+import GattCore
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The control socket: a Unix stream socket speaking newline-delimited JSON
+/// (one request or reply or event per line; see docs and `ControlRequest`).
+/// Any number of clients; a client that sent `watch` also receives events.
+///
+/// Runs on the peripheral's event loop; all state is confined to it.
+public final class ControlServer: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var path: String
+        /// Group owning the socket (mode 0660); nil keeps the daemon's group.
+        public var group: String?
+        /// A client whose unsent output exceeds this is disconnected.
+        public var maximumOutputBytes = 1 << 20
+        public var maximumLineLength = ControlRequest.maximumLineLength
+        public init(path: String, group: String? = nil) {
+            self.path = path
+            self.group = group
+        }
+    }
+
+    public let options: Options
+    public let eventLoop: any EventLoop
+    private let logger: Logger
+    private let peripheral: any PeripheralControl
+    private var serverChannel: (any Channel)?
+    private var clients: [ObjectIdentifier: ControlClient] = [:]
+    private var nextClientNumber = 1
+    private var attached = false
+
+    public init(peripheral: any PeripheralControl, eventLoop: any EventLoop, options: Options, logger: Logger) {
+        self.peripheral = peripheral
+        self.eventLoop = eventLoop
+        self.options = options
+        self.logger = logger
+    }
+
+    /// Sets up the socket file (stale/live/group checks), binds and starts accepting.
+    public func start() -> EventLoopFuture<Void> {
+        let gid: gid_t?
+        do {
+            gid = try options.group.map { name throws(ControlSocketError) in try ControlSocketPath.groupID(name) }
+            try ControlSocketPath.prepare(options.path)
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+        let bootstrap = ServerBootstrap(group: eventLoop)
+            .serverChannelOption(.backlog, value: 64)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ControlClientHandler(server: self))
+                }
+            }
+        return bootstrap.bind(unixDomainSocketPath: options.path).flatMapThrowing { [self] channel in
+            do {
+                try ControlSocketPath.setPermissions(options.path, group: gid)
+            } catch {
+                channel.close(promise: nil)
+                throw error
+            }
+            serverChannel = channel
+            peripheral.controlEventHandler = { [weak self] event in self?.broadcast(event) }
+            logger.info("control socket listening on \(options.path)")
+        }
+    }
+
+    /// Closes every client and the socket, and removes the socket file.
+    public func stop() -> EventLoopFuture<Void> {
+        eventLoop.flatSubmit { [self] in
+            peripheral.controlEventHandler = nil
+            for c in clients.values { c.channel.close(promise: nil) }
+            clients = [:]
+            updateAttached()
+            guard let ch = serverChannel else { return eventLoop.makeSucceededVoidFuture() }
+            serverChannel = nil
+            return ch.close().always { _ in _ = unlink(self.options.path) }
+        }
+    }
+
+    /// Number of connected clients and of watchers (for tests and status lines).
+    public var clientCount: (clients: Int, watchers: Int) {
+        (clients.count, clients.values.filter(\.watching).count)
+    }
+
+    // MARK: - Clients
+
+    fileprivate func added(_ channel: any Channel) -> ControlClient {
+        let c = ControlClient(number: nextClientNumber, channel: channel)
+        nextClientNumber += 1
+        clients[ObjectIdentifier(c)] = c
+        logger.debug("control client \(c.number) connected")
+        return c
+    }
+
+    fileprivate func removed(_ c: ControlClient) {
+        guard clients.removeValue(forKey: ObjectIdentifier(c)) != nil else { return }
+        logger.debug("control client \(c.number) disconnected")
+        updateAttached()
+    }
+
+    private func updateAttached() {
+        let now = clients.values.contains { $0.watching }
+        guard now != attached else { return }
+        attached = now
+        peripheral.setControlClientAttached(now)
+    }
+
+    /// Handles one received line; the reply is written at once (replies keep request order).
+    fileprivate func received(_ framed: ControlLineFramer.Output, from c: ControlClient) {
+        let reply: String
+        switch framed {
+        case .tooLong:
+            reply = ControlReply.failure(ControlError(.badJSON, "line too long (more than \(options.maximumLineLength) bytes)")).text(id: nil)
+        case .line(let bytes):
+            do {
+                let request = try ControlRequest.parse(bytes)
+                let r = execute(request.command, for: c)
+                reply = r.text(id: request.id)
+            } catch {
+                reply = ControlReply.failure(error.error).text(id: error.id)
+            }
+        }
+        send(reply, to: c, flush: false)
+    }
+
+    private func execute(_ command: ControlCommand, for client: ControlClient) -> ControlReply {
+        if case .watch = command {
+            client.watching = true
+            updateAttached()
+            return .success
+        }
+        let r = ControlDispatcher.execute(command, on: peripheral)
+        if case .failure(let e) = r, e.code == .busy { client.owesReady = true }
+        return r
+    }
+
+    /// Sends an event to every watcher (and `ready` also to clients owed it).
+    private func broadcast(_ event: ControlEvent) {
+        let text = event.text
+        logger.trace("event \(text)")
+        let isReady = event == .ready
+        for c in Array(clients.values) where c.watching || (isReady && c.owesReady) {
+            if isReady { c.owesReady = false }
+            send(text, to: c, flush: true)
+        }
+    }
+
+    private func send(_ line: String, to c: ControlClient, flush: Bool) {
+        guard !c.dropped else { return }
+        var buffer = c.channel.allocator.buffer(capacity: line.utf8.count + 1)
+        buffer.writeString(line)
+        buffer.writeInteger(UInt8(0x0A))
+        let size = buffer.readableBytes
+        if c.pendingBytes + size > options.maximumOutputBytes {
+            c.dropped = true
+            logger.warning("control client \(c.number) does not read its replies/events (over \(options.maximumOutputBytes) bytes unsent); dropping it")
+            c.channel.close(mode: .all, promise: nil)
+            removed(c)
+            return
+        }
+        c.pendingBytes += size
+        let promise = c.channel.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.whenComplete { _ in c.pendingBytes -= size }
+        if flush {
+            c.channel.writeAndFlush(buffer, promise: promise)
+        } else {
+            c.channel.write(buffer, promise: promise)
+        }
+    }
+}
+
+/// One connected control client (confined to the server's event loop).
+final class ControlClient: @unchecked Sendable {
+    let number: Int
+    let channel: any Channel
+    var watching = false
+    /// A `notify` answered `busy`: `ready` is due to this client.
+    var owesReady = false
+    /// Bytes written and not yet handed to the kernel.
+    var pendingBytes = 0
+    var dropped = false
+    init(number: Int, channel: any Channel) {
+        self.number = number
+        self.channel = channel
+    }
+}
+
+/// Per-connection handler: framing in, server calls, flush after each read batch.
+final class ControlClientHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let server: ControlServer
+    private var client: ControlClient?
+    private var framer: ControlLineFramer
+
+    init(server: ControlServer) {
+        self.server = server
+        self.framer = ControlLineFramer(maximumLength: server.options.maximumLineLength)
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        client = server.added(context.channel)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        guard let client, !client.dropped else { return }
+        let outputs = buffer.readableBytesView.withContiguousStorageIfAvailable { framer.push($0) } ?? framer.push(buffer.readableBytesView)
+        for o in outputs {
+            guard !client.dropped else { return }
+            server.received(o, from: client)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.flush()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let client { server.removed(client) }
+        client = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
+
+@available(*, unavailable)
+extension ControlClientHandler: Sendable {}
+
+/// Executes one request against the peripheral (everything but `watch`).
+public enum ControlDispatcher {
+    public static func execute(_ command: ControlCommand, on p: any PeripheralControl) -> ControlReply {
+        do {
+            return try run(command, on: p)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private static func run(_ command: ControlCommand, on p: any PeripheralControl) throws(ControlError) -> ControlReply {
+        switch command {
+        case .notify(let name, let value, let central):
+            let (index, c) = try characteristic(name, in: p.database)
+            guard c.properties.canNotify || c.properties.canIndicate else {
+                throw ControlError(.notNotifiable, "\(c.displayName) has neither notify nor indicate")
+            }
+            try checkLength(value, c)
+            let only = try central.map { a throws(ControlError) in try connection(a, p) }
+            switch p.notify(characteristic: index, value: value, only: only) {
+            case .queued(let n): return .ok([("sent", .int(n))])
+            case .busy: throw ControlError(.busy, "a subscriber's transmit queue is full; nothing was changed; wait for the \"ready\" event")
+            case .valueTooLong: throw ControlError(.valueTooLong, "value longer than the maximum length of \(c.displayName) (\(c.maxLength) bytes)")
+            case .notNotifiable: throw ControlError(.notNotifiable, "\(c.displayName) has neither notify nor indicate")
+            case .unknownCharacteristic: throw ControlError(.unknownCharacteristic, "no characteristic \"\(name)\"")
+            }
+        case .set(let name, let value):
+            let (index, c) = try characteristic(name, in: p.database)
+            try checkLength(value, c)
+            guard p.setValue(characteristic: index, value: value) else {
+                throw ControlError(.invalidValue, "cannot set \(c.displayName)")
+            }
+            return .success
+        case .get(let name):
+            let (index, _) = try characteristic(name, in: p.database)
+            return .ok([("value", .hexValue(p.database.value(ofCharacteristic: index)))])
+        case .status:
+            return .ok(p.status().fields)
+        case .watch:
+            return .success
+        case .respond(let request, let result):
+            guard p.respond(to: PendingRequestID(request), result: result) else {
+                throw ControlError(.unknownRequest, "no pending request \(request) (already answered, timed out, or its central left)")
+            }
+            return .success
+        case .advertise(let enable):
+            p.setAdvertising(enable)
+            return .success
+        case .disconnect(let central):
+            p.disconnect(try connection(central, p))
+            return .success
+        }
+    }
+
+    private static func characteristic(_ name: String, in db: GATTDatabase) throws(ControlError) -> (Int, Characteristic) {
+        guard let i = db.characteristicIndex(named: name), db.characteristics.indices.contains(i) else {
+            throw ControlError(.unknownCharacteristic, "no characteristic \"\(name)\" (use its config id, or its UUID when unique)")
+        }
+        return (i, db.characteristics[i])
+    }
+
+    private static func checkLength(_ value: [UInt8], _ c: Characteristic) throws(ControlError) {
+        guard value.count <= c.maxLength else {
+            throw ControlError(.valueTooLong, "\(value.count) bytes is longer than the maximum length of \(c.displayName) (\(c.maxLength) bytes)")
+        }
+    }
+
+    private static func connection(_ central: String, _ p: any PeripheralControl) throws(ControlError) -> ConnectionID {
+        guard let a = BluetoothAddress(central) else {
+            throw ControlError(.unknownCentral, "\"\(central)\" is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
+        }
+        guard let id = p.connection(of: a) else { throw ControlError(.unknownCentral, "no central \(a) is connected") }
+        return id
+    }
+}

@@ -1,0 +1,195 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// Why gattctl gives up, with the message to print and the exit code.
+struct GattctlFailure: Error {
+    var message: String
+    var exitCode: Int32
+
+    /// The daemon answered `{"ok":false,...}` or something unexpected: exit 1.
+    static func reply(_ message: String) -> GattctlFailure { GattctlFailure(message: message, exitCode: 1) }
+    /// EX_UNAVAILABLE: nobody is listening.
+    static func notRunning(_ message: String) -> GattctlFailure { GattctlFailure(message: message, exitCode: 69) }
+    /// EX_NOPERM: the socket is there but we may not use it.
+    static func permission(_ message: String) -> GattctlFailure { GattctlFailure(message: message, exitCode: 77) }
+    /// EX_USAGE: a value that can never be sent.
+    static func usage(_ message: String) -> GattctlFailure { GattctlFailure(message: message, exitCode: 64) }
+}
+
+/// A JSON object as JSONSerialization reads it.
+typealias JSONObject = [String: Any]
+
+/// A blocking newline-delimited-JSON client for gattd's control socket.
+final class ControlClient {
+    let path: String
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var nextID = 1
+
+    /// How long to wait for the reply to a request.
+    static let replyTimeout: Duration = .seconds(10)
+
+    init(path: String) throws(GattctlFailure) {
+        self.path = path
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard !bytes.isEmpty, bytes.count < capacity else {
+            throw .usage("--socket \(path): a Unix socket path must be 1 to \(capacity - 1) bytes long")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+        }
+        #if canImport(Darwin)
+        let fd = socket(AF_UNIX, SOCK_STREAM, 0)
+        #else
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #endif
+        guard fd >= 0 else { throw .reply("socket(): \(Self.errnoText())") }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if rc != 0 {
+            let code = errno
+            close(fd)
+            switch code {
+            case ENOENT:
+                throw .notRunning("gattd is not running (no socket at \(path))")
+            case ECONNREFUSED:
+                throw .notRunning("gattd is not running (\(path) exists but nothing is listening)")
+            case EACCES, EPERM:
+                throw .permission("permission denied: add yourself to the gattd group (\(path))")
+            case ENOTSOCK:
+                throw .notRunning("\(path) is not a socket; is --socket right?")
+            default:
+                throw .notRunning("cannot connect to \(path): \(String(cString: strerror(code)))")
+            }
+        }
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    // MARK: - Requests
+
+    /// Sends `request` with a fresh `"id"` and returns the matching reply, skipping any
+    /// events that arrive first.
+    func request(_ request: JSONObject) throws(GattctlFailure) -> JSONObject {
+        var request = request
+        let id = nextID
+        nextID += 1
+        request["id"] = id
+        try send(request)
+        while true {
+            guard let object = try readObject(timeout: Self.replyTimeout) else {
+                throw .reply("gattd did not answer within \(Self.replyTimeout.components.seconds) s")
+            }
+            if object["event"] != nil { continue }
+            if let echoed = object["id"] as? Int, echoed != id { continue }
+            return object
+        }
+    }
+
+    /// Like `request`, but an `{"ok":false}` reply becomes a failure with its message.
+    @discardableResult
+    func expectOK(_ request: JSONObject) throws(GattctlFailure) -> JSONObject {
+        let reply = try self.request(request)
+        if reply["ok"] as? Bool == true { return reply }
+        throw .reply(Self.errorText(reply))
+    }
+
+    func send(_ object: JSONObject) throws(GattctlFailure) {
+        let data: Data
+        do {
+            data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        } catch {
+            throw .reply("cannot encode request: \(error)")
+        }
+        var bytes = [UInt8](data)
+        bytes.append(0x0A)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                Self.sendNoSignal(fd, raw.baseAddress! + offset, raw.count - offset)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .reply("lost the connection to gattd: \(Self.errnoText())")
+            }
+            offset += n
+        }
+    }
+
+    /// The next line as text (without "\n"); nil on timeout. Throws when gattd closes
+    /// the connection. `timeout` nil waits forever.
+    func readLine(timeout: Duration?) throws(GattctlFailure) -> String? {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var waitMilliseconds: Int32 = -1
+            if let deadline {
+                let left = deadline - ContinuousClock.now
+                if left <= .zero { return nil }
+                let (s, atto) = left.components
+                waitMilliseconds = Int32(clamping: s * 1000 + atto / 1_000_000_000_000_000 + 1)
+            }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, waitMilliseconds)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw .reply("poll: \(Self.errnoText())")
+            }
+            if ready == 0 { continue }  // the deadline check above returns nil
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw .reply("lost the connection to gattd: \(Self.errnoText())")
+            }
+            if n == 0 { throw .reply("gattd closed the connection") }
+            buffer += chunk[0..<n]
+        }
+    }
+
+    /// The next line parsed as a JSON object; nil on timeout.
+    func readObject(timeout: Duration?) throws(GattctlFailure) -> JSONObject? {
+        guard let line = try readLine(timeout: timeout) else { return nil }
+        return try Self.parse(line)
+    }
+
+    static func parse(_ line: String) throws(GattctlFailure) -> JSONObject {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? JSONObject else {
+            throw .reply("gattd sent something that is not a JSON object: \(line)")
+        }
+        return object
+    }
+
+    /// "message" of an error reply, or the code, or the whole reply.
+    static func errorText(_ reply: JSONObject) -> String {
+        if let message = reply["message"] as? String, !message.isEmpty { return message }
+        if let code = reply["error"] as? String { return code }
+        return "unexpected reply: \(reply)"
+    }
+
+    private static func errnoText() -> String { String(cString: strerror(errno)) }
+
+    /// send(2) that reports EPIPE instead of raising SIGPIPE.
+    private static func sendNoSignal(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        return Glibc.send(fd, buffer, count, Int32(MSG_NOSIGNAL))
+        #else
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+        return Darwin.send(fd, buffer, count, 0)
+        #endif
+    }
+}

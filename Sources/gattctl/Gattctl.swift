@@ -1,0 +1,327 @@
+import ArgumentParser
+import Foundation
+import GattCore
+
+/// `gattctl`: talks to a running gattd over its control socket.
+@main
+struct Gattctl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gattctl",
+        abstract: "Control a running gattd: update and notify values, watch centrals.",
+        discussion: """
+            VALUE is hex by default ("0a1b", "0A 1B" and "0a:1b" all work); use --utf8 for
+            text or --base64. The socket is --socket, else $GATTD_SOCKET, else
+            /run/gattd/control.sock; its group (gattd) decides who may use it.
+
+            Exit codes: 0 ok, 1 gattd answered an error, 64 bad usage or value,
+            69 gattd is not running, 77 permission denied on the socket.
+            """,
+        subcommands: [
+            Notify.self, SetValue.self, GetValue.self, Status.self, Watch.self, Advertise.self, Disconnect.self,
+        ]
+    )
+
+    /// So that `gattctl --socket PATH status` works as well as `gattctl status --socket PATH`.
+    @OptionGroup var global: GlobalOptions
+}
+
+/// Options every subcommand shares.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The control socket (default: $GATTD_SOCKET or /run/gattd/control.sock).", valueName: "path"))
+    var socket: String?
+
+    var socketPath: String {
+        if let socket { return socket }
+        if let env = ProcessInfo.processInfo.environment["GATTD_SOCKET"], !env.isEmpty { return env }
+        return "/run/gattd/control.sock"
+    }
+
+    func connect() throws(GattctlFailure) -> ControlClient {
+        try ControlClient(path: socketPath)
+    }
+}
+
+/// How VALUE is written on the command line (or how `get` prints it).
+enum ValueEncoding: String, EnumerableFlag {
+    case hex, utf8, base64
+
+    static func help(for value: ValueEncoding) -> ArgumentHelp? {
+        switch value {
+        case .hex: "Hex digits, optionally separated by spaces, ':' or '-'."
+        case .utf8: "Text, sent as its UTF-8 bytes."
+        case .base64: "Standard base64."
+        }
+    }
+
+    var literal: AttributeValueLiteral.Encoding {
+        switch self {
+        case .hex: .hex
+        case .utf8: .utf8
+        case .base64: .base64
+        }
+    }
+
+    /// Checks `text` locally (for a clear message before anything is sent) and returns the
+    /// protocol's value object, e.g. `{"utf8": "21.5"}`.
+    func valueObject(_ text: String) throws(GattctlFailure) -> [String: String] {
+        do {
+            _ = try AttributeValueLiteral.decode(text, as: literal)
+        } catch {
+            let hint = self == .hex ? " (use --utf8 to send text)" : ""
+            throw .usage("invalid \(rawValue) value \"\(text)\": \(error.message)\(hint)")
+        }
+        return [rawValue: text]
+    }
+}
+
+/// Runs `body`, turning a failure into its message on stderr and its exit code.
+func runReportingFailures(_ body: () throws(GattctlFailure) -> Void) throws {
+    do {
+        try body()
+    } catch {
+        FileHandle.standardError.write(Data("gattctl: \(error.message)\n".utf8))
+        throw ExitCode(error.exitCode)
+    }
+}
+
+/// Prints a line and flushes (stdout is often a pipe).
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+// MARK: - notify
+
+struct Notify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Update a value and notify/indicate the subscribed centrals.",
+        discussion: """
+            VALUE "-" reads values from stdin, one per line (empty lines are skipped), and \
+            sends each in order. When gattd's queue is full (busy), gattctl waits for \
+            gattd's "ready" and resends the same value, so nothing is dropped:
+
+                sensor | gattctl notify temperature - --utf8
+
+            A value gattd rejects (invalid, too long) is reported and skipped; other errors \
+            stop the stream. The exit code is 1 if any value was not sent.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The characteristic's id (or UUID) from the config.") var id: String
+    @Argument(help: "The value, or - to read one value per line from stdin.") var value: String
+    @Flag var encoding: ValueEncoding = .hex
+    @Option(name: .long, help: ArgumentHelp("Only notify this central.", valueName: "address")) var central: String?
+
+    /// How long to wait for "ready" after "busy" before resending anyway.
+    static let readyTimeout: Duration = .seconds(5)
+
+    func run() throws {
+        try runReportingFailures { () throws(GattctlFailure) in
+            if value == "-" {
+                try streamFromStandardInput()
+            } else {
+                let object = try encoding.valueObject(value)
+                let client = try global.connect()
+                if let failure = try send(object, client: client) { throw .reply(failure.message) }
+            }
+        }
+    }
+
+    private func streamFromStandardInput() throws(GattctlFailure) {
+        let client = try global.connect()
+        var lineNumber = 0
+        var failed = 0
+        while var line = Swift.readLine(strippingNewline: true) {
+            lineNumber += 1
+            if line.hasSuffix("\r") { line.removeLast() }
+            if line.isEmpty { continue }
+            let object: [String: String]
+            do {
+                object = try encoding.valueObject(line)
+            } catch {
+                FileHandle.standardError.write(Data("gattctl: stdin line \(lineNumber): \(error.message); skipped\n".utf8))
+                failed += 1
+                continue
+            }
+            if let failure = try send(object, client: client) {
+                let message = "stdin line \(lineNumber): \(failure.message)"
+                guard failure.skippable else { throw .reply(message) }
+                FileHandle.standardError.write(Data("gattctl: \(message); skipped\n".utf8))
+                failed += 1
+            }
+        }
+        if failed > 0 { throw .reply("\(failed) value\(failed == 1 ? "" : "s") not sent") }
+    }
+
+    struct Rejection {
+        var message: String
+        /// A problem with this value only: the stream can go on.
+        var skippable: Bool
+    }
+
+    /// Sends one notify, waiting out `busy`. Returns nil when sent.
+    private func send(_ value: [String: String], client: ControlClient) throws(GattctlFailure) -> Rejection? {
+        var request: JSONObject = ["op": "notify", "characteristic": id, "value": value]
+        if let central { request["central"] = central }
+        while true {
+            let reply = try client.request(request)
+            if reply["ok"] as? Bool == true { return nil }
+            let code = reply["error"] as? String
+            if code == "busy" {
+                try waitForReady(client)
+                continue
+            }
+            return Rejection(
+                message: ControlClient.errorText(reply),
+                skippable: code == "invalid_value" || code == "value_too_long")
+        }
+    }
+
+    /// Reads until `{"event":"ready"}`; after `readyTimeout` without one, returns anyway
+    /// (the resend then either goes through or is busy again).
+    private func waitForReady(_ client: ControlClient) throws(GattctlFailure) {
+        let deadline = ContinuousClock.now + Self.readyTimeout
+        while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero, let object = try client.readObject(timeout: left) else { return }
+            if object["event"] as? String == "ready" { return }
+        }
+    }
+}
+
+// MARK: - set / get
+
+struct SetValue: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "set", abstract: "Change a value without notifying anyone.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The characteristic's id (or UUID).") var id: String
+    @Argument(help: "The new value.") var value: String
+    @Flag var encoding: ValueEncoding = .hex
+
+    func run() throws {
+        try runReportingFailures { () throws(GattctlFailure) in
+            let object = try encoding.valueObject(value)
+            try global.connect().expectOK(["op": "set", "characteristic": id, "value": object])
+        }
+    }
+}
+
+struct GetValue: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get", abstract: "Print a characteristic's current value (hex unless --utf8 or --base64).")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The characteristic's id (or UUID).") var id: String
+    @Flag var encoding: ValueEncoding = .hex
+
+    func run() throws {
+        try runReportingFailures { () throws(GattctlFailure) in
+            let reply = try global.connect().expectOK(["op": "get", "characteristic": id])
+            let bytes = try Self.bytes(of: reply["value"])
+            switch encoding {
+            case .hex: emit(AttributeValueLiteral.hexString(bytes))
+            case .base64: emit(AttributeValueLiteral.base64String(bytes))
+            case .utf8:
+                guard let text = String(validating: bytes, as: UTF8.self) else {
+                    throw .reply("the value (\(AttributeValueLiteral.hexString(bytes))) is not valid UTF-8; use --hex")
+                }
+                emit(text)
+            }
+        }
+    }
+
+    /// Decodes a protocol value object (`{"hex": ...}`, `{"utf8": ...}` or `{"base64": ...}`).
+    static func bytes(of value: Any?) throws(GattctlFailure) -> [UInt8] {
+        guard let object = value as? [String: Any], object.count == 1, let (key, raw) = object.first,
+            let text = raw as? String, let encoding = AttributeValueLiteral.Encoding(rawValue: key)
+        else {
+            throw .reply("gattd's reply has no readable value: \(String(describing: value))")
+        }
+        do {
+            return try AttributeValueLiteral.decode(text, as: encoding)
+        } catch {
+            throw .reply("gattd's reply has an invalid \(key) value: \(error.message)")
+        }
+    }
+}
+
+// MARK: - status / watch
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show advertising and the connected centrals.")
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Print gattd's JSON reply as is.") var json = false
+
+    func run() throws {
+        try runReportingFailures { () throws(GattctlFailure) in
+            let reply = try global.connect().expectOK(["op": "status"])
+            if json {
+                emit(Rendering.json(reply))
+            } else {
+                emit(Rendering.statusTable(reply), terminator: "")
+            }
+        }
+    }
+
+    private func emit(_ text: String, terminator: String = "\n") {
+        FileHandle.standardOutput.write(Data((text + terminator).utf8))
+    }
+}
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print gattd's events (connections, subscriptions, writes...) as they happen.",
+        discussion: "One readable line per event, or with --json the protocol's JSON lines exactly as received.")
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Print the raw JSON event lines.") var json = false
+
+    func run() throws {
+        try runReportingFailures { () throws(GattctlFailure) in
+            let client = try global.connect()
+            try client.expectOK(["op": "watch"])
+            while true {
+                guard let line = try client.readLine(timeout: nil) else { continue }
+                if json {
+                    emit(line)
+                } else {
+                    emit(Rendering.event(try ControlClient.parse(line), at: Date()))
+                }
+            }
+        }
+    }
+}
+
+// MARK: - advertise / disconnect
+
+struct Advertise: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Turn advertising on or off.")
+
+    enum State: String, ExpressibleByArgument, CaseIterable {
+        case on, off
+    }
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "on or off.") var state: State
+
+    func run() throws {
+        try runReportingFailures { () throws(GattctlFailure) in
+            try global.connect().expectOK(["op": "advertise", "enable": state == .on])
+        }
+    }
+}
+
+struct Disconnect: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Disconnect a central.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The central's address, as `gattctl status` shows it.") var address: String
+
+    func run() throws {
+        try runReportingFailures { () throws(GattctlFailure) in
+            try global.connect().expectOK(["op": "disconnect", "central": address])
+        }
+    }
+}

@@ -1,0 +1,154 @@
+"""What a scanner sees of gattd, and the exact advertising commands the controller received.
+
+The expected payloads are written out by hand from AdvertisingPayloadBuilder's documented
+rules (flags first, then the name, service UUIDs, manufacturer data...; a name that does not
+fit is shortened in the advertising data and complete in the scan response; an iBeacon alone
+is ADV_NONCONN_IND with flags + iBeacon and no scan response).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import pytest
+
+from bumble import hci
+from bumble.core import UUID, AdvertisingData
+
+from gatt_central import CONFIG_DIR, FULL_CONFIG, central_device, connect_peer
+from harness import (
+    OPCODE_LE_SET_ADVERTISING_DATA,
+    OPCODE_LE_SET_ADVERTISING_ENABLE,
+    OPCODE_LE_SET_ADVERTISING_PARAMETERS,
+    OPCODE_LE_SET_SCAN_RESPONSE_DATA,
+    REPO_ROOT,
+    ad_structures,
+    from_address,
+    run,
+    scan_for,
+    with_scan_response,
+)
+
+IBEACON_CONFIG = REPO_ROOT / "config" / "ibeacon.json"
+LONG_NAME_CONFIG = CONFIG_DIR / "long-name.json"
+
+# config/test/gatt-full.json: name, 16-bit UUID list, manufacturer data; no scan response.
+FULL_ADVERTISING = bytes.fromhex("020106" "0b09" + b"gattd-test".hex() + "0303 0f18" "05ff ffff 0102".replace(" ", ""))
+# config/test/long-name.json: the 28-byte name does not fit next to the flags (28 bytes
+# left, it needs 30), so it is cut to what leaves room for the UUIDs and the manufacturer
+# data (13 bytes: 31 bytes used) and the complete name is the scan response (30 bytes).
+LONG_NAME_ADVERTISING = bytes.fromhex("020106" "0e08" + b"Kitchen Windo".hex() + "03031a18" "08ffffff0102030405")
+LONG_NAME_SCAN_RESPONSE = bytes.fromhex("1d09" + b"Kitchen Window Thermometer 7".hex())
+# config/ibeacon.json: Apple's layout, 30 bytes.
+IBEACON_UUID = bytes.fromhex("e2c56db5dffb48d2b060d0f5a71096e0")
+IBEACON_ADVERTISING = bytes.fromhex("020106" "1aff4c000215") + IBEACON_UUID + bytes.fromhex("0001" "0002" "c5")
+
+
+def data_command(payload: bytes) -> bytes:
+    """LE Set Advertising / Scan Response Data parameters: length, data zero-padded to 31."""
+    return bytes([len(payload)]) + payload.ljust(31, b"\x00")
+
+
+def advertising_parameters(interval_min: int, interval_max: int, advertising_type: int) -> bytes:
+    """LE Set Advertising Parameters (Vol 4 Part E §7.8.5): public own address, no peer,
+    all three channels, no filter."""
+    return (interval_min.to_bytes(2, "little") + interval_max.to_bytes(2, "little")
+            + bytes([advertising_type, 0x00, 0x00]) + bytes(6) + bytes([0x07, 0x00]))
+
+
+async def wait_until_advertising(controller) -> None:
+    command = await controller.wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE)
+    assert command.parameters == b"\x01"
+
+
+@pytest.mark.parametrize("legacy_only", [False, True], ids=["extended-controllers", "legacy-controllers"])
+def test_scan_sees_name_services_manufacturer_data_and_flags(controllers, gattd):
+    gattd(FULL_CONFIG)
+
+    async def body():
+        await wait_until_advertising(controllers[0])
+        async with central_device(controllers[1]) as device:
+            advertisement = await scan_for(device, from_address(controllers[0].address), active=False)
+            assert advertisement.is_connectable
+            assert str(advertisement.address) == "F0:F0:F0:F0:F0:00/P"
+            assert advertisement.data_bytes == FULL_ADVERTISING
+            assert ad_structures(advertisement.data_bytes)[0] == (0x01, b"\x06")
+            assert advertisement.data.get(AdvertisingData.FLAGS) == 0x06
+            assert advertisement.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) == "gattd-test"
+            assert advertisement.data.get(AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS) == \
+                [UUID("180F")]
+            assert advertisement.data.get(AdvertisingData.MANUFACTURER_SPECIFIC_DATA) == (0xFFFF, b"\x01\x02")
+            # Active scanning: an empty scan response.
+            response = await scan_for(device, with_scan_response(from_address(controllers[0].address)))
+            assert response.data_bytes == b""
+
+        assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_DATA).parameters == data_command(FULL_ADVERTISING)
+        assert controllers[0].last_command(OPCODE_LE_SET_SCAN_RESPONSE_DATA).parameters == data_command(b"")
+        # interval_ms [20, 30] = 32 and 48 units of 0.625 ms; ADV_IND.
+        assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_PARAMETERS).parameters == \
+            advertising_parameters(0x0020, 0x0030, 0x00)
+
+    run(body())
+
+
+def test_long_name_is_shortened_with_complete_name_in_scan_response(controllers, gattd):
+    gattd(LONG_NAME_CONFIG)
+
+    async def body():
+        await wait_until_advertising(controllers[0])
+        async with central_device(controllers[1]) as device:
+            # Passive: the advertising data alone, with the Shortened Local Name (0x08).
+            advertisement = await scan_for(device, from_address(controllers[0].address), active=False)
+            assert advertisement.data_bytes == LONG_NAME_ADVERTISING
+            assert advertisement.data.get(AdvertisingData.SHORTENED_LOCAL_NAME) == "Kitchen Windo"
+            assert advertisement.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) is None
+            # Active: the scan response carries the Complete Local Name (0x09).
+            response = await scan_for(device, with_scan_response(from_address(controllers[0].address)))
+            assert response.data_bytes == LONG_NAME_SCAN_RESPONSE
+            assert response.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) == "Kitchen Window Thermometer 7"
+            assert response.data.get(AdvertisingData.SHORTENED_LOCAL_NAME) == "Kitchen Windo"
+
+        assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_DATA).parameters == \
+            data_command(LONG_NAME_ADVERTISING)
+        assert controllers[0].last_command(OPCODE_LE_SET_SCAN_RESPONSE_DATA).parameters == \
+            data_command(LONG_NAME_SCAN_RESPONSE)
+
+    run(body())
+
+
+def test_ibeacon_is_seen_non_connectable(controllers, gattd):
+    gattd_process = gattd(IBEACON_CONFIG)
+
+    async def body():
+        await wait_until_advertising(controllers[0])
+        async with central_device(controllers[1]) as device:
+            advertisement = await scan_for(device, from_address(controllers[0].address))
+            assert not advertisement.is_connectable
+            assert not advertisement.is_scannable
+            assert advertisement.data_bytes == IBEACON_ADVERTISING
+            company, beacon = advertisement.data.get(AdvertisingData.MANUFACTURER_SPECIFIC_DATA)
+            assert company == 0x004C
+            assert beacon[0:2] == b"\x02\x15"
+            assert beacon[2:18] == IBEACON_UUID  # e2c56db5-dffb-48d2-b060-d0f5a71096e0
+            assert int.from_bytes(beacon[18:20], "big") == 1  # major
+            assert int.from_bytes(beacon[20:22], "big") == 2  # minor
+            assert beacon[22] - 256 == -59  # measured power
+            assert advertisement.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) is None
+            # Not connectable: gattd's controller refuses the connection. (The virtual link
+            # still tells the *central* it connected: its controller only checks
+            # connectability while scanning, so only gattd's side is checked here.)
+            with contextlib.suppress(asyncio.TimeoutError, TimeoutError, hci.HCI_Error):
+                await connect_peer(device, hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS),
+                                   timeout=1.0)
+            await asyncio.sleep(0.3)
+
+        assert "connected:" not in gattd_process.log()
+        assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_DATA).parameters == \
+            data_command(IBEACON_ADVERTISING)
+        assert controllers[0].last_command(OPCODE_LE_SET_SCAN_RESPONSE_DATA).parameters == data_command(b"")
+        # Default interval [100, 150] ms = 160 and 240 units; ADV_NONCONN_IND (0x03).
+        assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_PARAMETERS).parameters == \
+            advertising_parameters(0x00A0, 0x00F0, 0x03)
+
+    run(body())

@@ -1,0 +1,201 @@
+"""Connections: two centrals at once, max_connections, reconnection, surviving the loss of the
+controller, and the Data Length / PHY requests gattd makes for each new connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+import pytest
+
+from bumble import att
+
+from gatt_central import (
+    CONFIG_DIR,
+    FULL_CONFIG,
+    OPCODE_LE_SET_DATA_LENGTH,
+    OPCODE_LE_SET_PHY,
+    ControllerProcess,
+    Link,
+    central,
+    central_device,
+    connect_peer,
+    free_ports,
+    start_gattd,
+    wait_for_log,
+)
+from harness import OPCODE_LE_SET_ADVERTISING_ENABLE, OPCODE_RESET, from_address, run, scan_for
+
+WRITABLE = 0x0014
+LONG = 0x0016
+LONG_VALUE = bytes((i * 7 + 3) & 0xFF for i in range(300))
+LEVEL = 0x002A
+SINGLE_LEVEL = 0x0010  # Battery Level in config/test/max-one-connection.json
+CENTRAL_1 = "C0:00:00:00:00:01"
+CENTRAL_2 = "C0:00:00:00:00:02"
+
+
+def link_of(controllers, gattd_process) -> Link:
+    return Link(controllers, gattd_process)
+
+
+def enables_after(controller, after: float, value: bytes = b"\x01") -> list:
+    return [c for c in controller.commands(OPCODE_LE_SET_ADVERTISING_ENABLE) if c.time > after and c.parameters == value]
+
+
+def connection_handle(log: str, address: str) -> int:
+    return int(re.findall(rf"connected: {address} \(random\), handle (\d+)", log)[-1])
+
+
+@pytest.mark.parametrize("controller_count", [3])
+def test_two_centrals_at_once(controllers, gattd):
+    link = link_of(controllers, gattd(FULL_CONFIG))
+
+    async def body():
+        async with central(link, 1, CENTRAL_1) as peer1:
+            connected_at = time.time()
+            await wait_for_log(link.gattd, rf"connected: {CENTRAL_1} ")
+            # Advertising resumes after the first connection...
+            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=connected_at)
+            assert enables_after(controllers[0], connected_at)
+            # ...so a second central connects.
+            async with central(link, 2, CENTRAL_2) as peer2:
+                await wait_for_log(link.gattd, rf"connected: {CENTRAL_2} ")
+                # Each connection has its own MTU: 517 on the first, 23 on the second.
+                assert await peer1.request_mtu(517) == 517
+                assert peer2.gatt_client.mtu == 23
+                first = await peer1.gatt_client.send_request(att.ATT_Read_Request(attribute_handle=LONG))
+                second = await peer2.gatt_client.send_request(att.ATT_Read_Request(attribute_handle=LONG))
+                assert bytes(first.attribute_value) == LONG_VALUE
+                assert bytes(second.attribute_value) == LONG_VALUE[:22]
+                # Interleaved reads and writes, each answered on its own connection.
+                reads = await asyncio.gather(peer1.gatt_client.read_value(LONG), peer2.gatt_client.read_value(LONG),
+                                             peer1.gatt_client.read_value(LEVEL), peer2.gatt_client.read_value(LEVEL))
+                assert reads == [LONG_VALUE, LONG_VALUE, b"\x64", b"\x64"]
+                await peer1.gatt_client.write_value(WRITABLE, b"\x11", with_response=True)
+                assert await peer2.gatt_client.read_value(WRITABLE) == b"\x11"  # one shared value
+                await peer2.gatt_client.write_value(WRITABLE, b"\x22", with_response=True)
+                assert await peer1.gatt_client.read_value(WRITABLE) == b"\x22"
+            await wait_for_log(link.gattd, rf"disconnected: {CENTRAL_2}, reason Remote User Terminated")
+            # The first central is unaffected.
+            assert await peer1.gatt_client.read_value(LEVEL) == b"\x64"
+
+    run(body())
+
+
+@pytest.mark.parametrize("controller_count", [3])
+def test_max_connections_one(controllers, gattd):
+    link = link_of(controllers, gattd(CONFIG_DIR / "max-one-connection.json"))
+
+    async def body():
+        async with central_device(controllers[2], CENTRAL_2, "central-2") as second:
+            async with central(link, 1, CENTRAL_1) as peer1:
+                connected_at = time.time()
+                await wait_for_log(link.gattd, rf"connected: {CENTRAL_1} ")
+                assert await peer1.gatt_client.read_value(SINGLE_LEVEL) == b"\x64"
+                # No advertising with one connection, so nothing to connect to. (Scanning, not a
+                # connection attempt, proves it: the virtual controllers ignore LE Create
+                # Connection Cancel, so a timed-out attempt would hang.)
+                with pytest.raises((asyncio.TimeoutError, TimeoutError)):
+                    await scan_for(second, from_address(controllers[0].address), timeout=1.5)
+                assert enables_after(controllers[0], connected_at) == []
+                assert link.gattd.log().count("connected: C0:") == 1
+                disconnected_at = time.time()
+            # After the disconnection gattd advertises again and the second central gets in.
+            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=disconnected_at)
+            peer2 = await connect_peer(second, link.gattd_address)
+            await wait_for_log(link.gattd, rf"connected: {CENTRAL_2} ")
+            assert await peer2.gatt_client.read_value(SINGLE_LEVEL) == b"\x64"
+            await peer2.connection.disconnect()
+
+    run(body())
+
+
+def test_reconnect_after_the_central_disconnects(controllers, gattd):
+    link = link_of(controllers, gattd(FULL_CONFIG))
+
+    async def body():
+        async with central_device(controllers[1], CENTRAL_1) as device:
+            for attempt in range(3):
+                started = time.time()
+                log_start = len(link.gattd.log())
+                peer = await connect_peer(device, link.gattd_address)
+                await peer.gatt_client.write_value(WRITABLE, bytes([attempt]), with_response=True)
+                assert await peer.gatt_client.read_value(WRITABLE) == bytes([attempt])
+                await peer.connection.disconnect()
+                await wait_for_log(link.gattd, rf"disconnected: {CENTRAL_1}, reason Remote User Terminated",
+                                   start=log_start)
+                # Advertising resumed after the disconnection.
+                await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=started)
+            log = link.gattd.log()
+            assert log.count(f"connected: {CENTRAL_1} (random)") == 3
+            assert log.count(f"disconnected: {CENTRAL_1}, reason Remote User Terminated Connection (0x13)") == 3
+
+    run(body())
+
+
+def test_survives_the_controller_being_killed_and_restarted(tmp_path):
+    """The controller process dies (like a USB dongle unplugged): gattd logs that it lost the
+    controller, retries, and when a controller listens on the same port again it resets it,
+    advertises and serves a central."""
+    ports = free_ports(2)
+    link_process = ControllerProcess(tmp_path, ports)
+    controllers = link_process.start()
+    gattd_process = start_gattd(FULL_CONFIG, controllers[0].transport, tmp_path)
+    try:
+        link = Link(controllers, gattd_process)
+
+        async def before():
+            async with central(link, 1, CENTRAL_1) as peer:
+                assert await peer.gatt_client.read_value(LEVEL) == b"\x64"
+
+        run(before())
+        link_process.kill()
+        run(wait_for_log(gattd_process, r"lost the controller at tcp:127\.0\.0\.1:\d+", timeout=10))
+        time.sleep(1.0)
+        assert gattd_process.running
+        log_start = len(gattd_process.log())
+
+        controllers = link_process.start()
+        link = Link(controllers, gattd_process)
+
+        async def after():
+            # gattd reconnects (backoff up to a few seconds) and brings the controller up again.
+            await controllers[0].wait_for_command(OPCODE_RESET, timeout=15)
+            await wait_for_log(gattd_process, r"advertising as \"gattd-test\"", timeout=10, start=log_start)
+            async with central(link, 1, CENTRAL_1) as peer:
+                assert await peer.gatt_client.read_value(LEVEL) == b"\x64"
+            await wait_for_log(gattd_process, rf"connected: {CENTRAL_1} ", start=log_start)
+
+        run(after(), timeout=40)
+        assert gattd_process.running
+    except BaseException:
+        print(f"\n===== gattd log =====\n{gattd_process.log()}\n===== controllers log =====\n{link_process.log()}")
+        raise
+    finally:
+        gattd_process.stop()
+        link_process.stop()
+
+
+def test_data_length_and_2m_phy_requested_for_each_connection(controllers, gattd):
+    link = link_of(controllers, gattd(FULL_CONFIG))
+
+    async def body():
+        async with central(link, 1, CENTRAL_1):
+            data_length = await controllers[0].wait_for_command(OPCODE_LE_SET_DATA_LENGTH)
+            phy = await controllers[0].wait_for_command(OPCODE_LE_SET_PHY)
+        handle = connection_handle(link.gattd.log(), CENTRAL_1)
+        # LE Set Data Length (§7.8.33): handle, TX octets 251, TX time 2120 µs.
+        assert data_length.parameters == handle.to_bytes(2, "little") + (251).to_bytes(2, "little") + \
+            (2120).to_bytes(2, "little")
+        # LE Set PHY (§7.8.49): handle, ALL_PHYS 0, TX 2M, RX 2M, options 0.
+        assert phy.parameters == handle.to_bytes(2, "little") + bytes([0x00, 0x02, 0x02, 0x00, 0x00])
+        # Once per connection.
+        assert len(controllers[0].commands(OPCODE_LE_SET_DATA_LENGTH)) == 1
+        assert len(controllers[0].commands(OPCODE_LE_SET_PHY)) == 1
+        # Neither failed (a failure would be logged as a warning).
+        assert "failed" not in link.gattd.log()
+
+    run(body())
