@@ -70,16 +70,6 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Kernel transport smoke test: runs inside the kernel-vm QEMU VM (scripts/kernel-vm-test).
-        .executableTarget(
-            name: "gattd-kernel-smoke",
-            dependencies: [
-                "GattTransport", "GattCore",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            path: "Sources/kernel-smoke"
-        ),
         .testTarget(
             name: "GattCoreTests",
             dependencies: ["GattCore"]

@@ -79,6 +79,16 @@ import Testing
         #expect(h.host.controller.totalACLDataPackets == 3)
     }
 
+    @Test func noACLBuffersAtAllIsFatal() {
+        var c = FakeController()
+        c.leBuffers = (0, 0)
+        c.aclBuffers = (0, 0)
+        var h = HostHarness(controller: c)
+        h.start()
+        #expect(h.fatals == ["the controller reports no ACL data buffers (Read Buffer Size: 0 × 0 bytes)"])
+        #expect(h.sentOpcodes.last == .readBufferSize)
+    }
+
     @Test func randomOwnAddressIsSetBeforeAdvertisingParameters() {
         let random = BluetoothAddress("C5:00:00:00:00:01")!
         var c = FakeController()

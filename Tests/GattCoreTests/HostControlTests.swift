@@ -155,6 +155,22 @@ import Testing
         #expect(h.sent.map(\.encoded) == [[0x01, 0x06, 0x04, 0x03, 0x40, 0x00, 0x13]])
     }
 
+    @Test func aFailedHostHasNoDeadline() {
+        var h = HostHarness()
+        h.bringUp()
+        h.connect(0x40)
+        h.receive([0x12, 0x13, 0x00, 0x02, 0x00], handle: 0x40)  // indications: an ATT deadline
+        let (_, out) = h.host.notify(characteristic: ATTFixture.notify, value: [1], now: h.now)
+        h.take(out)
+        #expect(h.host.nextDeadline == .seconds(30))
+        h.deliver(.hardwareError(code: 1))
+        #expect(h.host.hasFailed)
+        #expect(h.host.nextDeadline == nil)
+        h.clearLogs()
+        h.advance(to: .seconds(31))
+        #expect(h.sent.isEmpty && h.events.isEmpty)
+    }
+
     @Test func nothingIsSentAfterAFatalEvent() {
         var h = HostHarness()
         h.autoAnswer = false

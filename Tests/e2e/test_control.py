@@ -475,3 +475,38 @@ def test_sighup_with_changed_database_sends_service_changed(controllers, gattd, 
         await control.close()
 
     run(body())
+
+
+def test_systemd_notifications(controllers, gattd, tmp_path, monkeypatch):
+    """READY=1 once advertising starts, STATUS= on connection changes, WATCHDOG=1 pings."""
+    import socket as socketlib
+
+    notify_path = tmp_path / "notify.sock"
+    listener = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_DGRAM)
+    listener.bind(str(notify_path))
+    listener.settimeout(0.2)
+    monkeypatch.setenv("NOTIFY_SOCKET", str(notify_path))
+    monkeypatch.setenv("WATCHDOG_USEC", "400000")
+    gattd(CONFIG)
+    messages: list[str] = []
+
+    def drain(until: float) -> None:
+        while time.monotonic() < until:
+            try:
+                messages.append(listener.recv(4096).decode())
+            except socketlib.timeout:
+                pass
+
+    async def body():
+        drain(time.monotonic() + 1.0)
+        device_cm, peer = await connect_central(controllers)
+        await asyncio.sleep(0.3)
+        drain(time.monotonic() + 0.3)
+        await close_central(device_cm, peer)
+
+    run(body())
+    listener.close()
+    ready = [m for m in messages if "READY=1" in m]
+    assert len(ready) == 1 and 'STATUS="CTL": 0 centrals connected' in ready[0]
+    assert any('STATUS="CTL": 1 central connected' in m for m in messages), messages
+    assert sum("WATCHDOG=1" in m for m in messages) >= 3, messages

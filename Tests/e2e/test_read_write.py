@@ -32,6 +32,8 @@ WRITABLE = 0x0014  # read, write, write_without_response; max_length 4
 LONG = 0x0016  # read, write; 300 bytes
 RELIABLE_A = 0x0022
 RELIABLE_B = 0x0025
+RELIABLE_B_EXTENDED_PROPERTIES = 0x0026
+RELIABLE_B_DESCRIPTION = 0x0027  # writable (writable_auxiliaries)
 LEVEL = 0x002A  # Battery Level
 
 LONG_VALUE = bytes((i * 7 + 3) & 0xFF for i in range(300))
@@ -216,5 +218,23 @@ def test_read_multiple_and_read_multiple_variable(link):
             # Read Using Characteristic UUID (Read By Type on the value's UUID).
             values = await peer.gatt_client.read_characteristics_by_uuid(att.UUID("2A19"), None)
             assert values == [b"\x64"]
+
+    run(body())
+
+
+def test_write_user_description_with_writable_auxiliaries(link):
+    async def body():
+        async with central(link) as peer:
+            assert await peer.gatt_client.read_value(RELIABLE_B_DESCRIPTION) == b"Reliable B"
+            try:
+                await peer.gatt_client.write_value(RELIABLE_B_DESCRIPTION, b"Renamed", with_response=True)
+                assert await peer.gatt_client.read_value(RELIABLE_B_DESCRIPTION) == b"Renamed"
+            finally:
+                await peer.gatt_client.write_value(RELIABLE_B_DESCRIPTION, b"Reliable B", with_response=True)
+            # The Extended Properties descriptor is read-only.
+            response = await raw_request(peer, att.ATT_Write_Request(attribute_handle=RELIABLE_B_EXTENDED_PROPERTIES,
+                                                                      attribute_value=b"\x00\x00"))
+            att_error(response, 0x12, RELIABLE_B_EXTENDED_PROPERTIES, 0x03)
+            assert await peer.gatt_client.read_value(RELIABLE_B_EXTENDED_PROPERTIES) == b"\x03\x00"
 
     run(body())

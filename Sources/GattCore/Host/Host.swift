@@ -204,7 +204,9 @@ public struct Host: Sendable {
 
     /// When `tick` should next be called.
     public var nextDeadline: Duration? {
-        [outstanding?.deadline, att.nextDeadline].compactMap { $0 }.min()
+        // A failed host has nothing to time: `tick` would return nothing forever.
+        guard !hasFailed else { return nil }
+        return [outstanding?.deadline, att.nextDeadline].compactMap { $0 }.min()
     }
 
     // MARK: - Application calls
@@ -501,6 +503,9 @@ public struct Host: Sendable {
                 }
             case .readBufferSize:
                 if let b = try complete?.decode(HCIBufferSize.self) {
+                    guard b.aclDataPacketLength > 0, b.totalNumACLDataPackets > 0 else {
+                        return [.event(.fatal("the controller reports no ACL data buffers (Read Buffer Size: \(b.totalNumACLDataPackets) × \(b.aclDataPacketLength) bytes)"))]
+                    }
                     controller.aclDataPacketLength = Int(b.aclDataPacketLength)
                     controller.totalACLDataPackets = Int(b.totalNumACLDataPackets)
                     aclCredits = controller.totalACLDataPackets

@@ -46,6 +46,8 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
 
     private var poller: KernelPoller?
     private var monitor: KernelAdapterMonitor?
+    /// Accepts the kernel's Just Works confirmations (bluetoothd's agent is not running).
+    private var agent: KernelPairingAgent?
     private(set) var controller: KernelHCIController?
     private var listener: KernelATTListener?
     /// The address last read from the controller (kept for `status` while the adapter is gone).
@@ -139,6 +141,13 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
                 self.poller = poller
                 self.monitor = monitor
                 monitor.start(on: self.eventLoop) { [weak self] event in self?.adapterEvent(event) }
+                do {
+                    let agent = try KernelPairingAgent(index: self.index, poller: poller)
+                    self.agent = agent
+                    agent.start(on: self.eventLoop) { [weak self] confirmation in self?.pairingConfirmed(confirmation) }
+                } catch {
+                    self.logger.warning("no pairing agent (centrals cannot pair on kernels that ask user space to confirm Just Works): \(error)")
+                }
             } catch {
                 promise.fail(error)
                 return promise.futureResult
@@ -212,6 +221,8 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
         listener = nil
         monitor?.close()
         monitor = nil
+        agent?.close()
+        agent = nil
         let poller = self.poller
         self.poller = nil
         let controller = self.controller
@@ -594,6 +605,15 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
         guard links[id]?.bearer === bearer else { return }
         links[id]?.waitingForRoom = false
         drain(id)
+    }
+
+    private func pairingConfirmed(_ c: KernelPairingAgent.Confirmation) {
+        let method = c.justWorks ? "Just Works" : "numeric comparison \(c.value)"
+        if c.accepted {
+            logger.info("pairing with \(c.peer.address): accepted \(method) (the kernel asked for a user confirmation)")
+        } else {
+            logger.warning("pairing with \(c.peer.address): could not answer the kernel's \(method) confirmation")
+        }
     }
 
     /// The ATT error code of an Error Response for Insufficient Authentication (0x05) or

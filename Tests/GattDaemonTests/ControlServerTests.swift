@@ -1,0 +1,275 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import GattCore
+import Logging
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import GattDaemon
+
+/// A peripheral that records what the control server asks of it.
+final class FakePeripheral: PeripheralControl, @unchecked Sendable {
+    var database: GATTDatabase
+    var notifyResults: [NotifyResult] = []
+    var notified: [(Int, [UInt8], ConnectionID?)] = []
+    var attachedHistory: [Bool] = []
+    var advertising: [Bool] = []
+    var centrals: [BluetoothAddress: ConnectionID] = [:]
+    var pending: Set<UInt64> = []
+    var controlEventHandler: ((ControlEvent) -> Void)?
+
+    init() {
+        database = GATTDatabase(deviceName: "Fake", services: [
+            ServiceDefinition(id: "s", uuid: 0x180D, characteristics: [
+                CharacteristicDefinition(id: "hr", uuid: 0x2A37, properties: [.notify], value: [0], maxLength: 4),
+                CharacteristicDefinition(id: "plain", uuid: 0x2A19, properties: [.read], value: [0x64], maxLength: 1),
+            ])
+        ])
+    }
+
+    func connection(of central: BluetoothAddress) -> ConnectionID? { centrals[central] }
+    func notify(characteristic: Int, value: [UInt8], only: ConnectionID?) -> NotifyResult {
+        notified.append((characteristic, value, only))
+        let r = notifyResults.isEmpty ? .queued(1) : notifyResults.removeFirst()
+        if case .queued = r { _ = setValue(characteristic: characteristic, value: value) }
+        return r
+    }
+    func setValue(characteristic: Int, value: [UInt8]) -> Bool {
+        database.setValue(value, at: database.characteristics[characteristic].valueHandle)
+        return true
+    }
+    func status() -> ControlStatus { ControlStatus(advertising: advertising.last ?? true, address: .zero, connections: []) }
+    func setAdvertising(_ enabled: Bool) { advertising.append(enabled) }
+    func disconnect(_ connection: ConnectionID) { centrals = centrals.filter { $0.value != connection } }
+    func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool { pending.remove(request.rawValue) != nil }
+    func setControlClientAttached(_ attached: Bool) { attachedHistory.append(attached) }
+}
+
+/// A blocking Unix-socket client reading lines with a timeout.
+final class LineClient {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard var addr = ControlSocketPath.socketAddress(path) else { throw ControlSocketError("bad path") }
+        let r = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard r == 0 else { throw ControlSocketError("connect failed: \(errno)") }
+        var tv = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+
+    /// The next line, or nil when none arrives within `timeout`.
+    func line(timeout: Double = 3) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let nl = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[..<nl], as: UTF8.self)
+                buffer.removeSubrange(...nl)
+                return line
+            }
+            if Date() > deadline { return nil }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n > 0 { buffer += chunk[..<n] } else if n == 0 { return nil }
+        }
+    }
+
+    func request(_ text: String) -> String? {
+        send(text + "\n")
+        return line()
+    }
+}
+
+/// A server on a fresh temp directory, stopped at the end.
+final class ServerFixture: @unchecked Sendable {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let peripheral = FakePeripheral()
+    let directory: String
+    let path: String
+    let server: ControlServer
+
+    init(maximumOutputBytes: Int? = nil) throws {
+        directory = NSTemporaryDirectory() + "gattd-control-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        path = directory + "/control.sock"
+        var options = ControlServer.Options(path: path)
+        if let maximumOutputBytes { options.maximumOutputBytes = maximumOutputBytes }
+        server = ControlServer(peripheral: peripheral, eventLoop: group.next(), options: options, logger: Logger(label: "test"))
+        try server.start().wait()
+    }
+
+    /// Runs `body` on the server's event loop (where the peripheral lives).
+    func onLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) throws -> T {
+        try server.eventLoop.submit(body).wait()
+    }
+
+    func shutdown() {
+        try? server.stop().wait()
+        try? group.syncShutdownGracefully()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+@Suite("Control server over a real socket")
+struct ControlServerTests {
+    @Test func requestsRepliesAndSocketMode() throws {
+        let f = try ServerFixture()
+        defer { f.shutdown() }
+        var st = stat()
+        #expect(lstat(f.path, &st) == 0)
+        #expect(st.st_mode & 0o777 == 0o660)
+        let c = try LineClient(path: f.path)
+        #expect(c.request(#"{"op":"get","characteristic":"plain","id":1}"#) == #"{"ok":true,"value":{"hex":"64"},"id":1}"#)
+        #expect(c.request(#"{"op":"notify","characteristic":"hr","value":{"hex":"0102"}}"#) == #"{"ok":true,"sent":1}"#)
+        #expect(c.request(#"{"op":"notify","characteristic":"plain","value":{"hex":"01"}}"#)?.contains(#""error":"not_notifiable""#) == true)
+        #expect(c.request(#"{"op":"notify","characteristic":"hr","value":{"hex":"0102030405"}}"#)?.contains(#""error":"value_too_long""#) == true)
+        #expect(c.request(#"{"op":"get","characteristic":"nope"}"#)?.contains(#""error":"unknown_characteristic""#) == true)
+        #expect(c.request(#"{"op":"respond","request":4,"status":"success"}"#)?.contains(#""error":"unknown_request""#) == true)
+        #expect(c.request(#"{"op":"disconnect","central":"01:02:03:04:05:06"}"#)?.contains(#""error":"unknown_central""#) == true)
+        #expect(c.request(#"{"op":"advertise","enable":false}"#) == #"{"ok":true}"#)
+        #expect(c.request(#"{"op":"status"}"#) == #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[]}"#)
+        let notified = try f.onLoop { f.peripheral.notified.map { "\($0.0):\($0.1)" } }
+        #expect(notified == ["5:[1, 2]"])
+    }
+
+    @Test func busyThenReadyGoesToThatClientOnly() throws {
+        let f = try ServerFixture()
+        defer { f.shutdown() }
+        try f.onLoop { f.peripheral.notifyResults = [.busy] }
+        let a = try LineClient(path: f.path)
+        let b = try LineClient(path: f.path)
+        #expect(a.request(#"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"id":"n"}"#)
+            == #"{"ok":false,"error":"busy","message":"a subscriber's transmit queue is full; nothing was changed; wait for the \"ready\" event","id":"n"}"#)
+        #expect(b.request(#"{"op":"get","characteristic":"hr"}"#) == #"{"ok":true,"value":{"hex":"00"}}"#)
+        try f.onLoop { f.peripheral.controlEventHandler?(.ready) }
+        #expect(a.line() == #"{"event":"ready"}"#)
+        #expect(b.line(timeout: 0.3) == nil)
+        // Owed once: a second ready is not sent to a non-watcher.
+        try f.onLoop { f.peripheral.controlEventHandler?(.ready) }
+        #expect(a.line(timeout: 0.3) == nil)
+    }
+
+    @Test func watchersGetEventsAndAttachState() throws {
+        let f = try ServerFixture()
+        defer { f.shutdown() }
+        var w: LineClient? = try LineClient(path: f.path)
+        let other = try LineClient(path: f.path)
+        #expect(w?.request(#"{"op":"watch","id":1}"#) == #"{"ok":true,"id":1}"#)
+        try f.onLoop { f.peripheral.controlEventHandler?(.connected(central: "01:02:03:04:05:06")) }
+        #expect(w?.line() == #"{"event":"connected","central":"01:02:03:04:05:06"}"#)
+        #expect(other.line(timeout: 0.3) == nil)
+        // A watcher can still send requests.
+        #expect(w?.request(#"{"op":"get","characteristic":"plain"}"#) == #"{"ok":true,"value":{"hex":"64"}}"#)
+        #expect(try f.onLoop { f.peripheral.attachedHistory } == [true])
+        w = nil  // closes the socket
+        var history: [Bool] = []
+        for _ in 0..<50 {
+            history = try f.onLoop { f.peripheral.attachedHistory }
+            if history.count == 2 { break }
+            usleep(20_000)
+        }
+        #expect(history == [true, false])
+    }
+
+    @Test func slowWatcherIsDropped() throws {
+        let f = try ServerFixture(maximumOutputBytes: 4096)
+        defer { f.shutdown() }
+        let w = try LineClient(path: f.path)
+        #expect(w.request(#"{"op":"watch"}"#) == #"{"ok":true}"#)
+        // ~2 MB of events, never read: more than the kernel buffers plus 4 KiB.
+        try f.onLoop {
+            for _ in 0..<20_000 { f.peripheral.controlEventHandler?(.written(central: "01:02:03:04:05:06", characteristic: "plain", value: Array(repeating: 0, count: 100))) }
+        }
+        var count: (clients: Int, watchers: Int) = (1, 1)
+        for _ in 0..<50 {
+            count = try f.onLoop { f.server.clientCount }
+            if count.clients == 0 { break }
+            usleep(20_000)
+        }
+        #expect(count.clients == 0)
+        #expect(try f.onLoop { f.peripheral.attachedHistory } == [true, false])
+    }
+}
+
+@Suite("Control socket path")
+struct ControlSocketPathTests {
+    private func tempDir() throws -> String {
+        let d = NSTemporaryDirectory() + "gattd-sock-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        return d
+    }
+
+    /// A bound Unix socket at `path`, listening or not.
+    private func bound(_ path: String, listening: Bool) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = ControlSocketPath.socketAddress(path)!
+        _ = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if listening { listen(fd, 1) }
+        return fd
+    }
+
+    @Test func staleSocketIsReplaced() throws {
+        let d = try tempDir()
+        defer { try? FileManager.default.removeItem(atPath: d) }
+        let path = d + "/c.sock"
+        #expect(ControlSocketPath.inspect(path) == .nothing)
+        close(bound(path, listening: false))  // a crashed daemon leaves the file
+        #expect(ControlSocketPath.inspect(path) == .stale)
+        try ControlSocketPath.prepare(path)
+        #expect(access(path, F_OK) != 0)
+    }
+
+    @Test func liveSocketIsAnError() throws {
+        let d = try tempDir()
+        defer { try? FileManager.default.removeItem(atPath: d) }
+        let path = d + "/c.sock"
+        let fd = bound(path, listening: true)
+        defer { close(fd) }
+        #expect(ControlSocketPath.inspect(path) == .live)
+        #expect(throws: ControlSocketError("another gattd is running on \(path)")) { try ControlSocketPath.prepare(path) }
+        #expect(access(path, F_OK) == 0)
+    }
+
+    @Test func regularFileIsNotRemoved() throws {
+        let d = try tempDir()
+        defer { try? FileManager.default.removeItem(atPath: d) }
+        let path = d + "/c.sock"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8)))
+        #expect(ControlSocketPath.inspect(path) == .notASocket)
+        #expect(throws: ControlSocketError.self) { try ControlSocketPath.prepare(path) }
+        #expect(access(path, F_OK) == 0)
+    }
+
+    @Test func unknownGroupIsAnError() {
+        #expect(throws: ControlSocketError("group \"no-such-group-gattd\" does not exist (--control-group)")) {
+            try ControlSocketPath.groupID("no-such-group-gattd")
+        }
+        #expect((try? ControlSocketPath.groupID("root")) == 0)
+    }
+
+    @Test func serverRefusesASecondServerOnTheSamePath() throws {
+        let f = try ServerFixture()
+        defer { f.shutdown() }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let second = ControlServer(peripheral: FakePeripheral(), eventLoop: group.next(), options: .init(path: f.path), logger: Logger(label: "t"))
+        #expect(throws: ControlSocketError("another gattd is running on \(f.path)")) { try second.start().wait() }
+    }
+}
