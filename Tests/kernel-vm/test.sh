@@ -141,7 +141,7 @@ wait_for ": wrote 5 bytes to greeting" $LOG 20 && pass "gattd logged the write" 
 LONG=$(awk 'BEGIN { for (i = 0; i < 300; i++) printf "%02x", (i * 7 + 3) % 256 }')
 gatt --char-read -a 0x0015
 expect_out "Characteristic value/descriptor: $(hexdump_value "$LONG")" "long read of FFF3 (300 bytes, Read Blob)"
-NEWLONG=$(awk 'BEGIN { for (i = 0; i < 300; i++) printf "%02x", (255 - i) % 256 }')
+NEWLONG=$(awk 'BEGIN { for (i = 0; i < 300; i++) printf "%02x", (555 - i) % 256 }')
 gatt --char-write-req -a 0x0015 -n "$NEWLONG"
 expect_out "Characteristic value was written successfully" "long write of FFF3 (Prepare/Execute Write)"
 gatt --char-read -a 0x0015
