@@ -5,8 +5,11 @@ Measures, with a Bumble central on a virtual controller:
   (a) full discovery (services, characteristics, descriptors) of a generated 100-service
       database, at ATT_MTU 23 and 517 (median of several connections);
   (b) sequential Read Request round trips per second for a small value;
-  (c) gattd's peak RSS (VmHWM) and CPU time, and its CPU time per read.
-Prints a table (and JSON with --json).
+  (c) gattd's peak RSS (VmHWM) and CPU time, and its CPU time per read;
+  (d) notifications per second end to end and CPU time per 10,000 notifications, gattd
+      (pushed through its control socket) side by side with Bumble's own peripheral
+      (scripts/benchmark_notify.py).
+`--only gatt` runs (a)-(c), `--only notify` runs (d). Prints tables (and JSON with --json).
 
 The central (Python) and the virtual controllers (Python) are in the loop: round trips
 measure the whole chain, gattd's share is its CPU time per read.
@@ -28,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "Tests" / "e2e"))
+sys.path.insert(0, str(ROOT / "scripts"))
 
 from bumble import att, hci  # noqa: E402
 from bumble.core import PhysicalTransport  # noqa: E402
@@ -35,6 +39,7 @@ from bumble.device import Device, Peer  # noqa: E402
 from bumble.transport import open_transport  # noqa: E402
 
 from harness import GattdProcess, VirtualControllers  # noqa: E402
+from benchmark_notify import notify_rows, run_notify_benchmark  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -145,62 +150,86 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def run_gatt_benchmark(arguments, work_dir: Path) -> tuple[dict, str]:
+    """(a)–(c): discovery, read round trips, gattd's RSS and CPU. Returns (results, config summary)."""
+    config = work_dir / "bench.json"
+    expected = generate_config(config, arguments.services)
+    check = subprocess.run([arguments.gattd, "--check-config", str(config)], capture_output=True, text=True)
+    summary = check.stdout.splitlines()[0] if check.returncode == 0 else check.stderr
+    controllers = VirtualControllers(2, work_dir).start()
+    (work_dir / "state").mkdir()
+    gattd = GattdProcess(config, controllers[0].transport, work_dir,
+                         ["--control", str(work_dir / "control.sock"), "--state-dir", str(work_dir / "state"),
+                          "--log-level", "info"])
+    try:
+        gattd.start(settle=0.5)
+        results = asyncio.run(asyncio.wait_for(benchmark(arguments, controllers, gattd, expected), 300))
+    except BaseException:
+        print(gattd.log(), file=sys.stderr)
+        raise
+    finally:
+        gattd.stop()
+        controllers.stop()
+    return results, summary
+
+
+def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header))]
+    print()
+    print("  ".join(cell.ljust(width) for cell, width in zip(header, widths)).rstrip())
+    print("  ".join("-" * width for width in widths))
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--gattd", default=str(ROOT / ".build" / "debug" / "gattd"), help="gattd binary")
+    parser.add_argument("--only", choices=["gatt", "notify"],
+                        help="run only (a)-(c) discovery/reads/RSS ('gatt') or only (d) notifications ('notify')")
     parser.add_argument("--services", type=int, default=100)
     parser.add_argument("--discovery-runs", type=int, default=5)
     parser.add_argument("--read-seconds", type=float, default=10.0)
+    parser.add_argument("--notify-runs", type=int, default=3, help="runs per side of (d); the median is shown")
+    parser.add_argument("--notifications", type=int, default=10_000, help="notifications per run of (d)")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     arguments = parser.parse_args()
 
     import harness
     harness.GATTD_BINARY = Path(arguments.gattd)
 
+    results: dict = {}
+    notify: dict | None = None
     with tempfile.TemporaryDirectory(prefix="gattd-bench.") as work:
         work_dir = Path(work)
-        config = work_dir / "bench.json"
-        expected = generate_config(config, arguments.services)
-        check = subprocess.run([arguments.gattd, "--check-config", str(config)], capture_output=True, text=True)
-        summary = check.stdout.splitlines()[0] if check.returncode == 0 else check.stderr
-        controllers = VirtualControllers(2, work_dir).start()
-        (work_dir / "state").mkdir()
-        gattd = GattdProcess(config, controllers[0].transport, work_dir,
-                             ["--control", str(work_dir / "control.sock"), "--state-dir", str(work_dir / "state"),
-                              "--log-level", "info"])
-        try:
-            gattd.start(settle=0.5)
-            results = asyncio.run(asyncio.wait_for(benchmark(arguments, controllers, gattd, expected), 300))
-        except BaseException:
-            print(gattd.log(), file=sys.stderr)
-            raise
-        finally:
-            gattd.stop()
-            controllers.stop()
+        if arguments.only != "notify":
+            results, summary = run_gatt_benchmark(arguments, work_dir)
+        if arguments.only != "gatt":
+            notify = run_notify_benchmark(arguments.gattd, work_dir, arguments.notify_runs, arguments.notifications)
 
     print(f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), {cpu_model()}, "
           f"Linux {platform.release()}, Python {platform.python_version()}")
     print(f"gattd:   {arguments.gattd}")
-    print(f"config:  {summary.split(': ', 1)[-1]}")
-    d = results["discovered"]
-    rows = [
-        (f"discovery, MTU 23 ({d['services']} services, {d['characteristics']} characteristics, "
-         f"{d['descriptors']} descriptors; median of {arguments.discovery_runs})",
-         f"{results['discovery_mtu23_s'] * 1000:.0f} ms"),
-        (f"discovery, MTU 517 (same; median of {arguments.discovery_runs})",
-         f"{results['discovery_mtu517_s'] * 1000:.0f} ms"),
-        (f"sequential reads of a 1-byte value ({arguments.read_seconds:.0f} s, {results['reads']} reads)",
-         f"{results['reads_per_s']:.0f} reads/s"),
-        ("gattd CPU time per read", f"{results['gattd_cpu_us_per_read']:.0f} µs"),
-        ("gattd peak RSS (VmHWM)", f"{results['gattd_vmhwm_kib'] / 1024:.1f} MiB"),
-        ("gattd CPU time, whole run (user + system)", f"{results['gattd_cpu_s']:.2f} s"),
-    ]
-    width = max(len(name) for name, _ in rows)
-    print()
-    print(f"{'measure':<{width}}  value")
-    print(f"{'-' * width}  {'-' * 14}")
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
+    if results:
+        print(f"config:  {summary.split(': ', 1)[-1]}")
+        d = results["discovered"]
+        rows = [
+            (f"discovery, MTU 23 ({d['services']} services, {d['characteristics']} characteristics, "
+             f"{d['descriptors']} descriptors; median of {arguments.discovery_runs})",
+             f"{results['discovery_mtu23_s'] * 1000:.0f} ms"),
+            (f"discovery, MTU 517 (same; median of {arguments.discovery_runs})",
+             f"{results['discovery_mtu517_s'] * 1000:.0f} ms"),
+            (f"sequential reads of a 1-byte value ({arguments.read_seconds:.0f} s, {results['reads']} reads)",
+             f"{results['reads_per_s']:.0f} reads/s"),
+            ("gattd CPU time per read", f"{results['gattd_cpu_us_per_read']:.0f} µs"),
+            ("gattd peak RSS (VmHWM)", f"{results['gattd_vmhwm_kib'] / 1024:.1f} MiB"),
+            ("gattd CPU time, whole run (user + system)", f"{results['gattd_cpu_s']:.2f} s"),
+        ]
+        print_table(("measure", "value"), rows)
+    if notify is not None:
+        print_table(("(d) notifications, one subscribed Bumble central", "gattd", "Bumble peripheral"),
+                    notify_rows(notify))
+        results["notify"] = notify
     if arguments.json:
         print(json.dumps(results, indent=2))
 
