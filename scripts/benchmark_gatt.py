@@ -194,6 +194,7 @@ def main() -> None:
     parser.add_argument("--notifications", type=int, default=10_000, help="notifications per run of (d)")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     arguments = parser.parse_args()
+    arguments.gattd = str(Path(arguments.gattd).resolve())  # gattd runs in a temporary directory
 
     import harness
     harness.GATTD_BINARY = Path(arguments.gattd)

@@ -17,7 +17,7 @@ wall time from the pusher's first send to the central's last arrival (CLOCK_MONO
 shared by all processes on the machine), and the CPU time (utime + stime from
 /proc/PID/stat, read just before "go" and just after the last arrival) of gattd, of the
 pusher, and of the Bumble peripheral process. The virtual controllers (one Python process)
-and the central are in the loop for both sides alike.
+and the central are in the loop for both sides alike; their CPU time is shown too.
 """
 
 from __future__ import annotations
@@ -187,6 +187,7 @@ async def one_run(controllers, count: int, child: Child, peripheral_pid: int | N
         await find_characteristic(peer, STREAM_UUID).subscribe(on_value)
         pids = {"peripheral": peripheral_pid, "pusher": child.process.pid} if peripheral_pid else \
             {"peripheral": child.process.pid}
+        pids |= {"controllers": controllers.process.pid, "central": os.getpid()}
         cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         child.tell("go")
         last_arrival = await asyncio.wait_for(done, 120)
@@ -206,8 +207,9 @@ async def one_run(controllers, count: int, child: Child, peripheral_pid: int | N
         "busy": pushed["busy"],
         "peripheral_cpu_s_per_10k": (cpu_after["peripheral"] - cpu_before["peripheral"]) * 10_000 / count,
     }
-    if "pusher" in pids:
-        result["pusher_cpu_s_per_10k"] = (cpu_after["pusher"] - cpu_before["pusher"]) * 10_000 / count
+    for name in ("pusher", "controllers", "central"):
+        if name in pids:
+            result[f"{name}_cpu_s_per_10k"] = (cpu_after[name] - cpu_before[name]) * 10_000 / count
     return result
 
 
@@ -279,12 +281,16 @@ def notify_rows(results: dict) -> list[tuple[str, str, str]]:
     return [
         (f"notifications/s ({count} × {results['value_size']} B, ATT_MTU {results['att_mtu']}, "
          f"median of {results['runs']})", f"{g['notifications_per_s']:.0f}", f"{b['notifications_per_s']:.0f}"),
-        (f"wall time, first send → last arrival", f"{g['wall_s']:.2f} s", f"{b['wall_s']:.2f} s"),
+        ("wall time, first send → last arrival", f"{g['wall_s']:.2f} s", f"{b['wall_s']:.2f} s"),
         ("peripheral CPU time per 10,000 notifications (gattd / Bumble process)",
          f"{g['peripheral_cpu_s_per_10k']:.2f} s", f"{b['peripheral_cpu_s_per_10k']:.2f} s"),
         ("pusher CPU time per 10,000 (control-socket client, Python)",
          f"{g['pusher_cpu_s_per_10k']:.2f} s", "—"),
         ("busy replies (each followed by ready and a resend)", f"{g['busy']:.0f}", "—"),
+        ("harness: virtual controllers' CPU time per 10,000 (one Python process)",
+         f"{g['controllers_cpu_s_per_10k']:.2f} s", f"{b['controllers_cpu_s_per_10k']:.2f} s"),
+        ("harness: Bumble central's CPU time per 10,000",
+         f"{g['central_cpu_s_per_10k']:.2f} s", f"{b['central_cpu_s_per_10k']:.2f} s"),
     ]
 
 
