@@ -11,16 +11,7 @@ import NIOPosix
 ///
 /// All mutable state is confined to `eventLoop`.
 public final class PeripheralDaemon: @unchecked Sendable {
-    /// What the daemon needs besides the config and the transport.
-    public struct Options: Sendable {
-        /// Time a control client has to answer a forwarded read/write (`--request-timeout`).
-        public var requestTimeout: Duration = .seconds(5)
-        /// Where `persist` characteristics' values are kept; nil: not kept.
-        public var stateDirectory: String?
-        /// systemd notifications (no-ops unless started by systemd with Type=notify).
-        public var notifier = SystemdNotifier()
-        public init() {}
-    }
+    public typealias Options = DaemonOptions
 
     public let eventLoop: any EventLoop
     public let logger: Logger
@@ -32,16 +23,14 @@ public final class PeripheralDaemon: @unchecked Sendable {
     var payloads: AdvertisingPayloads
     var host: Host
     private var transport: H4Transport?
-    private var timer: Scheduled<Void>?
+    var timer: Scheduled<Void>?
     private var backoff: TimeAmount = .milliseconds(250)
-    private var stopping = false
-    private var stopPromise: EventLoopPromise<Void>?
-    private var stopFinished = false
+    var shutdown = DaemonShutdown()
     private var identityLogged = false
     let options: Options
     let persisted: PersistedValues?
     var readyNotified = false
-    private var watchdog: RepeatedTask?
+    var watchdog: RepeatedTask?
     private var randomAddress: BluetoothAddress?
     /// Whether the `advertise` op wants advertising (kept across transport resets).
     var advertisingWanted = true
@@ -60,13 +49,9 @@ public final class PeripheralDaemon: @unchecked Sendable {
         self.eventLoop = group.next()
         self.logger = logger
         self.options = options
-        self.persisted = options.stateDirectory.map { PersistedValues(stateDirectory: $0, logger: logger) }
+        self.persisted = options.persistedValues(logger: logger)
         if configuration.advertising.ownAddressType == .random { randomAddress = BluetoothAddress.randomStatic() }
-        var database = configuration.makeDatabase()
-        if let persisted {
-            let n = persisted.apply(to: &database)
-            if n > 0 { logger.info("restored \(n) persisted value\(n == 1 ? "" : "s")") }
-        }
+        let database = DaemonOptions.initialDatabase(configuration, persisted: persisted, logger: logger)
         self.host = Host(configuration: HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising),
                          att: ATTServer(database: database))
         self.host = makeHost(database: database)
@@ -83,9 +68,7 @@ public final class PeripheralDaemon: @unchecked Sendable {
 
     /// A fresh host serving `database`, with the daemon's ATT settings and control state.
     private func makeHost(database: GATTDatabase) -> Host {
-        var ac = ATTServerConfiguration()
-        ac.controlTimeout = options.requestTimeout
-        var h = Host(configuration: hostConfiguration(configuration), att: ATTServer(database: database, configuration: ac))
+        var h = Host(configuration: hostConfiguration(configuration), att: ATTServer(database: database, configuration: options.attServerConfiguration))
         h.setControlClientAttached(controlAttached)
         if !advertisingWanted { _ = h.setAdvertising(false, now: now) }
         return h
@@ -95,50 +78,35 @@ public final class PeripheralDaemon: @unchecked Sendable {
 
     // MARK: - Lifecycle
 
-    /// Connects (retrying with backoff) and runs until `stop()` completes.
-    public func start() {
-        eventLoop.execute {
+    /// Connects (retrying with backoff) and runs until `stop()` completes. The future
+    /// succeeds at once: a controller that cannot be reached is retried, never fatal.
+    @discardableResult
+    public func start() -> EventLoopFuture<Void> {
+        eventLoop.submit {
             self.connect()
-            self.startWatchdog()
-        }
-    }
-
-    private func startWatchdog() {
-        guard let every = options.notifier.watchdogPingInterval, every > .zero else { return }
-        let ns = Self.nanoseconds(every)
-        logger.debug("systemd watchdog: pinging every \(Self.format(.nanoseconds(ns)))")
-        let notifier = options.notifier
-        watchdog = eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .nanoseconds(ns)) { _ in
-            try? notifier.watchdog()
+            self.watchdog = self.options.notifier.scheduleWatchdog(on: self.eventLoop)
+            if self.watchdog != nil, let every = self.options.notifier.watchdogPingInterval {
+                self.logger.debug("systemd watchdog: pinging every \(TimeAmount(every).logDescription)")
+            }
         }
     }
 
     /// Stops advertising, disconnects centrals politely and closes the transport.
     /// The future completes when done (at most ~2 s).
     public func stop() -> EventLoopFuture<Void> {
-        eventLoop.flatSubmit {
-            if let p = self.stopPromise { return p.futureResult }
-            let p = self.eventLoop.makePromise(of: Void.self)
-            self.stopPromise = p
-            self.stopping = true
-            try? self.options.notifier.stopping()
+        stopOnce {
             guard self.transport != nil, self.host.isReady else {
                 self.finishStop()
-                return p.futureResult
+                return
             }
-            self.logger.info("stopping: advertising off, disconnecting \(self.host.connections.count) central(s)")
+            self.eventLog.stopping(centrals: self.host.connections.count)
             self.process(self.host.shutdown(now: self.now))
             self.eventLoop.scheduleTask(in: .seconds(2)) { self.finishStop() }
-            return p.futureResult
         }
     }
 
     private func finishStop() {
-        guard let p = stopPromise, !stopFinished else { return }
-        stopFinished = true
-        timer?.cancel()
-        watchdog?.cancel()
-        persisted?.flush()
+        guard let p = finishingStop() else { return }
         let t = transport
         transport = nil
         if let t {
@@ -170,7 +138,7 @@ public final class PeripheralDaemon: @unchecked Sendable {
 
     private func retry(after message: String) {
         guard !stopping else { return }
-        logger.warning("\(message); retrying in \(Self.format(backoff))")
+        logger.warning("\(message); retrying in \(backoff.logDescription)")
         eventLoop.scheduleTask(in: backoff) { self.connect() }
         backoff = min(backoff * 2, .seconds(10))
     }
@@ -207,32 +175,8 @@ public final class PeripheralDaemon: @unchecked Sendable {
         armTimer()
     }
 
-    private func armTimer() {
-        timer?.cancel()
-        timer = nil
-        guard let deadline = host.nextDeadline else { return }
-        let delay = max(.zero, deadline - now)
-        timer = eventLoop.scheduleTask(in: .nanoseconds(Self.nanoseconds(delay))) {
-            self.process(self.host.tick(now: self.now))
-        }
-    }
-
     private func emit(_ e: HostEvent) {
-        log(e)
         onEvent?(e)
-        observe(e)
-        if case .fatal = e, let t = transport {
-            // Drop the transport and start over with a fresh bring-up.
-            t.close()
-        }
-        if stopping, host.isIdle { finishStop() }
-    }
-
-    // MARK: - Logging: one concise line per connection event
-
-    private func log(_ e: HostEvent) {
-        let db = host.att.database
-        func name(_ c: Int) -> String { c < db.characteristics.count ? db.characteristics[c].displayName : "#\(c)" }
         switch e {
         case .controllerReady(let info):
             if !identityLogged {
@@ -241,35 +185,22 @@ public final class PeripheralDaemon: @unchecked Sendable {
                 logger.info("controller \(info.address): \(v), LE ACL \(info.aclDataPacketLength) bytes x \(info.totalACLDataPackets)")
             }
         case .advertisingChanged(let on):
-            logger.info(on ? "advertising as \"\(configuration.advertising.localName ?? configuration.name)\"" : "advertising stopped")
+            advertisingChanged(on)
         case .connected(let c):
-            logger.info("connected: \(c.peerAddress) (\(c.peerAddressType)), handle \(c.handle)")
+            centralConnected(c.peerAddress, type: "\(c.peerAddressType)", handle: c.handle)
         case .disconnected(let c, let reason):
-            logger.info("disconnected: \(c.peerAddress), reason \(reason)")
+            centralDisconnected(c.peerAddress, reason: reason)
         case .att(let a):
-            switch a {
-            case .mtuExchanged(let id, let mtu): logger.info("\(id): MTU \(mtu)")
-            case .subscriptionChanged(let id, let c, let n, let i):
-                logger.info("\(id): \(n || i ? "subscribed to" : "unsubscribed from") \(name(c))\(i ? " (indications)" : "")")
-            case .written(let id, let c, let v): logger.info("\(id): wrote \(v.count) bytes to \(name(c))")
-            case .indicationTimedOut(let id, let c): logger.warning("\(id): indication of \(name(c)) not confirmed in 30 s; disconnecting")
-            case .requestTimedOut(let r): logger.warning("control request \(r) not answered in time; answered Unlikely Error")
-            default: logger.debug("\(a)")
-            }
+            let connections = host.connections
+            attEvent(a) { connections[$0.rawValue]?.peerAddress.description }
         case .warning(let m):
             logger.warning("\(m)")
         case .fatal(let m):
             logger.error("\(m); resetting the transport")
+            // Drop the transport and start over with a fresh bring-up.
+            transport?.close()
         }
-    }
-
-    static func nanoseconds(_ d: Duration) -> Int64 {
-        d.components.seconds * 1_000_000_000 + d.components.attoseconds / 1_000_000_000
-    }
-
-    static func format(_ t: TimeAmount) -> String {
-        let ms = t.nanoseconds / 1_000_000
-        return ms >= 1000 ? "\(Double(ms) / 1000) s" : "\(ms) ms"
+        if stopping, host.isIdle { finishStop() }
     }
 }
 

@@ -201,7 +201,7 @@ public struct PersistentStore: Sendable {
         let keys = values.keys.sorted()
         for (i, key) in keys.enumerated() {
             text += i == 0 ? "\n" : ",\n"
-            text += "    \(jsonString(key)): {\"hex\": \"\(AttributeValueLiteral.hexString(values[key] ?? []))\"}"
+            text += "    \(ControlJSON.string(key).text): {\"hex\": \"\(AttributeValueLiteral.hexString(values[key] ?? []))\"}"
         }
         text += keys.isEmpty ? "}\n}\n" : "\n  }\n}\n"
         return Array(text.utf8)
@@ -244,27 +244,6 @@ public struct PersistentStore: Sendable {
             }
         }
         return .success((values, problems))
-    }
-
-    private static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
     }
 
     /// `20261122T100000Z`.

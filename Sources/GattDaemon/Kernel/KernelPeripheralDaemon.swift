@@ -19,7 +19,7 @@ import NIOPosix
 /// centrals are dropped and the daemon waits for it to come back (adapter monitor events),
 /// then opens it, advertises and listens again, without a restart.
 public final class KernelPeripheralDaemon: @unchecked Sendable {
-    public typealias Options = PeripheralDaemon.Options
+    public typealias Options = DaemonOptions
 
     public let eventLoop: any EventLoop
     public let logger: Logger
@@ -70,11 +70,9 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
     private var advertisingRefusalLogged = false
     var controlAttached = false
     var readyNotified = false
-    private var timer: Scheduled<Void>?
-    private var watchdog: RepeatedTask?
-    private var stopping = false
-    private var stopPromise: EventLoopPromise<Void>?
-    private var stopFinished = false
+    var timer: Scheduled<Void>?
+    var watchdog: RepeatedTask?
+    var shutdown = DaemonShutdown()
     /// `PeripheralControl`: where control events go (set by `ControlServer`).
     public var controlEventHandler: ((ControlEvent) -> Void)?
 
@@ -97,20 +95,10 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
         self.eventLoop = group.next()
         self.logger = logger
         self.options = options
-        self.persisted = options.stateDirectory.map { PersistedValues(stateDirectory: $0, logger: logger) }
-        var database = configuration.makeDatabase()
-        if let persisted {
-            let n = persisted.apply(to: &database)
-            if n > 0 { logger.info("restored \(n) persisted value\(n == 1 ? "" : "s")") }
-        }
-        self.server = Self.makeServer(database: database, options: options)
+        self.persisted = options.persistedValues(logger: logger)
+        let database = DaemonOptions.initialDatabase(configuration, persisted: persisted, logger: logger)
+        self.server = ATTServer(database: database, configuration: options.attServerConfiguration)
         commandThread.start()
-    }
-
-    static func makeServer(database: GATTDatabase, options: Options) -> ATTServer {
-        var ac = ATTServerConfiguration()
-        ac.controlTimeout = options.requestTimeout
-        return ATTServer(database: database, configuration: ac)
     }
 
     var now: Duration { ContinuousClock.now - origin }
@@ -153,38 +141,25 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
                 return promise.futureResult
             }
             self.startPromise = promise
-            self.startWatchdog()
+            self.watchdog = self.options.notifier.scheduleWatchdog(on: self.eventLoop)
             self.openAdapter()
             return promise.futureResult
-        }
-    }
-
-    private func startWatchdog() {
-        guard let every = options.notifier.watchdogPingInterval, every > .zero else { return }
-        let notifier = options.notifier
-        watchdog = eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .nanoseconds(Self.nanoseconds(every))) { _ in
-            try? notifier.watchdog()
         }
     }
 
     /// Stops advertising, disconnects the centrals (Remote User Terminated), waits up to 2 s
     /// for their links to go, then closes every socket. Completes when done.
     public func stop() -> EventLoopFuture<Void> {
-        eventLoop.flatSubmit {
-            if let p = self.stopPromise { return p.futureResult }
-            let p = self.eventLoop.makePromise(of: Void.self)
-            self.stopPromise = p
-            self.stopping = true
-            try? self.options.notifier.stopping()
+        stopOnce {
             self.retryTask?.cancel()
             self.listener?.close()
             self.listener = nil
             guard let controller = self.controller, self.adapterState == .ready else {
                 self.finishStop()
-                return p.futureResult
+                return
             }
             let handles = Set(self.links.values.compactMap(\.handle)).union(self.peripheralHandles).sorted()
-            self.logger.info("stopping: advertising off, disconnecting \(self.links.count) central(s)")
+            self.eventLog.stopping(centrals: self.links.count)
             self.commandThread.runIfActive(eventLoop: self.eventLoop) {
                 _ = try? controller.send(AdvertisingPayloads.disableCommand)
                 for handle in handles {
@@ -194,7 +169,6 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
                 self.isAdvertising = false
                 self.finishStopWhenDisconnected(deadline: self.now + .seconds(2))
             }
-            return p.futureResult
         }
     }
 
@@ -207,11 +181,7 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
     }
 
     private func finishStop() {
-        guard let p = stopPromise, !stopFinished else { return }
-        stopFinished = true
-        timer?.cancel()
-        watchdog?.cancel()
-        persisted?.flush()
+        guard let p = finishingStop() else { return }
         for (id, link) in links.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             link.bearer.close()
             links[id] = nil
@@ -314,14 +284,14 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
                 p.fail(error)
                 return
             }
-            logger.error("cannot open \(adapterName): \(error); retrying in \(PeripheralDaemon.format(backoff))")
+            logger.error("cannot open \(adapterName): \(error); retrying in \(backoff.logDescription)")
         case .noSuchAdapter?:
             logger.warning("\(error); waiting for \(adapterName) to appear")
             startPromise?.succeed()
             startPromise = nil
             return  // `.registered` opens it
         default:
-            logger.warning("cannot open \(adapterName): \(error); retrying in \(PeripheralDaemon.format(backoff))")
+            logger.warning("cannot open \(adapterName): \(error); retrying in \(backoff.logDescription)")
             startPromise?.succeed()
             startPromise = nil
         }
@@ -350,7 +320,7 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
         }
         peripheralHandles.removeAll()
         disconnectReasons.removeAll()
-        if isAdvertising { emitAdvertising(false) }
+        if isAdvertising { advertisingChanged(false) }
         isAdvertising = false
         advertisingBusy = false
         if let controller {
@@ -421,13 +391,13 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
                 if on, payloads == self.payloads { self.advertisingStale = false }
                 if on != self.isAdvertising {
                     self.isAdvertising = on
-                    self.emitAdvertising(on)
+                    self.advertisingChanged(on)
                 }
                 self.advertisingRefusalLogged = false
             case .failure(let error):
                 let wasOn = self.isAdvertising
                 self.isAdvertising = false
-                if wasOn { self.emitAdvertising(false) }
+                if wasOn { self.advertisingChanged(false) }
                 if case .commandFailed(0x0C)? = (error as? KernelTransportError)?.kind, !self.links.isEmpty {
                     // Command Disallowed: the controller cannot advertise while connected.
                     if !self.advertisingRefusalLogged {
@@ -445,7 +415,7 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
     }
 
     /// New payloads (reload): advertise with them.
-    func advertisingChanged() {
+    func advertisingPayloadsChanged() {
         advertisingStale = true
         updateAdvertising()
     }
@@ -453,14 +423,6 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
     /// Runs a blocking HCI job on the command thread, after the ones already queued.
     func runCommand(_ body: @escaping @Sendable () -> Void) {
         commandThread.submit { _ in body() }
-    }
-
-    private func emitAdvertising(_ on: Bool) {
-        logger.info(on ? "advertising as \"\(configuration.advertising.localName ?? configuration.name)\"" : "advertising stopped")
-        if on, !readyNotified {
-            readyNotified = true
-            try? options.notifier.ready(status: statusLine())
-        }
     }
 
     // MARK: - Connections
@@ -488,9 +450,7 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
             // The monitor has not reported this connection yet: it ended advertising all the same.
             isAdvertising = false
         }
-        logger.info("connected: \(bearer.peer.address) (\(bearer.peer.type)), handle \(handle.map { String($0) } ?? "?")")
-        try? options.notifier.status(statusLine())
-        controlEventHandler?(.connected(central: bearer.peer.address.description))
+        centralConnected(bearer.peer.address, type: "\(bearer.peer.type)", handle: handle)
         bearer.start(
             on: eventLoop,
             onPDU: { [weak self] pdu in self?.received(pdu, on: id, from: bearer) },
@@ -532,10 +492,7 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
             eventLoop.scheduleTask(in: .milliseconds(100)) { self.connectionEnded(link, reason: nil, why: nil, waited: true) }
             return
         }
-        let status = known ?? .connectionTimeout
-        logger.info("disconnected: \(link.bearer.peer.address), reason \(known.map { "\($0)" } ?? why ?? "unknown")")
-        try? options.notifier.status(statusLine())
-        controlEventHandler?(.disconnected(central: link.bearer.peer.address.description, reason: status.controlName))
+        centralDisconnected(link.bearer.peer.address, reason: known ?? .connectionTimeout, loggedReason: known.map { "\($0)" } ?? why ?? "unknown")
     }
 
     /// Performs the ATT server's outputs: events, queued PDUs, bearers to close.
@@ -638,53 +595,11 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
         }
     }
 
-    private func armTimer() {
-        timer?.cancel()
-        timer = nil
-        guard let deadline = server.nextDeadline else { return }
-        let delay = max(.zero, deadline - now)
-        timer = eventLoop.scheduleTask(in: .nanoseconds(Self.nanoseconds(delay))) {
-            self.process(self.server.tick(now: self.now))
-        }
-    }
-
     // MARK: - Events: log lines, control clients, persistence
 
     private func emit(_ event: ATTServerEvent) {
-        log(event)
-        if case .written(_, let c, let v) = event { persisted?.record(database, characteristic: c, value: v) }
-        if let handler = controlEventHandler {
-            let links = self.links
-            if let e = ControlEvent.from(event, database: database, central: { links[$0]?.bearer.peer.address.description }) {
-                handler(e)
-            }
-        }
-    }
-
-    /// The same lines as `PeripheralDaemon` logs for ATT events (duplicated: its logger is private).
-    private func log(_ event: ATTServerEvent) {
-        let db = server.database
-        func name(_ c: Int) -> String { db.characteristics.indices.contains(c) ? db.characteristics[c].displayName : "#\(c)" }
-        switch event {
-        case .mtuExchanged(let id, let mtu): logger.info("\(id): MTU \(mtu)")
-        case .subscriptionChanged(let id, let c, let n, let i):
-            logger.info("\(id): \(n || i ? "subscribed to" : "unsubscribed from") \(name(c))\(i ? " (indications)" : "")")
-        case .written(let id, let c, let v): logger.info("\(id): wrote \(v.count) bytes to \(name(c))")
-        case .indicationTimedOut(let id, let c): logger.warning("\(id): indication of \(name(c)) not confirmed in 30 s; disconnecting")
-        case .requestTimedOut(let r): logger.warning("control request \(r) not answered in time; answered Unlikely Error")
-        default: logger.debug("\(event)")
-        }
-    }
-
-    /// The systemd STATUS= text.
-    func statusLine() -> String {
-        let n = links.count
-        let name = configuration.advertising.localName ?? configuration.name
-        return "\"\(name)\": \(n) central\(n == 1 ? "" : "s") connected"
-    }
-
-    static func nanoseconds(_ d: Duration) -> Int64 {
-        d.components.seconds * 1_000_000_000 + d.components.attoseconds / 1_000_000_000
+        let links = self.links
+        attEvent(event) { links[$0]?.bearer.peer.address.description }
     }
 }
 

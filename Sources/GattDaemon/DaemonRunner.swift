@@ -7,12 +7,14 @@ import NIOPosix
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
-/// `gattd --transport hciN` (or `kernel:hciN`): runs ``KernelPeripheralDaemon`` the way
-/// gattd's `runDaemon` runs the H4 daemon: the control socket, SIGINT/SIGTERM (stop
-/// advertising, disconnect politely, exit 0) and SIGHUP (reload the config).
-public enum KernelDaemonMain {
+/// Runs a ``GattPeripheralDaemon`` as gattd does, whatever the transport: the control
+/// socket, SIGINT/SIGTERM (stop advertising, disconnect politely, exit 0), SIGHUP (reload
+/// the config) and systemd notifications (through ``DaemonOptions/notifier``).
+public struct DaemonRunner {
     /// A start-up failure: the message for stderr and the exit status.
     public struct Failure: Error, Sendable {
         public var message: String
@@ -23,33 +25,55 @@ public enum KernelDaemonMain {
         }
     }
 
-    /// A config that cannot be reloaded: the error lines to log.
+    /// A config that cannot be loaded: the error lines ("path: where: what").
     public struct ConfigErrors: Error, Sendable {
         public var lines: [String]
         public init(lines: [String]) { self.lines = lines }
     }
 
-    /// Starts and serves until a signal ends the process; returns only by throwing.
-    /// Exit statuses: 64 bad `requestTimeout`; 1 control socket; 69 (EX_UNAVAILABLE) bluetoothd
-    /// running or no Bluetooth in the kernel; 77 (EX_NOPERM) missing capabilities.
-    public static func run(
-        index: Int, configuration: GattConfiguration, payloads: AdvertisingPayloads, requestTimeout: Double,
-        stateDirectory: String?, controlPath: String, controlGroup: String?, logger: Logger,
-        reload: @escaping @Sendable () -> Result<(GattConfiguration, AdvertisingPayloads), ConfigErrors>
-    ) throws(Failure) {
+    public typealias ConfigLoading = @Sendable () -> Result<(GattConfiguration, AdvertisingPayloads), ConfigErrors>
+
+    /// `--request-timeout`, in seconds.
+    public var requestTimeout: Double
+    /// `--state-dir`.
+    public var stateDirectory: String?
+    public var control: ControlServer.Options
+    public var logger: Logger
+    /// What SIGHUP reloads, as the log line names it ("received SIGHUP, reloading \(…)").
+    public var configName: String
+    /// Loads the config again (SIGHUP).
+    public var loadConfig: ConfigLoading
+
+    public init(
+        requestTimeout: Double, stateDirectory: String?, control: ControlServer.Options, logger: Logger, configName: String,
+        loadConfig: @escaping ConfigLoading
+    ) {
+        self.requestTimeout = requestTimeout
+        self.stateDirectory = stateDirectory
+        self.control = control
+        self.logger = logger
+        self.configName = configName
+        self.loadConfig = loadConfig
+    }
+
+    /// Makes the daemon with `makeDaemon` (on one event loop), starts it and serves until a
+    /// signal ends the process; returns only by throwing. Exit statuses: 64 bad
+    /// `requestTimeout`; 1 control socket; when the daemon cannot start, 77 (EX_NOPERM)
+    /// for missing capabilities, else 69 (EX_UNAVAILABLE: bluetoothd running, no Bluetooth
+    /// in the kernel).
+    public func run<Daemon: GattPeripheralDaemon>(
+        _ makeDaemon: (any EventLoopGroup, DaemonOptions) -> Daemon
+    ) throws(Failure) -> Never {
         guard requestTimeout > 0, requestTimeout <= 3600 else {
             throw Failure("--request-timeout must be between 0 and 3600 seconds", exitCode: 64)
         }
-        var options = PeripheralDaemon.Options()
+        var options = DaemonOptions()
         options.requestTimeout = .milliseconds(Int64(requestTimeout * 1000))
         options.stateDirectory = stateDirectory
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let daemon = KernelPeripheralDaemon(
-            configuration: configuration, payloads: payloads, index: index, group: group, logger: logger, options: options)
-        var controlOptions = ControlServer.Options(path: controlPath)
-        controlOptions.group = controlGroup
-        let control = ControlServer(peripheral: daemon, eventLoop: daemon.eventLoop, options: controlOptions, logger: logger)
+        let daemon = makeDaemon(group, options)
+        let control = ControlServer(peripheral: daemon, eventLoop: daemon.eventLoop, options: self.control, logger: logger)
         do {
             try control.start().wait()
         } catch {
@@ -66,6 +90,7 @@ public enum KernelDaemonMain {
             throw Failure("\(error)", exitCode: kind == .permissionDenied ? 77 : 69)
         }
 
+        let logger = self.logger
         let signalQueue = DispatchQueue(label: "gattd.signals")
         var sources: [any DispatchSourceSignal] = []
         for sig in [SIGINT, SIGTERM] {
@@ -85,9 +110,11 @@ public enum KernelDaemonMain {
         }
         signal(SIGHUP, SIG_IGN)
         let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: signalQueue)
+        let configName = self.configName
+        let loadConfig = self.loadConfig
         hup.setEventHandler {
-            logger.info("received SIGHUP, reloading the config")
-            switch reload() {
+            logger.info("received SIGHUP, reloading \(configName)")
+            switch loadConfig() {
             case .success(let (c, p)):
                 _ = daemon.reload(configuration: c, payloads: p)
             case .failure(let errors):

@@ -1,0 +1,69 @@
+import GattCore
+import Logging
+import NIOCore
+
+/// A running peripheral, whatever its transport (H4 ``PeripheralDaemon``, the kernel's
+/// ``KernelPeripheralDaemon``), as ``DaemonRunner`` drives it: start, SIGHUP reload, stop.
+public protocol GattPeripheralDaemon: PeripheralControl, Sendable {
+    /// The loop that owns the daemon's state (the control socket runs on it too).
+    var eventLoop: any EventLoop { get }
+    /// Starts serving. The future fails only for what waiting cannot fix (the daemon is
+    /// then not running); otherwise the daemon keeps trying to reach its controller.
+    func start() -> EventLoopFuture<Void>
+    /// Stops advertising, disconnects centrals politely and closes the transport.
+    func stop() -> EventLoopFuture<Void>
+    /// Switches to a new, already validated config without dropping connections.
+    func reload(configuration: GattConfiguration, payloads: AdvertisingPayloads) -> EventLoopFuture<Void>
+}
+
+/// What a daemon needs besides the config and the transport.
+public struct DaemonOptions: Sendable {
+    /// Time a control client has to answer a forwarded read/write (`--request-timeout`).
+    public var requestTimeout: Duration = .seconds(5)
+    /// Where `persist` characteristics' values are kept; nil: not kept.
+    public var stateDirectory: String?
+    /// systemd notifications (no-ops unless started by systemd with Type=notify).
+    public var notifier = SystemdNotifier()
+    public init() {}
+
+    /// The ATT server settings these options ask for.
+    var attServerConfiguration: ATTServerConfiguration {
+        var c = ATTServerConfiguration()
+        c.controlTimeout = requestTimeout
+        return c
+    }
+
+    /// The persisted values in `stateDirectory`; nil when values are not kept.
+    func persistedValues(logger: Logger) -> PersistedValues? {
+        stateDirectory.map { PersistedValues(stateDirectory: $0, logger: logger) }
+    }
+
+    /// `configuration`'s database with the persisted values put back (logged when any).
+    static func initialDatabase(_ configuration: GattConfiguration, persisted: PersistedValues?, logger: Logger) -> GATTDatabase {
+        var database = configuration.makeDatabase()
+        if let persisted {
+            let n = persisted.apply(to: &database)
+            if n > 0 { PeripheralEventLog(logger: logger).restored(persistedValues: n) }
+        }
+        return database
+    }
+}
+
+extension SystemdNotifier {
+    /// Sends `WATCHDOG=1` every `watchdogPingInterval` on `eventLoop`; nil when systemd
+    /// asked for no watchdog.
+    func scheduleWatchdog(on eventLoop: any EventLoop) -> RepeatedTask? {
+        guard let every = watchdogPingInterval, every > .zero else { return nil }
+        return eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: TimeAmount(every)) { _ in
+            try? self.watchdog()
+        }
+    }
+}
+
+extension TimeAmount {
+    /// "250 ms", "1.5 s": how retry delays appear in the log.
+    var logDescription: String {
+        let ms = nanoseconds / 1_000_000
+        return ms >= 1000 ? "\(Double(ms) / 1000) s" : "\(ms) ms"
+    }
+}

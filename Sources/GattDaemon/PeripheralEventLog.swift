@@ -1,0 +1,46 @@
+import GattCore
+import Logging
+
+/// The log lines every back end writes for the same peripheral events, one function per
+/// event, so that a line reads the same whatever the transport (tests and users grep them).
+struct PeripheralEventLog {
+    let logger: Logger
+
+    /// Advertising went on (under the advertised name) or off.
+    func advertising(_ on: Bool, as name: String) {
+        logger.info(on ? "advertising as \"\(name)\"" : "advertising stopped")
+    }
+
+    /// A central connected; `handle` nil when the transport did not tell it.
+    func connected(_ address: BluetoothAddress, type: String, handle: UInt16?) {
+        logger.info("connected: \(address) (\(type)), handle \(handle.map { String($0) } ?? "?")")
+    }
+
+    func disconnected(_ address: BluetoothAddress, reason: String) {
+        logger.info("disconnected: \(address), reason \(reason)")
+    }
+
+    /// What the ATT server reports: MTU, subscriptions, writes, timeouts (other events at debug level).
+    func att(_ event: ATTServerEvent, database db: GATTDatabase) {
+        func name(_ c: Int) -> String { db.characteristics.indices.contains(c) ? db.characteristics[c].displayName : "#\(c)" }
+        switch event {
+        case .mtuExchanged(let id, let mtu): logger.info("\(id): MTU \(mtu)")
+        case .subscriptionChanged(let id, let c, let n, let i):
+            logger.info("\(id): \(n || i ? "subscribed to" : "unsubscribed from") \(name(c))\(i ? " (indications)" : "")")
+        case .written(let id, let c, let v): logger.info("\(id): wrote \(v.count) bytes to \(name(c))")
+        case .indicationTimedOut(let id, let c): logger.warning("\(id): indication of \(name(c)) not confirmed in 30 s; disconnecting")
+        case .requestTimedOut(let r): logger.warning("control request \(r) not answered in time; answered Unlikely Error")
+        default: logger.debug("\(event)")
+        }
+    }
+
+    /// Shutdown begins with `centrals` connected.
+    func stopping(centrals: Int) {
+        logger.info("stopping: advertising off, disconnecting \(centrals) central(s)")
+    }
+
+    /// `n` persisted values were put into the database at start.
+    func restored(persistedValues n: Int) {
+        logger.info("restored \(n) persisted value\(n == 1 ? "" : "s")")
+    }
+}
