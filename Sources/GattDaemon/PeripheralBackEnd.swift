@@ -204,7 +204,7 @@ extension PeripheralBackEnd {
     /// An ATT server event: its log line, the value of a write to persist, the control event.
     func attEvent(_ event: ATTServerEvent, central: (ConnectionID) -> String?) {
         let db = database
-        eventLog.att(event, database: db)
+        eventLog.att(event, database: db, central: central)
         if case .written(_, let c, let v) = event { persisted?.record(db, characteristic: c, value: v) }
         if let handler = controlEventHandler, let e = ControlEvent.from(event, database: db, central: central) {
             handler(e)

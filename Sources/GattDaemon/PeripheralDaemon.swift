@@ -25,6 +25,8 @@ public final class PeripheralDaemon: @unchecked Sendable {
     private var transport: H4Transport?
     var timer: Scheduled<Void>?
     private var backoff: TimeAmount = .milliseconds(250)
+    /// Failed attempts since the transport was last up: only the first is a warning.
+    private var failedAttempts = 0
     var shutdown = DaemonShutdown()
     private var identityLogged = false
     let options: Options
@@ -127,18 +129,23 @@ public final class PeripheralDaemon: @unchecked Sendable {
             case .success(let t):
                 self.transport = t
                 self.backoff = .milliseconds(250)
+                self.failedAttempts = 0
                 self.logger.info("connected to the controller at \(self.spec)")
                 self.host = self.makeHost(database: self.host.att.database)
                 self.process(self.host.start(payloads: self.payloads, now: self.now))
             case .failure(let error):
-                self.retry(after: "cannot open \(self.spec): \(error)")
+                self.retry(after: "cannot open \(self.spec): \(Self.describe(error))")
             }
         }
     }
 
     private func retry(after message: String) {
         guard !stopping else { return }
-        logger.warning("\(message); retrying in \(backoff.logDescription)")
+        failedAttempts += 1
+        let line: Logger.Message = "\(message); retrying in \(backoff.logDescription)"
+        // A controller that is away for hours must not fill the journal: the first failure
+        // is a warning, the repeats (every 10 s at most) are debug lines.
+        if failedAttempts == 1 { logger.warning(line) } else { logger.debug(line) }
         eventLoop.scheduleTask(in: backoff) { self.connect() }
         backoff = min(backoff * 2, .seconds(10))
     }
@@ -151,7 +158,7 @@ public final class PeripheralDaemon: @unchecked Sendable {
             emit(.disconnected(c, reason: .connectionTimeout))
         }
         host = makeHost(database: host.att.database)
-        retry(after: "lost the controller at \(spec)" + (error.map { ": \($0)" } ?? ""))
+        retry(after: "lost the controller at \(spec)" + (error.map { ": \(Self.describe($0))" } ?? ""))
     }
 
     // MARK: - Data path
@@ -214,5 +221,19 @@ extension BluetoothAddress {
         var b = (0..<6).map { _ in UInt8.random(in: 0...255) }
         b[0] |= 0xC0
         return BluetoothAddress(bytes: b) ?? .zero
+    }
+}
+
+extension PeripheralDaemon {
+    /// A transport error in a few words: the system's text for an errno ("Connection
+    /// refused") rather than NIO's nested description.
+    static func describe(_ error: any Error) -> String {
+        if let e = error as? NIOConnectionError, let first = e.connectionErrors.first {
+            return describe(first.error)
+        }
+        if let e = error as? IOError {
+            return String(cString: strerror(e.errnoCode))
+        }
+        return "\(error)"
     }
 }

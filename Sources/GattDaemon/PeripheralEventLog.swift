@@ -20,15 +20,18 @@ struct PeripheralEventLog {
         logger.info("disconnected: \(address), reason \(reason)")
     }
 
-    /// What the ATT server reports: MTU, subscriptions, writes, timeouts (other events at debug level).
-    func att(_ event: ATTServerEvent, database db: GATTDatabase) {
+    /// What the ATT server reports: MTU, subscriptions, writes, timeouts (other events at
+    /// debug level). Lines start with the central's address (`central` resolves it; the
+    /// connection number when it cannot).
+    func att(_ event: ATTServerEvent, database db: GATTDatabase, central: (ConnectionID) -> String? = { _ in nil }) {
         func name(_ c: Int) -> String { db.characteristics.indices.contains(c) ? db.characteristics[c].displayName : "#\(c)" }
+        func who(_ id: ConnectionID) -> String { central(id) ?? id.description }
         switch event {
-        case .mtuExchanged(let id, let mtu): logger.info("\(id): MTU \(mtu)")
+        case .mtuExchanged(let id, let mtu): logger.info("\(who(id)): MTU \(mtu)")
         case .subscriptionChanged(let id, let c, let n, let i):
-            logger.info("\(id): \(n || i ? "subscribed to" : "unsubscribed from") \(name(c))\(i ? " (indications)" : "")")
-        case .written(let id, let c, let v): logger.info("\(id): wrote \(v.count) bytes to \(name(c))")
-        case .indicationTimedOut(let id, let c): logger.warning("\(id): indication of \(name(c)) not confirmed in 30 s; disconnecting")
+            logger.info("\(who(id)): \(n || i ? "subscribed to" : "unsubscribed from") \(name(c))\(i ? " (indications)" : "")")
+        case .written(let id, let c, let v): logger.info("\(who(id)): wrote \(v.count) bytes to \(name(c))")
+        case .indicationTimedOut(let id, let c): logger.warning("\(who(id)): indication of \(name(c)) not confirmed in 30 s; disconnecting")
         case .requestTimedOut(let r): logger.warning("control request \(r) not answered in time; answered Unlikely Error")
         default: logger.debug("\(event)")
         }

@@ -1,4 +1,7 @@
 import GattCore
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import Logging
 import Synchronization
@@ -74,10 +77,25 @@ import Testing
         ])
     }
 
+    @Test func attEventsNameTheCentralWhenKnown() {
+        let db = GATTDatabase(deviceName: "T", services: [])
+        let logged = lines { log in
+            log.att(.mtuExchanged(ConnectionID(1), mtu: 247), database: db, central: { $0 == ConnectionID(1) ? "C0:DE:00:00:00:01" : nil })
+            log.att(.mtuExchanged(ConnectionID(2), mtu: 23), database: db, central: { $0 == ConnectionID(1) ? "C0:DE:00:00:00:01" : nil })
+        }
+        #expect(logged == ["<6>C0:DE:00:00:00:01: MTU 247\n", "<6>conn#2: MTU 23\n"])
+    }
+
     @Test func retryDelays() {
         #expect(TimeAmount.milliseconds(250).logDescription == "250 ms")
         #expect(TimeAmount.milliseconds(1500).logDescription == "1.5 s")
         #expect(TimeAmount.seconds(10).logDescription == "10.0 s")
         #expect(TimeAmount(Duration.milliseconds(1500)) == .milliseconds(1500))
+    }
+}
+
+@Suite struct TransportErrorTextTests {
+    @Test func errnoErrorsReadAsTheSystemText() {
+        #expect(PeripheralDaemon.describe(IOError(errnoCode: ECONNREFUSED, reason: "connect")) == "Connection refused")
     }
 }

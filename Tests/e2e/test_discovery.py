@@ -71,7 +71,7 @@ def test_connect_and_exchange_mtu_517(link):
             assert response.op_code == att.Opcode.ATT_EXCHANGE_MTU_RESPONSE
             assert response.server_rx_mtu == 517
             await wait_for_log(link.gattd, r"connected: C0:00:00:00:00:01", start=log_start)
-            await wait_for_log(link.gattd, r"conn#\d+: MTU 517$", start=log_start)
+            await wait_for_log(link.gattd, r"[0-9A-F:]{17}: MTU 517$", start=log_start)
             # A second exchange is answered the same way but changes nothing: a 300-byte
             # value still comes in one Read Response (MTU 517, not 100).
             response = await raw_request(peer, att.ATT_Exchange_MTU_Request(client_rx_mtu=100))

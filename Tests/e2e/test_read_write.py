@@ -87,7 +87,7 @@ def test_write_request(link):
                                                                       attribute_value=b"\x01\x02\x03"))
             assert response.op_code == att.Opcode.ATT_WRITE_RESPONSE
             assert await peer.gatt_client.read_value(WRITABLE) == b"\x01\x02\x03"
-            await wait_for_log(link.gattd, r"conn#\d+: wrote 3 bytes to writable$", start=log_start)
+            await wait_for_log(link.gattd, r"[0-9A-F:]{17}: wrote 3 bytes to writable$", start=log_start)
             # The maximum length (4) is accepted.
             await peer.gatt_client.write_value(WRITABLE, b"\xA0\xA1\xA2\xA3", with_response=True)
             assert await peer.gatt_client.read_value(WRITABLE) == b"\xA0\xA1\xA2\xA3"
@@ -125,7 +125,7 @@ def test_long_write_with_prepare_and_execute(link):
                 assert peer.gatt_client.mtu == 23
                 await peer.gatt_client.write_value(LONG, new_value, with_response=True)
                 assert await peer.gatt_client.read_value(LONG) == new_value
-                await wait_for_log(link.gattd, r"conn#\d+: wrote 100 bytes to long$", start=log_start)
+                await wait_for_log(link.gattd, r"[0-9A-F:]{17}: wrote 100 bytes to long$", start=log_start)
                 # Raw: the Prepare Write Response echoes handle, offset and part.
                 response = await raw_request(peer, att.ATT_Prepare_Write_Request(
                     attribute_handle=LONG, value_offset=98, part_attribute_value=b"\xEE\xFF\x11"))

@@ -39,10 +39,10 @@ def test_subscribe_and_unsubscribe_notifications(link):
             notifier = find_characteristic(peer, NOTIFIER_UUID)
             assert notifier.get_descriptor(att.UUID("2902")).handle == NOTIFIER_CCCD
             await notifier.subscribe(lambda value: None)
-            await wait_for_log(link.gattd, r"conn#\d+: subscribed to notifier$", start=log_start)
+            await wait_for_log(link.gattd, r"[0-9A-F:]{17}: subscribed to notifier$", start=log_start)
             assert await peer.gatt_client.read_value(NOTIFIER_CCCD) == b"\x01\x00"
             await notifier.unsubscribe()
-            await wait_for_log(link.gattd, r"conn#\d+: unsubscribed from notifier$", start=log_start)
+            await wait_for_log(link.gattd, r"[0-9A-F:]{17}: unsubscribed from notifier$", start=log_start)
             assert await peer.gatt_client.read_value(NOTIFIER_CCCD) == b"\x00\x00"
 
     run(body())
@@ -54,7 +54,7 @@ def test_subscribe_to_indications(link):
         async with central(link) as peer:
             await discover_everything(peer)
             await find_characteristic(peer, INDICATOR_UUID).subscribe(lambda value: None)
-            await wait_for_log(link.gattd, r"conn#\d+: subscribed to indicator \(indications\)$", start=log_start)
+            await wait_for_log(link.gattd, r"[0-9A-F:]{17}: subscribed to indicator \(indications\)$", start=log_start)
             assert await peer.gatt_client.read_value(INDICATOR_CCCD) == b"\x02\x00"
             # Writing the same value again changes nothing and logs nothing.
             response = await raw_request(peer, att.ATT_Write_Request(attribute_handle=INDICATOR_CCCD,
@@ -73,7 +73,7 @@ def test_cccd_is_per_connection(link):
             response = await raw_request(peer1, att.ATT_Write_Request(attribute_handle=LEVEL_CCCD,
                                                                        attribute_value=b"\x01\x00"))
             assert response.op_code == att.Opcode.ATT_WRITE_RESPONSE
-            await wait_for_log(link.gattd, r"conn#\d+: subscribed to level$", start=log_start)
+            await wait_for_log(link.gattd, r"[0-9A-F:]{17}: subscribed to level$", start=log_start)
             async with central(link, 2, "C0:00:00:00:00:02") as peer2:
                 assert await peer2.gatt_client.read_value(LEVEL_CCCD) == b"\x00\x00"
                 assert await peer1.gatt_client.read_value(LEVEL_CCCD) == b"\x01\x00"

@@ -466,7 +466,7 @@ public final class KernelPeripheralDaemon: @unchecked Sendable {
         if let level = (try? bearer.securityLevel())?.level, level != link.security {
             links[id]?.security = level
             server.setSecurity(id, level)
-            logger.info("\(id): security \(level)")
+            logger.info("\(bearer.peer.address): security \(level)")
         }
         process(server.receive(pdu, from: id, now: now))
     }
