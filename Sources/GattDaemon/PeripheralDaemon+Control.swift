@@ -15,7 +15,7 @@ extension PeripheralDaemon: PeripheralBackEnd, GattPeripheralDaemon {
 
     public func status() -> ControlStatus {
         ControlStatus(
-            advertising: host.isAdvertising, address: host.controller.address,
+            advertising: host.isAdvertising, address: host.advertisedAddress,
             connections: host.connections.values.sorted { $0.handle < $1.handle }.map { c in
                 ControlStatus.Central(address: c.peerAddress, addressType: c.peerAddressType, security: c.security, id: c.id, att: host.att)
             })

@@ -33,7 +33,6 @@ public final class PeripheralDaemon: @unchecked Sendable {
     let persisted: PersistedValues?
     var readyNotified = false
     var watchdog: RepeatedTask?
-    private var randomAddress: BluetoothAddress?
     /// Whether the `advertise` op wants advertising (kept across transport resets).
     var advertisingWanted = true
     var controlAttached = false
@@ -52,7 +51,6 @@ public final class PeripheralDaemon: @unchecked Sendable {
         self.logger = logger
         self.options = options
         self.persisted = options.persistedValues(logger: logger)
-        if configuration.advertising.ownAddressType == .random { randomAddress = BluetoothAddress.randomStatic() }
         let database = DaemonOptions.initialDatabase(configuration, persisted: persisted, logger: logger)
         self.host = Host(configuration: HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising),
                          att: ATTServer(database: database))
@@ -60,12 +58,7 @@ public final class PeripheralDaemon: @unchecked Sendable {
     }
 
     private func hostConfiguration(_ c: GattConfiguration) -> HostConfiguration {
-        var hc = HostConfiguration(deviceName: c.name, advertising: c.advertising)
-        if c.advertising.ownAddressType == .random {
-            if randomAddress == nil { randomAddress = BluetoothAddress.randomStatic() }
-            hc.randomAddress = randomAddress
-        }
-        return hc
+        HostConfiguration(deviceName: c.name, advertising: c.advertising)
     }
 
     /// A fresh host serving `database`, with the daemon's ATT settings and control state.
@@ -213,15 +206,6 @@ public final class PeripheralDaemon: @unchecked Sendable {
 
 extension [UInt8] {
     var hexString: String { map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
-}
-
-extension BluetoothAddress {
-    /// A random static address (Core Spec Vol 6 Part B §1.3.2.1): two top bits set.
-    static func randomStatic() -> BluetoothAddress {
-        var b = (0..<6).map { _ in UInt8.random(in: 0...255) }
-        b[0] |= 0xC0
-        return BluetoothAddress(bytes: b) ?? .zero
-    }
 }
 
 extension PeripheralDaemon {

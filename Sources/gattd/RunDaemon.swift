@@ -35,6 +35,14 @@ func runDaemon(_ options: Gattd) throws {
         throw fail("--transport: \(error)", 64)
     }
 
+    if case .kernel = spec, configuration.advertising.ownAddressType == .random {
+        // The kernel owns the adapter's addresses and routes the ATT channel by them.
+        throw fail(
+            "\(options.config): advertising.own_address_type: \"random\" is not supported with the kernel transport (\(spec)); "
+                + "give the adapter a static random address with `btmgmt -i hciN static-addr ADDR`, or use an H4 transport (user:, serial:, tcp:, unix:)",
+            64)
+    }
+
     var control = ControlServer.Options(path: options.control)
     control.group = options.controlGroup
     let kernelIndex: Int? = if case .kernel(let index) = spec { index } else { nil }

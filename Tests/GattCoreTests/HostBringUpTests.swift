@@ -101,6 +101,22 @@ import Testing
         #expect(h.payloads.parameters.ownAddressType == .random)
     }
 
+    @Test func randomOwnAddressWithoutOneConfiguredIsDerivedFromTheControllerAddress() {
+        var config = HostConfiguration.test(random: BluetoothAddress("C5:00:00:00:00:01")!)
+        config.randomAddress = nil
+        var c = FakeController()
+        c.leFeatures = []
+        var h = HostHarness(configuration: config, controller: c)
+        h.start()
+        // C0:FF:EE:00:00:01 reversed and XORed with A5, top two bits set: stable across restarts.
+        let derived = BluetoothAddress("E4:A5:A5:4B:5A:65")!
+        #expect(h.sent.contains(H4Packet(command: .leSetRandomAddress(derived))))
+        #expect(h.host.advertisedAddress == derived)
+        var again = HostHarness(configuration: config, controller: c)
+        again.start()
+        #expect(again.host.randomAddress == derived)
+    }
+
     @Test func readBufferSizeV2FailureFallsBackToV1() {
         var c = FakeController()
         c.status[.leReadBufferSizeV2] = .unknownCommand

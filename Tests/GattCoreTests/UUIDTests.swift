@@ -30,3 +30,17 @@ import Testing
         #expect(BluetoothUUID(littleEndian: [0x0D, 0x18]) == BluetoothUUID(uuid16: 0x180D))
     }
 }
+
+@Suite struct StaticRandomAddressTests {
+    /// Core Spec Vol 6 Part B §1.3.2.1: top two bits 0b11, the rest neither all 0 nor all 1.
+    @Test func derivedAddressIsAValidStaticRandomAddress() {
+        for text in ["00:00:00:00:00:00", "FF:FF:FF:FF:FF:FF", "C0:FF:EE:00:00:01", "5A:5A:5A:5A:5A:5A", "A5:A5:A5:A5:A5:A5"] {
+            let a = BluetoothAddress.staticRandom(derivedFrom: BluetoothAddress(text)!)
+            #expect(a.bytes[0] & 0xC0 == 0xC0, "\(text)")
+            let rest = [a.bytes[0] & 0x3F] + a.bytes[1...]
+            #expect(!rest.allSatisfy { $0 == 0 }, "\(text)")
+            #expect(!(a.bytes[0] & 0x3F == 0x3F && a.bytes[1...].allSatisfy { $0 == 0xFF }), "\(text)")
+            #expect(a == BluetoothAddress.staticRandom(derivedFrom: BluetoothAddress(text)!))
+        }
+    }
+}

@@ -83,6 +83,12 @@ else
     echo "SKIP: schema check (python3 jsonschema not installed)"
 fi
 
+# A random own address with the kernel transport is refused before any socket is opened.
+printf '{"name": "R", "advertising": {"own_address_type": "random"}}\n' >"$TMP/random.json"
+run kernel-random 64 --config "$TMP/random.json" --transport hci0 --control "$TMP/c.sock" --state-dir "$TMP/state"
+grep -q 'advertising.own_address_type: "random" is not supported with the kernel transport (kernel:hci0)' "$TMP/err" \
+    || { fail "kernel-random: message"; sed 's/^/  | /' "$TMP/err"; }
+
 if [[ "$failures" -gt 0 ]]; then
     echo "check-config.sh: $failures failure(s)"
     exit 1

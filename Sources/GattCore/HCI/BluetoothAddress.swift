@@ -68,3 +68,17 @@ public struct BluetoothAddressType: RawRepresentable, Hashable, Sendable, Custom
         }
     }
 }
+
+extension BluetoothAddress {
+    /// A random static address (Core Spec Vol 6 Part B §1.3.2.1: the two most significant
+    /// bits 0b11, the other 46 bits neither all 0 nor all 1) derived from `address`, so the
+    /// same controller always gets the same one.
+    public static func staticRandom(derivedFrom address: BluetoothAddress) -> BluetoothAddress {
+        var b = address.bytes.reversed().map { $0 ^ 0xA5 }
+        b[0] |= 0xC0
+        let rest = [b[0] & 0x3F] + b[1...]
+        if rest.allSatisfy({ $0 == 0 }) { b[5] = 0x01 }
+        if b[0] & 0x3F == 0x3F && b[1...].allSatisfy({ $0 == 0xFF }) { b[5] = 0xFE }
+        return BluetoothAddress(unchecked: b)
+    }
+}

@@ -6,7 +6,8 @@ public struct HostConfiguration: Sendable {
     public var advertising: AdvertisingConfiguration
     /// A controller that does not answer a command within this time is an error.
     public var commandTimeout: Duration = .seconds(5)
-    /// Random static address to use when `advertising.ownAddressType == .random`.
+    /// Random static address to use when `advertising.ownAddressType == .random`
+    /// (nil: derived from the controller's public address, see `Host.randomAddress`).
     public var randomAddress: BluetoothAddress?
     /// Ask each new connection for the maximum data length and 2M PHY when supported.
     public var requestDataLengthAndPHY = true
@@ -123,6 +124,18 @@ public struct Host: Sendable {
         return pumpCommands()
     }
 
+    /// The random static address used with `ownAddressType == .random`: the configured
+    /// one, else one derived from the controller's public address, so a central that
+    /// cached the device finds it again after a restart.
+    public var randomAddress: BluetoothAddress {
+        configuration.randomAddress ?? .staticRandom(derivedFrom: controller.address)
+    }
+
+    /// The address centrals see: the random static one when advertising with it.
+    public var advertisedAddress: BluetoothAddress {
+        configuration.advertising.ownAddressType == .random ? randomAddress : controller.address
+    }
+
     /// Whether the controller reported support for `command` (false before bring-up read it).
     public func supports(_ command: HCICommand) -> Bool { supportedCommands?.isSupported(command.opcode) ?? false }
 
@@ -141,8 +154,8 @@ public struct Host: Sendable {
         if controller.leFeatures.contains(.le2MPHY), supports(.leSetDefaultPHY(allPHYs: 0, txPHYs: 0b11, rxPHYs: 0b11)) {
             commandQueue.append(.leSetDefaultPHY(allPHYs: 0, txPHYs: 0b11, rxPHYs: 0b11))
         }
-        if configuration.advertising.ownAddressType == .random, let a = configuration.randomAddress {
-            commandQueue.append(.leSetRandomAddress(a))
+        if configuration.advertising.ownAddressType == .random {
+            commandQueue.append(.leSetRandomAddress(randomAddress))
         }
         if let p = payloads {
             commandQueue.append(.leSetAdvertisingParameters(p.parameters))
@@ -263,7 +276,7 @@ public struct Host: Sendable {
             isAdvertising = false
             advertisingCommandPending = false
         }
-        if newlyRandom, let a = c.randomAddress { commandQueue.append(.leSetRandomAddress(a)) }
+        if newlyRandom { commandQueue.append(.leSetRandomAddress(randomAddress)) }
         commandQueue.append(.leSetAdvertisingParameters(payloads.parameters))
         commandQueue.append(.leSetAdvertisingData(payloads.advertisingData))
         commandQueue.append(.leSetScanResponseData(payloads.scanResponseData))
