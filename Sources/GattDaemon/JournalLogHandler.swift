@@ -16,9 +16,9 @@ import Logging
 /// - `.plain` otherwise: `2026-11-22T10:00:00Z info message key=value` (UTC).
 ///
 /// Metadata (handler, metadata provider, then per-message, later wins) is appended as
-/// `key=value`, sorted by key; values with spaces, quotes or `=` are double-quoted. A
-/// newline inside a message is written as `\n` so every message stays one line (one
-/// journal entry).
+/// `key=value`, sorted by key; values with spaces, quotes, `=` or line breaks are
+/// double-quoted. A line break inside a message or a value is escaped (`\n`, `\r`, `\v`,
+/// `\f`, `\u{2028}`...) so every message stays one line (one journal entry).
 ///
 /// ```swift
 /// let format = JournalLogHandler.Format.detect()
@@ -151,35 +151,48 @@ public struct JournalLogHandler: LogHandler {
         }
     }
 
+    /// A metadata value, double-quoted (with `\"`, `\\`, `\t` and line breaks escaped)
+    /// when it is empty or holds a space, quote, `=`, tab or line break. Works on Unicode
+    /// scalars: "\r\n" is a single `Character`, which a per-character switch would miss.
     private static func quoted(_ s: String) -> String {
-        let needsQuotes = s.isEmpty || s.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\t" || $0.isNewline }
+        let needsQuotes = s.isEmpty || s.unicodeScalars.contains {
+            $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\t" || lineBreakEscape($0) != nil
+        }
         guard needsQuotes else { return s }
         var out = "\""
-        for ch in s {
-            switch ch {
+        for scalar in s.unicodeScalars {
+            switch scalar {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
             case "\t": out += "\\t"
-            default: out.append(ch)
+            default:
+                if let escaped = lineBreakEscape(scalar) { out += escaped } else { out.unicodeScalars.append(scalar) }
             }
         }
         return out + "\""
     }
 
+    /// The message with every line break escaped, so it stays on one line (one journal entry).
     private static func escapeNewlines(_ s: String) -> String {
-        guard s.contains(where: { $0.isNewline }) else { return s }
+        guard s.unicodeScalars.contains(where: { lineBreakEscape($0) != nil }) else { return s }
         var out = ""
-        for ch in s {
-            switch ch {
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\r\n": out += "\\r\\n"
-            default: out.append(ch)
-            }
+        for scalar in s.unicodeScalars {
+            if let escaped = lineBreakEscape(scalar) { out += escaped } else { out.unicodeScalars.append(scalar) }
         }
         return out
+    }
+
+    /// How a line-breaking scalar is written (`\n`, `\r`, `\v`, `\f`, `\u{85}`, `\u{2028}`,
+    /// `\u{2029}`: every scalar for which `Character.isNewline` holds); nil for the others.
+    private static func lineBreakEscape(_ scalar: Unicode.Scalar) -> String? {
+        switch scalar {
+        case "\n": "\\n"
+        case "\r": "\\r"
+        case "\u{0B}": "\\v"
+        case "\u{0C}": "\\f"
+        case "\u{85}", "\u{2028}", "\u{2029}": "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+        default: nil
+        }
     }
 
     private static func now() -> Int {

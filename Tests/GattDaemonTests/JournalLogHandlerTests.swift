@@ -45,6 +45,39 @@ import Testing
         #expect(line == "<3>two\\nlines empty=\"\" list=\"[a, b]\" name=\"Demo \\\"HR\\\"\"\n")
     }
 
+    /// "\r\n" is one Character in Swift: a per-Character switch on "\n" and "\r" missed it
+    /// and wrote a raw CR LF into a quoted metadata value, splitting the journal entry.
+    @Test func crlfInsideAQuotedMetadataValueIsEscaped() {
+        let line = JournalLogHandler.line(
+            level: .info, message: "m", metadata: ["name": "a\r\nb c"], format: .journal, secondsSinceEpoch: 0)
+        #expect(line == "<6>m name=\"a\\r\\nb c\"\n")
+        let unquoted = JournalLogHandler.line(
+            level: .info, message: "m", metadata: ["name": "x\r\ny"], format: .journal, secondsSinceEpoch: 0)
+        #expect(unquoted == "<6>m name=\"x\\r\\ny\"\n")
+    }
+
+    /// Every line-breaking character (LF, CR, CR LF, VT, FF, NEL, LS, PS), in a message or a
+    /// metadata key's value, alone or next to others, leaves exactly one line.
+    @Test func noLineBreakInContentSplitsTheLine() {
+        let breakers: Set<Unicode.Scalar> = ["\n", "\r", "\u{0B}", "\u{0C}", "\u{85}", "\u{2028}", "\u{2029}"]
+        let breaks = ["\n", "\r", "\r\n", "\u{0B}", "\u{0C}", "\u{85}", "\u{2028}", "\u{2029}", "\n\r", "\r\r\n"]
+        for b in breaks {
+            for format in [JournalLogHandler.Format.journal, .plain] {
+                let line = JournalLogHandler.line(
+                    level: .info, message: "one\(b)two", metadata: ["k": "x\(b)y", "q": "a b\(b)\"c\""],
+                    format: format, secondsSinceEpoch: 0)
+                let breakingScalars: [Unicode.Scalar] = line.unicodeScalars.filter { breakers.contains($0) }
+                #expect(breakingScalars == ["\n"], "\(b.unicodeScalars.map { $0.value }) in \(format)")
+                #expect(line.hasSuffix("\n"))
+            }
+        }
+        #expect(
+            JournalLogHandler.line(
+                level: .info, message: "a\u{2028}b\u{0B}c", metadata: ["k": "\u{0C}\u{85}\u{2029}"],
+                format: .journal, secondsSinceEpoch: 0)
+                == "<6>a\\u{2028}b\\vc k=\"\\f\\u{85}\\u{2029}\"\n")
+    }
+
     @Test func timestampFormatting() {
         #expect(JournalLogHandler.timestamp(secondsSinceEpoch: 0) == "1970-01-01T00:00:00Z")
         #expect(JournalLogHandler.timestamp(secondsSinceEpoch: Self.instant + 3_723) == "2026-11-22T11:02:03Z")

@@ -9,15 +9,16 @@ is ADV_NONCONN_IND with flags + iBeacon and no scan response).
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import time
 
 import pytest
 
-from bumble import hci
+from bumble import core, hci
 from bumble.core import UUID, AdvertisingData
 
 from gatt_central import CONFIG_DIR, FULL_CONFIG, central_device, connect_peer
 from harness import (
+    OPCODE_LE_CREATE_CONNECTION_CANCEL,
     OPCODE_LE_SET_ADVERTISING_DATA,
     OPCODE_LE_SET_ADVERTISING_ENABLE,
     OPCODE_LE_SET_ADVERTISING_PARAMETERS,
@@ -135,13 +136,23 @@ def test_ibeacon_is_seen_non_connectable(controllers, gattd):
             assert int.from_bytes(beacon[20:22], "big") == 2  # minor
             assert beacon[22] - 256 == -59  # measured power
             assert advertisement.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) is None
-            # Not connectable: gattd's controller refuses the connection. (The virtual link
-            # still tells the *central* it connected: its controller only checks
-            # connectability while scanning, so only gattd's side is checked here.)
-            with contextlib.suppress(asyncio.TimeoutError, TimeoutError, hci.HCI_Error):
-                await connect_peer(device, hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS),
-                                   timeout=1.0)
+            # Not connectable: like a real initiator, the central's controller never sends a
+            # CONNECT_IND to ADV_NONCONN_IND, so the attempt does not complete; after 1 s
+            # Bumble gives up with LE Create Connection Cancel and the attempt fails.
+            attempt_started = time.time()
+            with pytest.raises(core.TimeoutError):
+                await asyncio.wait_for(
+                    connect_peer(device, hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS),
+                                 timeout=1.0),
+                    5)
+            cancels = [c for c in controllers[1].commands(OPCODE_LE_CREATE_CONNECTION_CANCEL)
+                       if c.time >= attempt_started]
+            assert len(cancels) == 1
             await asyncio.sleep(0.3)
+            assert len(device.connections) == 0
+            # Still advertising: gattd's controller saw no connection either.
+            again = await scan_for(device, from_address(controllers[0].address), active=False)
+            assert again.data_bytes == IBEACON_ADVERTISING
 
         assert "connected:" not in gattd_process.log()
         assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_DATA).parameters == \

@@ -8,17 +8,21 @@ several centrals, and the recorded HCI commands are exact.
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
-from bumble.core import AdvertisingData, UUID
-from bumble.device import Device
+from bumble import core, hci
+from bumble.core import AdvertisingData, PhysicalTransport, UUID
+from bumble.device import AdvertisingType, Device
 from bumble.gatt import Characteristic, CharacteristicValue, Service
 
 from harness import (
+    OPCODE_LE_CREATE_CONNECTION_CANCEL,
     OPCODE_LE_SET_EXTENDED_SCAN_RESPONSE_DATA,
     OPCODE_LE_SET_SCAN_RESPONSE_DATA,
     OPCODE_RESET,
+    VirtualController,
     bumble_device,
     connect,
     from_address,
@@ -175,5 +179,57 @@ def test_command_log_records_exact_bytes(controllers):
         async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS):
             reset = controllers[0].commands(OPCODE_RESET)[0]
             assert reset.packet == bytes([0x01, 0x03, 0x0C, 0x00])
+
+    run(body())
+
+
+
+def cancels_after(controller: VirtualController, start: float) -> list:
+    return [c for c in controller.commands(OPCODE_LE_CREATE_CONNECTION_CANCEL) if c.time >= start]
+
+
+@pytest.mark.parametrize("legacy_only", [False, True], ids=["extended-controllers", "legacy-controllers"])
+def test_central_cannot_connect_to_non_connectable_advertising(controllers):
+    """A CONNECT_IND never answers ADV_NONCONN_IND or ADV_SCAN_IND: the central's attempt
+    does not complete (neither side hears of a connection), and when the central gives up,
+    LE Create Connection Cancel ends it with Unknown Connection Identifier (Vol 4 Part E
+    §7.8.13). Afterwards the same central connects to connectable advertising."""
+    async def body():
+        async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS) as peripheral, \
+                bumble_device(controllers[1], "central", CENTRAL_ADDRESS) as central:
+            add_test_service(peripheral)
+            failures: list[int] = []
+            central.on("connection_failure", lambda error: failures.append(error.error_code))
+            for advertising_type in (AdvertisingType.UNDIRECTED, AdvertisingType.UNDIRECTED_SCANNABLE):
+                await peripheral.start_advertising(advertising_type=advertising_type,
+                                                   advertising_data=ADVERTISING_DATA,
+                                                   scan_response_data=SCAN_RESPONSE_DATA)
+                started = time.time()
+                failures.clear()
+                with pytest.raises(core.TimeoutError):
+                    await asyncio.wait_for(
+                        central.connect(PERIPHERAL_ADDRESS, transport=PhysicalTransport.LE, timeout=1.0), 5)
+                assert len(cancels_after(controllers[1], started)) == 1
+                assert failures == [hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR]
+                await asyncio.sleep(0.2)
+                assert len(central.connections) == 0
+                assert len(peripheral.connections) == 0
+                await peripheral.stop_advertising()
+
+            # Connectable advertising: the same central gets in (no attempt left pending).
+            await peripheral.start_advertising(advertising_data=ADVERTISING_DATA,
+                                               scan_response_data=SCAN_RESPONSE_DATA)
+            peer = await connect(central, PERIPHERAL_ADDRESS)
+            assert await read(peer, READ_UUID) == b"hello"
+
+    run(body())
+
+
+def test_create_connection_cancel_without_attempt_is_disallowed(controllers):
+    async def body():
+        async with bumble_device(controllers[1], "central", CENTRAL_ADDRESS) as central:
+            with pytest.raises(hci.HCI_Error) as raised:
+                await central.host.send_sync_command(hci.HCI_LE_Create_Connection_Cancel_Command())
+            assert raised.value.error_code == hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR
 
     run(body())

@@ -8,7 +8,10 @@ Built from Bumble's `Controller` and `LocalLink`, with fixes for what the stock
   advertising data), and only active scanners get them;
 * advertising report event types follow the advertising type (ADV_IND, ADV_SCAN_IND,
   ADV_NONCONN_IND; legacy bit set in extended reports), and non-connectable advertising
-  is sent at all (stock: only ADV_IND goes on air) but cannot be connected to;
+  is sent at all (stock: only ADV_IND goes on air) but cannot be connected to: an initiator
+  never connects to it, scanning or not (stock checks nothing), the attempt stays pending;
+* LE Create Connection Cancel ends a pending attempt with LE Connection Complete, status
+  Unknown Connection Identifier (stock: does nothing, so a host that gives up hangs);
 * HCI_Reset resets the controller: advertising and scanning stop, connections drop (the
   peer sees a supervision timeout), addresses, masks and advertising data are cleared;
 * advertising intervals are in 0.625 ms units (stock: milliseconds), capped at 100 ms so
@@ -204,11 +207,22 @@ class VirtualController(Controller):
                     return advertiser
         return None
 
+    @staticmethod
+    def advertiser_is_connectable(advertiser: LegacyAdvertiser | AdvertisingSet) -> bool:
+        """Whether a CONNECT_IND may answer this advertising (Vol 6 Part B §2.3): ADV_IND only
+        for legacy advertising, the connectable property bit for an advertising set."""
+        if isinstance(advertiser, AdvertisingSet):
+            properties = advertiser.parameters.advertising_event_properties if advertiser.parameters else 0
+            return bool(int(properties) & 0x01)
+        return advertiser.is_connectable
+
     def on_advertising_pdu(self, pdu) -> None:
         advertiser = self.find_advertiser(pdu)
-        connectable = True
+        # An initiator (LE Create Connection pending) must not connect to non-connectable
+        # advertising, whether or not this controller is also scanning: it keeps waiting.
+        connectable = advertiser is None or self.advertiser_is_connectable(advertiser)
         if self.le_scan_enable and advertiser is not None:
-            connectable = self.send_advertising_reports(pdu, advertiser)
+            self.send_advertising_reports(pdu, advertiser)
         # Let Bumble do periodic sync and connection creation, but not its reports.
         scan_enable = self.le_scan_enable
         pending = self.pending_le_connection
@@ -282,6 +296,32 @@ class VirtualController(Controller):
                 )
                 self.send_hci_packet(hci.HCI_LE_Advertising_Report_Event([report]))
         return connectable
+
+    # ----- initiating ---------------------------------------------------------------------
+    def on_hci_le_create_connection_cancel_command(self, command):
+        """LE Create Connection Cancel (Vol 4 Part E §7.8.13): a pending attempt ends with
+        LE Connection Complete, status Unknown Connection Identifier, after the Command
+        Complete; with none pending the command is disallowed. (Stock: does nothing, so a
+        host that cancels a timed-out attempt waits forever.)"""
+        pending = self.pending_le_connection
+        if pending is None:
+            return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR)
+        self.pending_le_connection = None
+        asyncio.get_running_loop().call_soon(
+            self.send_hci_packet,
+            hci.HCI_LE_Connection_Complete_Event(
+                status=hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR,
+                connection_handle=0,
+                role=hci.Role.CENTRAL,
+                peer_address_type=pending.peer_address.address_type,
+                peer_address=pending.peer_address,
+                connection_interval=0,
+                peripheral_latency=0,
+                supervision_timeout=0,
+                central_clock_accuracy=0,
+            ),
+        )
+        return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
 
     def on_le_connect_ind(self, packet) -> None:
         advertiser = self.le_legacy_advertiser

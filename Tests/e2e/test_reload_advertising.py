@@ -1,0 +1,142 @@
+"""SIGHUP with a config whose only change is the advertising data (the local name).
+
+gattd must re-advertise with the new payload (disable, parameters, data, scan response,
+enable — the recorded HCI commands, byte for byte) and a scanner must see the new name,
+while the connected central keeps its connection and gets no Service Changed: the
+Database Hash is the same. A SIGHUP with an unchanged file sends nothing to the controller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from bumble.core import AdvertisingData
+
+from harness import (
+    OPCODE_LE_SET_ADVERTISING_DATA,
+    OPCODE_LE_SET_ADVERTISING_ENABLE,
+    OPCODE_LE_SET_ADVERTISING_PARAMETERS,
+    OPCODE_LE_SET_SCAN_RESPONSE_DATA,
+    bumble_device,
+    connect,
+    from_address,
+    read,
+    run,
+    scan_for,
+    subscribe,
+)
+from gatt_central import wait_for_log
+
+SERVICE_UUID = "7a1d0000-0000-4000-8000-000000000000"
+VALUE_UUID = "7a1d0001-0000-4000-8000-000000000000"
+
+
+def config(local_name: str) -> str:
+    return json.dumps({
+        "name": "Reload Adv",
+        "advertising": {"local_name": local_name, "interval_ms": [20, 30]},
+        "services": [{"id": "svc", "uuid": SERVICE_UUID, "characteristics": [
+            {"id": "value", "uuid": VALUE_UUID, "properties": ["read"], "value": {"hex": "2a"}}]}],
+    }, indent=2) + "\n"
+
+
+def advertising_data(local_name: str) -> bytes:
+    """Flags (LE General Discoverable, BR/EDR not supported), then the Complete Local Name."""
+    name = local_name.encode()
+    return bytes.fromhex("020106") + bytes([len(name) + 1, 0x09]) + name
+
+
+def data_command(payload: bytes) -> bytes:
+    """LE Set Advertising / Scan Response Data parameters: length, data zero-padded to 31."""
+    return bytes([len(payload)]) + payload.ljust(31, b"\x00")
+
+
+# interval_ms [20, 30] = 32 and 48 units of 0.625 ms; ADV_IND, public address, 3 channels.
+PARAMETERS = bytes.fromhex("2000" "3000" "00" "00" "00") + bytes(6) + bytes([0x07, 0x00])
+
+ADVERTISING_OPCODES = (OPCODE_LE_SET_ADVERTISING_PARAMETERS, OPCODE_LE_SET_ADVERTISING_DATA,
+                       OPCODE_LE_SET_SCAN_RESPONSE_DATA, OPCODE_LE_SET_ADVERTISING_ENABLE)
+
+
+def advertising_commands_after(controller, start: float) -> list[tuple[int, bytes]]:
+    return [(c.opcode, c.parameters) for c in controller.commands()
+            if c.time >= start and c.opcode in ADVERTISING_OPCODES]
+
+
+@pytest.mark.parametrize("controller_count", [3])
+def test_sighup_changing_only_the_local_name_readvertises_without_service_changed(controllers, gattd, tmp_path):
+    config_path = tmp_path / "reload-advertising.json"
+    config_path.write_text(config("OLD-NAME"))
+    process = gattd(config_path)
+    gattd_address = from_address(controllers[0].address)
+
+    async def body():
+        await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE)
+        assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_DATA).parameters == \
+            data_command(advertising_data("OLD-NAME"))
+
+        async with bumble_device(controllers[1], "central", "C0:00:00:00:00:01") as central, \
+                bumble_device(controllers[2], "scanner", "C0:00:00:00:00:02") as scanner:
+            advertisement = await scan_for(central, gattd_address)
+            assert advertisement.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) == "OLD-NAME"
+            peer = await connect(central, advertisement.address)
+            service_changed = await subscribe(peer, "2A05", prefer_notify=False)
+            hash_before = await read(peer, "2B2A")
+            device_name_before = await read(peer, "2A00")
+            await wait_for_log(process, r"connected: C0:00:00:00:00:01 ")
+            # gattd advertises again for further centrals once the first one is in.
+            await asyncio.sleep(0.3)
+
+            # The same file again: nothing changes, nothing is sent to the controller.
+            unchanged_at = time.time()
+            log_start = len(process.log())
+            os.kill(process.process.pid, signal.SIGHUP)
+            await wait_for_log(process, r"config reloaded: database unchanged", start=log_start)
+            await asyncio.sleep(0.3)
+            assert advertising_commands_after(controllers[0], unchanged_at) == []
+            assert "advertising data changed" not in process.log()[log_start:]
+
+            # Only the local name changes.
+            config_path.write_text(config("NEW-NAME"))
+            reloaded_at = time.time()
+            log_start = len(process.log())
+            os.kill(process.process.pid, signal.SIGHUP)
+            await wait_for_log(process, r"config reloaded: advertising data changed; advertising restarted",
+                               start=log_start)
+            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=reloaded_at)
+            log = process.log()[log_start:]
+            assert "config reloaded: database unchanged" in log
+            assert "database changed" not in log
+            assert "Service Changed" not in log
+
+            # Stop, reconfigure with the new payload, start again: exact bytes, in order.
+            assert advertising_commands_after(controllers[0], reloaded_at) == [
+                (OPCODE_LE_SET_ADVERTISING_ENABLE, b"\x00"),
+                (OPCODE_LE_SET_ADVERTISING_PARAMETERS, PARAMETERS),
+                (OPCODE_LE_SET_ADVERTISING_DATA, data_command(advertising_data("NEW-NAME"))),
+                (OPCODE_LE_SET_SCAN_RESPONSE_DATA, data_command(b"")),
+                (OPCODE_LE_SET_ADVERTISING_ENABLE, b"\x01"),
+            ]
+
+            # A scanner hears the new name (and only the new payload from now on).
+            fresh = await scan_for(scanner, gattd_address, active=False)
+            assert fresh.data_bytes == advertising_data("NEW-NAME")
+            assert fresh.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) == "NEW-NAME"
+            assert fresh.is_connectable
+
+            # The connected central: same connection, same database, no Service Changed.
+            await asyncio.sleep(0.5)
+            assert service_changed.empty()
+            assert await read(peer, "2B2A") == hash_before
+            assert await read(peer, "2A00") == device_name_before == b"Reload Adv"
+            assert await read(peer, VALUE_UUID) == b"\x2a"
+            assert service_changed.empty()
+            assert "disconnected" not in process.log()[log_start:]
+
+    run(body(), timeout=60)
