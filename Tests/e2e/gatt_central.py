@@ -31,7 +31,6 @@ import pytest
 from bumble import att, hci
 from bumble.core import UUID, PhysicalTransport
 from bumble.device import Device, Peer
-from bumble.transport import open_transport
 
 from harness import (
     E2E_DIR,
@@ -40,6 +39,7 @@ from harness import (
     GattdProcess,
     VirtualController,
     VirtualControllers,
+    bumble_device,
     gattd_daemon_available,
 )
 
@@ -189,17 +189,10 @@ def dump_link_logs(request):
 # ----------------------------------------------------------------------------------------
 # A Bumble central connected to gattd
 # ----------------------------------------------------------------------------------------
-@contextlib.asynccontextmanager
-async def central_device(controller: VirtualController, address: str = "C0:00:00:00:00:01",
-                         name: str = "central") -> AsyncIterator[Device]:
-    async with await open_transport(controller.bumble_transport) as (source, sink):
-        device = Device.with_hci(name, hci.Address(address), source, sink)
-        await device.power_on()
-        try:
-            yield device
-        finally:
-            with contextlib.suppress(Exception):
-                await device.power_off()
+def central_device(controller: VirtualController, address: str = "C0:00:00:00:00:01",
+                   name: str = "central") -> contextlib.AbstractAsyncContextManager[Device]:
+    """A powered-on Bumble central on `controller` (harness.bumble_device, address first)."""
+    return bumble_device(controller, name=name, address=address)
 
 
 async def connect_peer(device: Device, address: hci.Address, timeout: float = 10.0) -> Peer:
