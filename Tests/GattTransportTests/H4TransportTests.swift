@@ -58,12 +58,15 @@ struct H4TransportTests {
         try await group.shutdownGracefully()
     }
 
-    @Test("the controller closing the connection calls onClose")
-    func remoteClose() async throws {
+    /// Connects over TCP to a fake controller that runs `act` on its side 20 ms after the
+    /// connection; returns the first `expecting` packets delivered and the close reports.
+    private func runUntilClosed(
+        expecting: Int = 0, _ act: @escaping @Sendable (any Channel) -> Void
+    ) async throws -> (packets: [[UInt8]], closes: [String?]) {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await ServerBootstrap(group: group)
             .childChannelInitializer { channel in
-                channel.eventLoop.scheduleTask(in: .milliseconds(20)) { channel.close(promise: nil) }
+                channel.eventLoop.scheduleTask(in: .milliseconds(20)) { act(channel) }
                 return channel.eventLoop.makeSucceededVoidFuture()
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -72,35 +75,28 @@ struct H4TransportTests {
         let transport = try await H4Transport.connect(
             to: .tcp(host: "127.0.0.1", port: port), group: group,
             onPacket: collector.onPacket, onClose: collector.onClose)
+        let packets = expecting > 0 ? try await collector.next(expecting) : []
         try await transport.closeFuture.get()
-        #expect(collector.closes.withLock { $0 }.count == 1)
+        let closes = collector.closes.withLock { $0 }
         try await server.close().get()
         try await group.shutdownGracefully()
+        return (packets, closes)
+    }
+
+    @Test("the controller closing the connection calls onClose")
+    func remoteClose() async throws {
+        let result = try await runUntilClosed { $0.close(promise: nil) }
+        #expect(result.closes.count == 1)
     }
 
     @Test("an unknown packet indicator closes the transport with a framing error")
     func framingError() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await ServerBootstrap(group: group)
-            .childChannelInitializer { channel in
-                channel.eventLoop.scheduleTask(in: .milliseconds(20)) {
-                    channel.writeAndFlush(ByteBuffer(bytes: [0x04, 0x0E, 0x00, 0x09, 0x00]), promise: nil)
-                }
-                return channel.eventLoop.makeSucceededVoidFuture()
-            }
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = try #require(server.localAddress?.port)
-        let collector = PacketCollector()
-        let transport = try await H4Transport.connect(
-            to: .tcp(host: "127.0.0.1", port: port), group: group,
-            onPacket: collector.onPacket, onClose: collector.onClose)
-        #expect(try await collector.next(1) == [[0x04, 0x0E, 0x00]])
-        try await transport.closeFuture.get()
-        let closes = collector.closes.withLock { $0 }
-        #expect(closes.count == 1)
-        #expect(closes.first??.hasPrefix("invalid H4 packet indicator 0x09") == true)
-        try await server.close().get()
-        try await group.shutdownGracefully()
+        let result = try await runUntilClosed(expecting: 1) { channel in
+            channel.writeAndFlush(ByteBuffer(bytes: [0x04, 0x0E, 0x00, 0x09, 0x00]), promise: nil)
+        }
+        #expect(result.packets == [[0x04, 0x0E, 0x00]])
+        #expect(result.closes.count == 1)
+        #expect(result.closes.first??.hasPrefix("invalid H4 packet indicator 0x09") == true)
     }
 
     @Test("connecting to a closed TCP port fails")
