@@ -148,7 +148,7 @@ private let nusLE = h("9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 01 00 40 6E")
         #expect(try build(config(connectable: false, scannable: false)).parameters.advertisingType == .nonConnectableUndirected)
         var c = config()
         c.ownAddressType = .random
-        c.intervalMs = (20, 10240)
+        c.intervalMs = .init(min: 20, max: 10240)
         let p = try build(c)
         #expect(p.parameters.ownAddressType == .random)
         #expect(p.parameters.intervalMin == 0x0020)
@@ -200,11 +200,11 @@ private let nusLE = h("9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 01 00 40 6E")
             try AdvertisingPayloadBuilder.build(full, deviceName: "x")
         }
         var badInterval = config()
-        badInterval.intervalMs = (10, 20)
+        badInterval.intervalMs = .init(min: 10, max: 20)
         #expect(throws: AdvertisingPayloadError.invalidValue(field: "advertising.interval_ms", reason: "must be within 20 ms ... 10240 ms")) {
             try AdvertisingPayloadBuilder.build(badInterval, deviceName: "x")
         }
-        badInterval.intervalMs = (200, 100)
+        badInterval.intervalMs = .init(min: 200, max: 100)
         #expect(throws: AdvertisingPayloadError.invalidValue(field: "advertising.interval_ms", reason: "minimum is greater than maximum")) {
             try AdvertisingPayloadBuilder.build(badInterval, deviceName: "x")
         }

@@ -13,7 +13,7 @@ public struct AdvertisingConfiguration: Sendable, Equatable {
     public var appearance: UInt16?
     public var iBeacon: IBeacon?
     /// Advertising interval in milliseconds [min, max] (20 ms ... 10.24 s).
-    public var intervalMs: (min: Double, max: Double) = (100, 150)
+    public var intervalMs = IntervalRange(min: 100, max: 150)
     public var connectable = true
     public var scannable = true
     public var ownAddressType: OwnAddressType = .public
@@ -24,12 +24,11 @@ public struct AdvertisingConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    public static func == (a: Self, b: Self) -> Bool {
-        a.localName == b.localName && a.serviceUUIDs == b.serviceUUIDs && a.manufacturerData == b.manufacturerData
-            && a.serviceData == b.serviceData && a.txPower == b.txPower && a.appearance == b.appearance
-            && a.iBeacon == b.iBeacon && a.intervalMs.min == b.intervalMs.min && a.intervalMs.max == b.intervalMs.max
-            && a.connectable == b.connectable && a.scannable == b.scannable && a.ownAddressType == b.ownAddressType
-            && a.maxConnections == b.maxConnections && a.preferredConnection == b.preferredConnection
+    /// A [min, max] pair in milliseconds.
+    public struct IntervalRange: Sendable, Equatable {
+        public var min: Double
+        public var max: Double
+        public init(min: Double, max: Double) { self.min = min; self.max = max }
     }
 
     public struct ManufacturerData: Sendable, Equatable {

@@ -176,7 +176,7 @@ struct AdvertisingParser {
         }
         if let v = o.value("ibeacon") { adv.iBeacon = parseIBeacon(v, path: o.path("ibeacon")) }
         if let v = o.value("interval_ms"), let pair = range(v, at: o.path("interval_ms"), in: 20...10240) {
-            adv.intervalMs = pair
+            adv.intervalMs = .init(min: pair.min, max: pair.max)
         }
         if let v = o.value("connectable"), let b = r.bool(v, at: o.path("connectable")) { adv.connectable = b }
         if let v = o.value("scannable"), let b = r.bool(v, at: o.path("scannable")) { adv.scannable = b }
