@@ -58,9 +58,7 @@ public final class KernelATTListener: Sendable {
             throw .system("bind(L2CAP ATT channel on \(adapter) \(address))", errno: code)
         }
         guard listen(fd, 8) == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw .system("listen(L2CAP ATT channel on \(adapter))", errno: code)
+            throw .system("listen(L2CAP ATT channel on \(adapter))", closing: fd)
         }
         self.fd = fd
         self.address = address

@@ -76,14 +76,10 @@ public final class KernelAdapterMonitor: Sendable {
     public init(index: Int, poller: KernelPoller) throws(KernelTransportError) {
         let fd = try KernelSocket.openHCI(nonBlocking: true)
         guard KernelSocket.bindHCI(fd, device: CBLUEZ_HCI_DEV_NONE, channel: CBLUEZ_HCI_CHANNEL_RAW) == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw .system("bind(HCI_DEV_NONE, HCI_CHANNEL_RAW)", errno: code)
+            throw .system("bind(HCI_DEV_NONE, HCI_CHANNEL_RAW)", closing: fd)
         }
         guard KernelSocket.setEventFilter(fd, events: [KernelHCIEventCode.stackInternal]) == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw .system("setsockopt(HCI_FILTER)", errno: code)
+            throw .system("setsockopt(HCI_FILTER)", closing: fd)
         }
         self.index = index
         self.poller = poller

@@ -43,9 +43,7 @@ public final class KernelHCIController: Sendable {
         let info = try Self.bringUp(index: index)
         let fd = try KernelSocket.openHCI()
         guard KernelSocket.bindHCI(fd, device: UInt16(truncatingIfNeeded: index), channel: CBLUEZ_HCI_CHANNEL_RAW) == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw .system("bind(hci\(index), HCI_CHANNEL_RAW)", errno: code)
+            throw .system("bind(hci\(index), HCI_CHANNEL_RAW)", closing: fd)
         }
         self.index = index
         self.address = info.address

@@ -37,9 +37,7 @@ public final class KernelPairingAgent: Sendable {
     public init(index: Int, poller: KernelPoller) throws(KernelTransportError) {
         let fd = try KernelSocket.openHCI(nonBlocking: true)
         guard KernelSocket.bindHCI(fd, device: CBLUEZ_HCI_DEV_NONE, channel: CBLUEZ_HCI_CHANNEL_CONTROL) == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw .system("bind(HCI_CHANNEL_CONTROL) for the pairing agent", errno: code)
+            throw .system("bind(HCI_CHANNEL_CONTROL) for the pairing agent", closing: fd)
         }
         self.index = index
         self.fd = fd

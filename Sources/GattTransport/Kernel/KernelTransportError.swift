@@ -37,6 +37,13 @@ public struct KernelTransportError: Error, Sendable, Hashable, CustomStringConve
     static func system(_ what: String, errno code: Int32) -> KernelTransportError {
         KernelTransportError(.systemCall(errno: code), "\(what): \(errnoDescription(code))")
     }
+
+    /// The error for a failed `what` on a socket being set up: reads errno, then closes `fd`.
+    static func system(_ what: String, closing fd: Int32) -> KernelTransportError {
+        let code = errno
+        Glibc.close(fd)
+        return .system(what, errno: code)
+    }
 }
 
 /// strerror(3) as a Swift string.
