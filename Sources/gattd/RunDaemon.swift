@@ -35,33 +35,18 @@ func runDaemon(_ options: Gattd) throws {
         throw fail("--transport: \(error)", 64)
     }
 
-    if case .kernel = spec, configuration.advertising.ownAddressType == .random {
-        // The kernel owns the adapter's addresses and routes the ATT channel by them.
-        throw fail(
-            "\(options.config): advertising.own_address_type: \"random\" is not supported with the kernel transport (\(spec)); "
-                + "give the adapter a static random address with `btmgmt -i hciN static-addr ADDR`, or use an H4 transport (user:, serial:, tcp:, unix:)",
-            64)
-    }
-
     var control = ControlServer.Options(path: options.control)
     control.group = options.controlGroup
-    let kernelIndex: Int? = if case .kernel(let index) = spec { index } else { nil }
     let runner = DaemonRunner(
         requestTimeout: options.requestTimeout, stateDirectory: options.stateDir, control: control, logger: logger,
-        // The kernel transport's SIGHUP line has always said "the config".
-        configName: kernelIndex == nil ? options.config : "the config",
-        loadConfig: { loadConfig(options.config) })
+        configName: options.config, loadConfig: { loadConfig(options.config) })
     do {
-        if let kernelIndex {
-            // Kernel transport (hciN, kernel:hciN): the kernel runs the controller, gattd serves ATT.
-            try runner.run { group, daemonOptions in
-                KernelPeripheralDaemon(
-                    configuration: configuration, payloads: payloads, index: kernelIndex, group: group, logger: logger, options: daemonOptions)
+        try runner.run(configuration: configuration, payloads: payloads) { eventLoop in
+            if case .kernel(let index) = spec {
+                // The kernel runs the controller, the links and SMP; gattd advertises and serves ATT.
+                return KernelPeripheralTransport(index: index, eventLoop: eventLoop, logger: logger)
             }
-        } else {
-            try runner.run { group, daemonOptions in
-                PeripheralDaemon(configuration: configuration, payloads: payloads, spec: spec, group: group, logger: logger, options: daemonOptions)
-            }
+            return H4PeripheralTransport(spec: spec, eventLoop: eventLoop, configuration: configuration, logger: logger)
         }
     } catch {
         throw fail(error.message, error.exitCode)
