@@ -44,7 +44,7 @@ func runDaemon(_ options: Gattd) throws {
         try runner.run(configuration: configuration, payloads: payloads) { eventLoop in
             if case .kernel(let index) = spec {
                 // The kernel runs the controller, the links and SMP; gattd advertises and serves ATT.
-                return KernelPeripheralTransport(index: index, eventLoop: eventLoop, logger: logger)
+                return KernelPeripheralTransport(index: index, eventLoop: eventLoop, configuration: configuration, logger: logger)
             }
             return H4PeripheralTransport(spec: spec, eventLoop: eventLoop, configuration: configuration, logger: logger)
         }

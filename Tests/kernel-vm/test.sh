@@ -136,6 +136,13 @@ expect_out "Characteristic value was written successfully" "write request FFF1"
 gatt --char-read -a 0x0010
 expect_out "Characteristic value/descriptor: 77 6f 72 6c 64" "read back FFF1 = 'world'"
 wait_for ": wrote 5 bytes to greeting" $LOG 20 && pass "gattd logged the write" || bad "no write log line"
+# connection.preferred (15 ms) lies outside hci1's default interval: the kernel asks the central
+# for it with an L2CAP Connection Parameter Update Request, because gattd set it as hci0's default.
+if btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -q 'Connection Parameter Update Request'; then
+    pass "connection.preferred requested from the central (L2CAP Connection Parameter Update Request)"
+else
+    bad "no Connection Parameter Update Request for connection.preferred in the trace"
+fi
 
 # Long values: the 300-byte value needs Read + Read Blob (MTU 23), the write Prepare/Execute.
 LONG=$(awk 'BEGIN { for (i = 0; i < 300; i++) printf "%02x", (i * 7 + 3) % 256 }')

@@ -84,22 +84,26 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
         onEvent?(.lost(reason: "lost the controller at \(spec)" + (error.map { ": \(Self.describe($0))" } ?? "")))
     }
 
-    /// Performs the host's outputs and re-arms its timer: packets are written first, then
-    /// the events are reported (so packets leave in the order the host made them).
+    /// Performs the host's outputs and re-arms its timer: packets are written first (one
+    /// flush for all of them), then the events are reported (so packets leave in the order
+    /// the host made them).
     private func process(_ outputs: [HostOutput]) {
         var events: [TransportEvent] = []
         var fatal: String?
+        var wrote = false
         for o in outputs {
             switch o {
             case .send(let packet):
-                logger.trace("> \(packet.encoded.hexString)")
-                channel?.send(packet)
+                if logger.logLevel <= .trace { logger.trace("> \(packet.encoded.hexString)") }
+                channel?.write(packet)
+                wrote = true
             case .event(.transport(let e)): events.append(e)
             case .event(.controllerReady): break  // `.transport(.ready)` carries it
             case .event(.warning(let m)): events.append(.warning(m))
             case .event(.fatal(let m)): fatal = m
             }
         }
+        if wrote { channel?.flush() }
         armTimer()
         for e in events { onEvent?(e) }
         if let fatal {

@@ -54,8 +54,12 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         case ready
     }
 
-    public init(index: Int, eventLoop: any EventLoop, logger: Logger) {
+    /// `connection.preferred`: set as the adapter's default connection parameters at open.
+    var preferredConnection: LEConnectionParameters?
+
+    public init(index: Int, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger) {
         self.index = index
+        self.preferredConnection = configuration.advertising.preferredConnection?.connectionParameters
         self.eventLoop = eventLoop
         self.logger = logger
         commandThread.start()
@@ -68,7 +72,27 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
             + "give the adapter a static random address with `btmgmt -i \(adapterName) static-addr ADDR`, or use an H4 transport (user:, serial:, tcp:, unix:)"
     }
 
-    public func configure(_ configuration: GattConfiguration) {}
+    public func configure(_ configuration: GattConfiguration) {
+        let preferred = configuration.advertising.preferredConnection?.connectionParameters
+        guard preferred != preferredConnection else { return }
+        preferredConnection = preferred
+        if adapterState == .ready { applyPreferredConnection() }
+    }
+
+    /// Makes the kernel ask each central for `connection.preferred`; a kernel without mgmt's
+    /// default system configuration (before 5.8) cannot, which is said once.
+    func applyPreferredConnection() {
+        guard let p = preferredConnection else { return }
+        let index = self.index, logger = self.logger, adapter = adapterName
+        commandThread.submit { _ in
+            do {
+                try KernelManagement.setDefaultConnectionParameters(index: index, p)
+                logger.debug("\(adapter): default LE connection parameters set to connection.preferred; the kernel asks each central for them")
+            } catch {
+                logger.warning("\(adapter): cannot set connection.preferred as the adapter's default (\(error)); centrals keep their own connection parameters")
+            }
+        }
+    }
 
     // MARK: - Lifecycle
 
@@ -162,6 +186,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         adapterState = .ready
         advertising.reset()
         listener.start(on: eventLoop) { [weak self] bearer in self?.accepted(bearer) }
+        applyPreferredConnection()
         let description = "\(controller.address.address) (\(adapterName), kernel): LE features 0x\(String(controller.leFeatures, radix: 16)), ACL \(info.aclMTU) bytes x \(info.aclPackets)"
         onEvent?(.ready(address: controller.address.address, description: description))
     }
