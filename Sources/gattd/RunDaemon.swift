@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import GattCore
 import GattDaemon
 import GattTransport
@@ -16,7 +15,7 @@ func runDaemon(_ options: Gattd) throws {
     }
     let logger = Logger(label: "gattd")
     func fail(_ message: String, _ code: Int32) -> ExitCode {
-        FileHandle.standardError.write(Data("gattd: \(message)\n".utf8))
+        StandardStream.error.write("gattd: \(message)\n")
         return ExitCode(code)
     }
 
@@ -25,7 +24,7 @@ func runDaemon(_ options: Gattd) throws {
     switch loadConfig(options.config) {
     case .success(let loaded): (configuration, payloads) = loaded
     case .failure(let failure):
-        for l in failure.lines { FileHandle.standardError.write(Data("\(l)\n".utf8)) }
+        for l in failure.lines { StandardStream.error.write("\(l)\n") }
         throw ExitCode(65)
     }
     let spec: TransportSpec
