@@ -61,7 +61,7 @@ import Testing
         let mrand = t.central.nonce()
         let pres = SMPCommand.pairingResponse(rsp).encoded()
         func c1(_ r: [UInt8]) -> [UInt8] {
-            SMPCrypto.c1(k: tk, r: r, preq: t.preq, pres: pres, iat: 1, ia: c.address.address, rat: 1, ra: SMPHarness.localAddress.address)
+            SMPCrypto.c1(k: tk, r: r, preq: t.preq, pres: pres, iat: 0, ia: c.address.address, rat: 1, ra: SMPHarness.localAddress.address)
         }
         #expect(t.send(.pairingConfirm(c1(mrand))) == [])
         guard case .pairingConfirm(let sconfirm)? = t.answer(.passkey(1234)).sent.first,

@@ -74,7 +74,7 @@ import Testing
         #expect(done.sent == [], "nothing to distribute")
         let bond = try #require(done.bond)
         #expect(bond.authenticated && bond.secureConnections && bond.longTermKey == checks.ltk)
-        #expect(bond.address == t.central.address.address && bond.addressType == .random, "no identity: the connection address")
+        #expect(bond.address == t.central.address.address && bond.addressType == .public, "no identity: the connection address")
     }
 
     @Test func numericComparisonConfirmedBeforeEa() throws {

@@ -18,7 +18,7 @@ enum SpecKeys {
 /// The central's side of a pairing, computed with the same toolbox, so that a
 /// test drives a `PairingResponder` PDU by PDU and checks every value it sends.
 struct ScriptedCentral {
-    var address = SMPDeviceAddress(BluetoothAddress("C0:11:22:33:44:55")!, type: .random)
+    var address = SMPDeviceAddress(BluetoothAddress("00:11:22:33:44:55")!, type: .public)
     var keyPair = SMPKeyPair(privateKeyMSBFirst: SpecKeys.privateB)!
     var features: SMPPairingFeatures
     var rng = SplitMix64(seed: 0xC0FFEE)
@@ -137,7 +137,7 @@ extension SMPHarness {
         let mrand = central.nonce()
         let pres = SMPCommand.pairingResponse(rsp).encoded()
         func c1(_ r: [UInt8]) -> [UInt8] {
-            SMPCrypto.c1(k: tk, r: r, preq: preq, pres: pres, iat: 1, ia: central.address.address, rat: 1, ra: Self.localAddress.address)
+            SMPCrypto.c1(k: tk, r: r, preq: preq, pres: pres, iat: central.address.typeBit, ia: central.address.address, rat: 1, ra: Self.localAddress.address)
         }
         guard case .pairingConfirm(let sconfirm)? = send(.pairingConfirm(c1(mrand))).sent.first,
             case .pairingRandom(let srand)? = send(.pairingRandom(mrand)).sent.first,
