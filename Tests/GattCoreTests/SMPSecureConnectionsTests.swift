@@ -176,3 +176,47 @@ import Testing
         }
     }
 }
+
+/// Bonding flags, re-pairing and the security a finished pairing gives the link.
+@Suite struct SMPBondingTests {
+    /// Runs a Secure Connections Just Works pairing up to the LTK request.
+    static func pairUpToEncryption(_ t: inout SMPHarness) throws -> [UInt8] {
+        let rsp = try t.featureExchange()
+        let pkb = try t.publicKey()
+        let na = t.central.nonce()
+        guard case .pairingRandom(let nb)? = t.send(.pairingRandom(na)).sent.first else { throw SMPTestFailure("no Nb") }
+        let checks = t.dhKeyChecks(pkb: pkb, na: na, nb: nb, r: [UInt8](repeating: 0, count: 16), rsp: rsp)
+        guard t.send(.pairingDHKeyCheck(checks.ea)) == [.send(.pairingDHKeyCheck(checks.eb))] else { throw SMPTestFailure("no Eb") }
+        return checks.ltk
+    }
+
+    @Test func notBondableMeansNoKeysAndNoBond() throws {
+        var t = SMPHarness(.init(bondable: false, identity: SMPHarness.localIdentity, distributeSigningKey: true))
+        let rsp = try t.featureExchange()
+        #expect(!rsp.authenticationRequirements.contains(.bonding))
+        #expect(rsp.initiatorKeyDistribution == [] && rsp.responderKeyDistribution == [])
+        t = SMPHarness(.init(bondable: false))
+        let ltk = try Self.pairUpToEncryption(&t)
+        #expect(t.responder.pairingSecurity == SMPLinkSecurity(keySize: 16, authenticated: false, secureConnections: true))
+        let done = t.responder.encryptionChanged(enabled: true, now: t.now)
+        let bond = try #require(done.bond)
+        #expect(done == [.event(.pairingComplete(bond, bonded: false))])
+        #expect(bond.longTermKey == ltk && bond.security.level == .medium)
+    }
+
+    @Test func aBondedLinkMayPairAgain() throws {
+        var t = SMPHarness()
+        _ = try Self.pairUpToEncryption(&t)
+        _ = t.responder.encryptionChanged(enabled: true, now: t.now)
+        #expect(t.responder.pairingSecurity != nil, "keys still to come")
+        _ = t.send(.identityInformation(irk: Array(repeating: 1, count: 16)))
+        _ = t.send(.identityAddressInformation(type: .public, address: BluetoothAddress("00:1B:DC:01:02:03")!))
+        #expect(t.send(.signingInformation(csrk: Array(repeating: 2, count: 16))).bond != nil)
+        #expect(t.responder.pairingSecurity == nil && !t.responder.isPairing)
+        // Encryption refreshed with the bonded key: nothing for the Security Manager.
+        #expect(t.responder.encryptionChanged(enabled: true, now: t.now) == [])
+        t.central.rng = SplitMix64(seed: 1234)
+        let second = try Self.pairUpToEncryption(&t)
+        #expect(t.responder.longTermKeyRequest(ediv: 0, rand: 0) == second)
+    }
+}

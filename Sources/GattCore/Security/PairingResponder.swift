@@ -108,6 +108,17 @@ public struct PairingResponder: Sendable {
     /// the controller's encryption key size against.
     public var negotiatedKeySize: Int? { session?.keySize }
 
+    /// What the key of the pairing in progress gives the link once phase 2 is
+    /// done (from `longTermKeyRequest` on), so the host can raise the ATT
+    /// server's level at the Encryption Change rather than at completion.
+    public var pairingSecurity: SMPLinkSecurity? {
+        switch phase {
+        case .awaitingEncryption(let s, _), .keyDistribution(let s, _):
+            SMPLinkSecurity(keySize: s.keySize, authenticated: s.method.isAuthenticated, secureConnections: s.secureConnections)
+        default: nil
+        }
+    }
+
     /// HCI Encryption Change (or its failure) for this link. After phase 2 this
     /// starts phase 3: we distribute our keys, then wait for the central's.
     public mutating func encryptionChanged(enabled: Bool, now: Duration) -> [SecurityManagerOutput] {
