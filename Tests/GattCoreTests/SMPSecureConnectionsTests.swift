@@ -111,13 +111,7 @@ import Testing
         let pkb = try #require(pkbOpt)
         guard case .displayPasskey(let passkey)? = rest.events.first, rest.count == 1 else { Issue.record("no passkey: \(rest)"); return }
         #expect(passkey <= 999_999)
-        var last: (ok: Bool, nai: [UInt8], nbi: [UInt8]) = (false, [], [])
-        for i in 0..<20 {
-            last = t.passkeyRound(i, passkey: passkey, pkb: pkb)
-            #expect(last.ok, "round \(i)")
-        }
-        let checks = t.dhKeyChecks(pkb: pkb, na: last.nai, nb: last.nbi, r: ScriptedCentral.passkeyValue(passkey), rsp: rsp)
-        #expect(t.send(.pairingDHKeyCheck(checks.ea)) == [.send(.pairingDHKeyCheck(checks.eb))])
+        let checks = t.finishPasskeyEntry(rounds: 0..<20, passkey: passkey, pkb: pkb, rsp: rsp)
         #expect(t.responder.longTermKeyRequest(ediv: 0, rand: 0) == checks.ltk)
         #expect(t.responder.encryptionChanged(enabled: true, now: t.now).sent == [], "no identity configured: nothing of ours")
         _ = t.send(.identityInformation(irk: Self.centralIRK))
@@ -143,13 +137,8 @@ import Testing
         guard case .pairingConfirm(let cb0)? = out.sent.first, out.count == 1 else { Issue.record("no Cb1: \(out)"); return }
         guard case .pairingRandom(let nb0)? = t.send(.pairingRandom(na0)).sent.first else { Issue.record("no Nb1"); return }
         #expect(SMPCrypto.f4(u: pkb.x, v: pka.x, x: nb0, z: r0) == cb0)
-        var last: (ok: Bool, nai: [UInt8], nbi: [UInt8]) = (false, [], [])
-        for i in 1..<20 {
-            last = t.passkeyRound(i, passkey: passkey, pkb: pkb)
-            #expect(last.ok, "round \(i)")
-        }
-        let checks = t.dhKeyChecks(pkb: pkb, na: last.nai, nb: last.nbi, r: ScriptedCentral.passkeyValue(passkey), rsp: rsp)
-        #expect(t.send(.pairingDHKeyCheck(checks.ea)) == [.send(.pairingDHKeyCheck(checks.eb))])
+        let checks = t.finishPasskeyEntry(rounds: 1..<20, passkey: passkey, pkb: pkb, rsp: rsp)
+        #expect(t.responder.pairingSecurity?.authenticated == true && t.responder.longTermKeyRequest(ediv: 0, rand: 0) == checks.ltk)
     }
 
     @Test func wrongPasskeyFailsTheFirstRoundWhoseBitDiffers() throws {

@@ -1,3 +1,4 @@
+import Testing
 @testable import GattCore
 
 /// A value as the Core Specification prints it (most significant octet first)
@@ -121,6 +122,18 @@ extension SMPHarness {
         let rOut = send(.pairingRandom(nai))
         guard case .pairingRandom(let nbi)? = rOut.sent.first, rOut.count == 1 else { return (false, nai, []) }
         return (SMPCrypto.f4(u: pkb.x, v: pka.x, x: nbi, z: rai) == cbi, nai, nbi)
+    }
+
+    /// Passkey Entry `rounds`, then the DHKey checks with r = passkey; every Cbi and Eb is checked.
+    mutating func finishPasskeyEntry(rounds: Range<Int>, passkey: UInt32, pkb: SMPPublicKey, rsp: SMPPairingFeatures) -> (ea: [UInt8], eb: [UInt8], ltk: [UInt8]) {
+        var last: (ok: Bool, nai: [UInt8], nbi: [UInt8]) = (false, [], [])
+        for i in rounds {
+            last = passkeyRound(i, passkey: passkey, pkb: pkb)
+            #expect(last.ok, "round \(i)")
+        }
+        let checks = dhKeyChecks(pkb: pkb, na: last.nai, nb: last.nbi, r: ScriptedCentral.passkeyValue(passkey), rsp: rsp)
+        #expect(send(.pairingDHKeyCheck(checks.ea)) == [.send(.pairingDHKeyCheck(checks.eb))])
+        return checks
     }
 
     /// The central's Ea and the Eb and LTK it expects back (§2.3.5.6.5).

@@ -72,13 +72,12 @@ import Testing
     }
 
     @Test func g2Sample() {
-        // Appendix D.5: 0x2f9ed5ba, displayed as 0x2f9ed5ba mod 10^6 = 975418 … per the spec's formula.
+        // Appendix D.5: g2 = 0x2f9ed5ba; the user sees it modulo 10^6.
         let value = SMPCrypto.g2(
             u: spec("20b003d2 f297be2c 5e2c83a7 e9f9a5b9 eff49111 acf4fddb cc030148 0e359de6"),
             v: spec("55188b3d 32f6bb9a 900afcfb eed4e72a 59cb9ac2 f19d7cfb 6b4fdd49 f47fc5fd"),
             x: spec("d5cb8454 d177733e ffffb2ec 712baeab"), y: spec("a6e8e7cc 25a75f6e 216583f7 ff3dc4cf"))
         #expect(value == 0x2F9E_D5BA)
-        #expect(value % 1_000_000 == 0x2F9E_D5BA % 1_000_000)
     }
 
     @Test func h6AndH7Samples() {
