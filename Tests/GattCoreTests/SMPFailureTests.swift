@@ -189,3 +189,16 @@ import Testing
         #expect(!attempts.isBlocked(peer, now: .seconds(11)))
     }
 }
+
+/// Security Request (Core Spec Vol 3 Part H §3.6.7) sent on the host's request.
+@Suite struct SMPSecurityRequestTests {
+    @Test func securityRequestOnlyWhenIdle() throws {
+        var t = SMPHarness(.init(ioCapability: .displayYesNo))
+        #expect(t.responder.requestSecurity() == [.send(.securityRequest([.bonding, .mitm, .secureConnections]))])
+        #expect(t.responder.nextDeadline == nil && !t.responder.isPairing)
+        t = SMPHarness(.init(bondable: false))
+        #expect(t.responder.requestSecurity() == [.send(.securityRequest([.secureConnections]))])
+        _ = try t.featureExchange()
+        #expect(t.responder.requestSecurity() == [], "a pairing already runs")
+    }
+}

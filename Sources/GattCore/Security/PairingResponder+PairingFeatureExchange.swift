@@ -42,7 +42,7 @@ extension PairingResponder {
         let bonding = c.bondable && request.authenticationRequirements.contains(.bonding)
         var auth: SMPAuthenticationRequirements = [.secureConnections]
         if bonding { auth.insert(.bonding) }
-        if c.requireMITM || c.ioCapability != .noInputNoOutput { auth.insert(.mitm) }
+        if c.offersMITM { auth.insert(.mitm) }
         var ours: SMPKeyDistribution = []
         if !sc { ours.insert(.encryptionKey) }
         if c.identity != nil { ours.insert(.identityKey) }

@@ -147,6 +147,18 @@ public struct PairingResponder: Sendable {
         }
     }
 
+    /// A Security Request (§3.6.7) asking the central to pair (or to encrypt
+    /// with its bond), for accessories that want security at connection. Only
+    /// when no pairing runs; the central answers with a Pairing Request or by
+    /// encrypting, or ignores it (no timer runs for it).
+    public mutating func requestSecurity() -> [SecurityManagerOutput] {
+        guard case .idle = phase else { return [] }
+        var auth: SMPAuthenticationRequirements = [.secureConnections]
+        if configuration.bondable { auth.insert(.bonding) }
+        if configuration.offersMITM { auth.insert(.mitm) }
+        return [.send(.securityRequest(auth))]
+    }
+
     /// Expires the SMP timer (§3.4): the pairing fails silently — no Pairing
     /// Failed is sent — and SMP stays closed on this link.
     public mutating func tick(now: Duration) -> [SecurityManagerOutput] {

@@ -36,6 +36,10 @@ public struct SecurityManagerConfiguration: Sendable, Equatable {
         self.identity = identity
         self.distributeSigningKey = distributeSigningKey
     }
+
+    /// Whether our AuthReq sets MITM: when required, or when our IO capability
+    /// can take part in an authenticated association model.
+    var offersMITM: Bool { requireMITM || ioCapability != .noInputNoOutput }
 }
 
 /// An identity a device distributes (Core Spec Vol 3 Part H §3.6.4, §3.6.5):
