@@ -101,6 +101,11 @@ import Testing
         #expect(t.responder.isPairing)
         #expect(t.send(.pairingFailed(.passkeyEntryFailed)) == [.event(.pairingFailed(.passkeyEntryFailed, remote: true))])
         #expect(!t.responder.isPairing && t.responder.nextDeadline == nil)
+        // A malformed Pairing Failed is never answered with another one.
+        #expect(t.responder.receive([0x05], now: t.now) == [])
+        _ = try t.featureExchange()
+        #expect(t.responder.receive([0x05, 0x01, 0x02], now: t.now) == [.event(.pairingFailed(.unspecifiedReason, remote: true))])
+        #expect(!t.responder.isPairing)
     }
 
     @Test func userAcceptanceWhenConfigured() throws {

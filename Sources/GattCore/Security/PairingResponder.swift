@@ -71,16 +71,15 @@ public struct PairingResponder: Sendable {
         } catch {
             // An empty PDU carries no command at all: nothing to answer.
             if case .empty = error { return [] }
+            // Never answer a (malformed) Pairing Failed with another one.
+            if payload.first == SMPCode.pairingFailed.rawValue { return peerFailed(.unspecifiedReason) }
             return fail(error.pairingFailedReason, now: now)
         }
         switch command {
         case .keypressNotification:
             return []
         case .pairingFailed(let reason):
-            guard isPairing else { return [] }
-            phase = .idle
-            nextDeadline = nil
-            return [.event(.pairingFailed(reason, remote: true))]
+            return peerFailed(reason)
         case .pairingResponse, .securityRequest:
             // Commands only a responder sends (§3.5.2, §3.6.7).
             return fail(.commandNotSupported, now: now)
@@ -193,6 +192,14 @@ public struct PairingResponder: Sendable {
         phase = .idle
         nextDeadline = nil
         return [.send(.pairingFailed(reason))] + (wasPairing ? [.event(.pairingFailed(reason, remote: false))] : [])
+    }
+
+    /// The central ended the pairing (if one runs); nothing is sent back.
+    private mutating func peerFailed(_ reason: SMPPairingFailedReason) -> [SecurityManagerOutput] {
+        guard isPairing else { return [] }
+        phase = .idle
+        nextDeadline = nil
+        return [.event(.pairingFailed(reason, remote: true))]
     }
 
     /// Dispatches a command to the step expecting it; anything else is
