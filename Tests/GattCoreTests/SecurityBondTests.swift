@@ -72,6 +72,15 @@ import Testing
         list.append(("SC passkey confirm", t))
         _ = t.send(.pairingConfirm(Array(repeating: 3, count: 16)))
         list.append(("SC passkey random", t))
+        t = SMPHarness(.init(ioCapability: .keyboardOnly), central: ScriptedCentral(io: .displayOnly, auth: [.mitm, .secureConnections]))
+        _ = try? t.featureExchange()
+        _ = t.publicKeyExchange()
+        list.append(("SC passkey input", t))
+        t = SMPHarness(.init(ioCapability: .displayYesNo), central: ScriptedCentral(io: .displayYesNo, auth: [.mitm, .secureConnections]))
+        _ = try? t.featureExchange()
+        _ = t.publicKeyExchange()
+        _ = t.send(.pairingRandom(t.central.nonce()))
+        list.append(("SC numeric comparison", t))
         t = SMPHarness(central: SMPLegacyPairingTests.legacyCentral)
         if let rsp = try? t.featureExchange() { _ = try? t.legacyExchange(tk: Array(repeating: 0, count: 16), rsp: rsp) }
         list.append(("awaiting encryption", t))
@@ -82,7 +91,7 @@ import Testing
 
     @Test func statesAreWhereTheNamesSay() {
         let states = Self.statesUnderTest()
-        #expect(states.count == 12)
+        #expect(states.count == 14)
         for (name, t) in states {
             #expect(t.responder.isPairing == (name != "idle"), "\(name)")
         }
