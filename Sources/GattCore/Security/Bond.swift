@@ -24,6 +24,7 @@ public struct Bond: Sendable, Equatable {
     public var localIdentity: SMPIdentity?
     public var localCSRK: [UInt8]?
 
+    /// A bond from its parts; EDIV and Rand default to the 0 of Secure Connections.
     public init(
         address: BluetoothAddress, addressType: BluetoothAddressType, longTermKey: [UInt8]?, ediv: UInt16 = 0, rand: UInt64 = 0,
         keySize: Int, authenticated: Bool, secureConnections: Bool, peerIRK: [UInt8]? = nil, peerCSRK: [UInt8]? = nil,

@@ -14,6 +14,7 @@ public struct PairingResponder: Sendable {
     /// The SMP timeout (§3.4).
     public static let timeout: Duration = .seconds(30)
 
+    /// What we offer and accept.
     public let configuration: SecurityManagerConfiguration
     /// Our address on this link (the responder's, "B" / "ra").
     public let local: SMPDeviceAddress

@@ -15,6 +15,7 @@ public struct RepeatedAttempts: Sendable, Equatable {
     public var maximumInterval: Duration
     private var entries: [BluetoothAddress: Entry] = [:]
 
+    /// No peer waits at first; the wait starts at `initialInterval` and doubles up to `maximumInterval`.
     public init(initialInterval: Duration = .seconds(2), maximumInterval: Duration = .seconds(120)) {
         self.initialInterval = initialInterval
         self.maximumInterval = maximumInterval

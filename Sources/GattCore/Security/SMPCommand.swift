@@ -26,6 +26,7 @@ public enum SMPCommand: Sendable, Hashable {
     /// Passkey entry started/digit entered/erased/cleared/completed (0–4).
     case keypressNotification(UInt8)
 
+    /// The command's code (§3.3).
     public var code: SMPCode {
         switch self {
         case .pairingRequest: .pairingRequest

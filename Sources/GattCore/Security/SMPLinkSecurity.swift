@@ -8,6 +8,7 @@ public struct SMPLinkSecurity: Sendable, Hashable {
     /// LE Secure Connections pairing.
     public var secureConnections: Bool
 
+    /// From the three properties.
     public init(keySize: Int, authenticated: Bool, secureConnections: Bool) {
         self.keySize = keySize
         self.authenticated = authenticated

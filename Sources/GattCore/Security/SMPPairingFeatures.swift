@@ -43,6 +43,7 @@ public struct SMPKeyDistribution: OptionSet, Sendable, Hashable {
 /// The six parameter octets shared by Pairing Request and Pairing Response
 /// (Core Spec Vol 3 Part H §3.5.1, §3.5.2).
 public struct SMPPairingFeatures: Sendable, Hashable {
+    /// Our input and output.
     public var ioCapability: SMPIOCapability
     /// OOB data flag: authentication data from a remote device is present.
     public var oobDataPresent: Bool
@@ -52,6 +53,7 @@ public struct SMPPairingFeatures: Sendable, Hashable {
     public var initiatorKeyDistribution: SMPKeyDistribution
     public var responderKeyDistribution: SMPKeyDistribution
 
+    /// The features of a Pairing Request or Response.
     public init(
         ioCapability: SMPIOCapability, oobDataPresent: Bool = false, authenticationRequirements: SMPAuthenticationRequirements,
         maximumEncryptionKeySize: UInt8 = 16, initiatorKeyDistribution: SMPKeyDistribution = [],

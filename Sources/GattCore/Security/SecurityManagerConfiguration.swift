@@ -2,6 +2,7 @@
 /// Part H §2.3): our IO capability, bonding, Secure Connections Only mode, the
 /// minimum key size, and the keys we distribute.
 public struct SecurityManagerConfiguration: Sendable, Equatable {
+    /// What the user can see and enter (§2.3.2).
     public var ioCapability: SMPIOCapability
     /// Whether we bond (distribute and keep keys) when the central asks to.
     public var bondable: Bool
@@ -21,6 +22,7 @@ public struct SecurityManagerConfiguration: Sendable, Equatable {
     /// Distribute a fresh CSRK when the central asks for our signing key.
     public var distributeSigningKey: Bool
 
+    /// The defaults are those of the `security` config object; `minimumKeySize` is clamped to 7–16.
     public init(
         ioCapability: SMPIOCapability = .noInputNoOutput, bondable: Bool = true, secureConnectionsOnly: Bool = false,
         minimumKeySize: Int = 16, allowDebugKeys: Bool = false, requireMITM: Bool = false, confirmPairing: Bool = false,
@@ -51,6 +53,7 @@ public struct SMPIdentity: Sendable, Hashable {
     /// `.public` or `.random` (static).
     public var addressType: BluetoothAddressType
 
+    /// From the IRK (little-endian), the address and its type.
     public init(irk: [UInt8], address: BluetoothAddress, addressType: BluetoothAddressType) {
         self.irk = irk
         self.address = address
@@ -63,6 +66,7 @@ public struct SMPDeviceAddress: Sendable, Hashable {
     public var address: BluetoothAddress
     public var type: BluetoothAddressType
 
+    /// From the address used on the link and its type.
     public init(_ address: BluetoothAddress, type: BluetoothAddressType) {
         self.address = address
         self.type = type
