@@ -152,8 +152,10 @@ def test_survives_the_controller_being_killed_and_restarted(tmp_path):
 
         run(before())
         link_process.kill()
-        run(wait_for_log(gattd_process, r"lost the controller at tcp:127\.0\.0\.1:\d+", timeout=10))
-        time.sleep(1.0)
+        lost = run(wait_for_log(gattd_process, r"lost the controller at tcp:127\.0\.0\.1:\d+", timeout=10))
+        # Still alive and retrying: the next attempt (after the first backoff) fails and says so.
+        run(wait_for_log(gattd_process, r"cannot open tcp:127\.0\.0\.1:\d+: .*; retrying in ", timeout=10,
+                         start=lost.end()))
         assert gattd_process.running
         log_start = len(gattd_process.log())
 
