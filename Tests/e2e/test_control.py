@@ -107,7 +107,9 @@ def test_unsubscribed_central_gets_nothing(controllers, gattd, tmp_path):
         got1 = await subscribe(peer1, uuid(1))
         got2 = await subscribe(peer2, uuid(1))
         await find_characteristic(peer2, uuid(1)).unsubscribe()
-        # Bumble drops notifications nobody subscribed to: record what reaches peer2 at all.
+        # Bumble drops notifications nobody subscribed to: record what reaches peer2 at all
+        # (and peer1, to show the recorder sees what arrives).
+        updates1 = record_updates(peer1)
         updates2 = record_updates(peer2)
         reply = await control.request({"op": "notify", "characteristic": "stream", "value": hex_value(b"\x01")})
         assert reply == {"ok": True, "sent": 1}
@@ -121,6 +123,7 @@ def test_unsubscribed_central_gets_nothing(controllers, gattd, tmp_path):
         await att_round_trip(peer2)
         assert updates2 == []
         assert got2.empty()
+        assert [value for _, value in updates1] == [b"\x01", b"\x02"]
         status = await control.request({"op": "status"})
         by_address = {c["central"]: c for c in status["connections"]}
         assert by_address["C0:00:00:00:00:02"]["subscriptions"] == []
