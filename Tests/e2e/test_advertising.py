@@ -59,8 +59,7 @@ def advertising_parameters(interval_min: int, interval_max: int, advertising_typ
 
 
 async def wait_until_advertising(controller) -> None:
-    command = await controller.wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE)
-    assert command.parameters == b"\x01"
+    await controller.wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, parameters=b"\x01")
 
 
 @pytest.mark.parametrize("legacy_only", [False, True], ids=["extended-controllers", "legacy-controllers"])

@@ -77,7 +77,7 @@ def test_sighup_changing_only_the_local_name_readvertises_without_service_change
     gattd_address = from_address(controllers[0].address)
 
     async def body():
-        await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE)
+        await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, parameters=b"\x01")
         assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_DATA).parameters == \
             data_command(advertising_data("OLD-NAME"))
 
