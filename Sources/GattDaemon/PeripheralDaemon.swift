@@ -179,7 +179,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             case .send(let id, let pdu): transport.send(pdu, on: id)
             case .setAdvertising(let payloads): transport.setAdvertising(payloads)
             case .disconnect(let id, let reason): transport.disconnect(id, reason: reason)
-            case .requestSecurity(let id, let level): transport.requestSecurity(id, level: level)
+            case .requestSecurity(let id, let level, let reason): transport.requestSecurity(id, level: level, reason: reason)
             case .event(let e): emit(e)
             }
         }

@@ -28,7 +28,7 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     func setAdvertising(_ payloads: AdvertisingPayloads?)
     func disconnect(_ id: ConnectionID, reason: HCIStatus)
     /// Ask the central to pair or encrypt (SMP Security Request), where the transport can.
-    func requestSecurity(_ id: ConnectionID, level: SecurityLevel)
+    func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError)
     /// Reload: the new config's transport settings (random address, preferred parameters).
     func configure(_ configuration: GattConfiguration)
     /// Closes the transport for good (the daemon stops); no `.lost` follows.

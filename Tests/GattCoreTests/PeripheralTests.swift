@@ -114,9 +114,9 @@ import Testing
         _ = core.handle(.received(Self.a, read), now: .zero)
         let out = core.handle(.readyToSend(Self.a), now: .zero)
         #expect(Self.sends(out).map(\.1) == [[0x01, 0x0A, read[1], read[2], 0x0F]])
-        #expect(out.contains(.requestSecurity(Self.a, .medium)))
+        #expect(out.contains(.requestSecurity(Self.a, .medium, reason: .insufficientEncryption)))
         _ = core.handle(.received(Self.a, read), now: .zero)
-        #expect(!core.handle(.readyToSend(Self.a), now: .zero).contains(.requestSecurity(Self.a, .medium)))
+        #expect(!core.handle(.readyToSend(Self.a), now: .zero).contains(.requestSecurity(Self.a, .medium, reason: .insufficientEncryption)))
         // The central paired: the same read succeeds.
         _ = core.handle(.securityChanged(Self.a, .medium), now: .zero)
         _ = core.handle(.received(Self.a, read), now: .zero)

@@ -36,7 +36,7 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     func flush() {}
     func setAdvertising(_ payloads: AdvertisingPayloads?) { advertising.append(payloads) }
     func disconnect(_ id: ConnectionID, reason: HCIStatus) { disconnects.append(id) }
-    func requestSecurity(_ id: ConnectionID, level: SecurityLevel) {}
+    func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {}
     func configure(_ configuration: GattConfiguration) {}
     func close() -> EventLoopFuture<Void> {
         closed = true

@@ -169,17 +169,19 @@ public struct Peripheral: Sendable {
         guard let c = connections[id], c.readyToSend, let next = att.dequeueOutgoing(for: id) else { return [] }
         connections[id]?.readyToSend = false
         var out: [PeripheralOutput] = [.send(id, next.pdu)]
-        if Self.isSecurityError(next.pdu), !c.securityRequested {
+        if let reason = Self.securityError(next.pdu), !c.securityRequested {
             connections[id]?.securityRequested = true
-            out.append(.requestSecurity(id, .medium))
+            out.append(.requestSecurity(id, .medium, reason: reason))
         }
         return out + absorb(next.outputs)
     }
 
     /// An Error Response for Insufficient Authentication (0x05) or Insufficient
     /// Encryption (0x0F), Core Spec Vol 3 Part F §3.4.1.1.
-    static func isSecurityError(_ pdu: [UInt8]) -> Bool {
-        pdu.count == 5 && pdu[0] == ATTOpcode.errorResponse.rawValue && (pdu[4] == 0x05 || pdu[4] == 0x0F)
+    static func securityError(_ pdu: [UInt8]) -> ATTError? {
+        guard pdu.count == 5, pdu[0] == ATTOpcode.errorResponse.rawValue else { return nil }
+        return pdu[4] == ATTError.insufficientAuthentication.rawValue ? .insufficientAuthentication
+            : pdu[4] == ATTError.insufficientEncryption.rawValue ? .insufficientEncryption : nil
     }
 
     private mutating func advertisingObserved(_ on: Bool) -> [PeripheralOutput] {

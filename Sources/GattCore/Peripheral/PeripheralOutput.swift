@@ -27,8 +27,9 @@ public enum PeripheralOutput: Sendable, Equatable {
     /// Advertise with these payloads (reconfiguring if they changed), or stop (nil).
     case setAdvertising(AdvertisingPayloads?)
     case disconnect(ConnectionID, reason: HCIStatus)
-    /// Ask the central to pair or encrypt (the server refused for lack of security).
-    case requestSecurity(ConnectionID, SecurityLevel)
+    /// Ask the central to pair or encrypt: the server refused a request with `reason`
+    /// (Insufficient Encryption or Authentication).
+    case requestSecurity(ConnectionID, SecurityLevel, reason: ATTError)
     case event(PeripheralEvent)
 }
 

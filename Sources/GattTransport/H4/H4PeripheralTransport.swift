@@ -55,7 +55,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     public func setAdvertising(_ payloads: AdvertisingPayloads?) { process(host.setAdvertising(payloads, now: now)) }
     public func disconnect(_ id: ConnectionID, reason: HCIStatus) { process(host.disconnect(id, reason: reason, now: now)) }
     /// The H4 host has no Security Manager yet: centrals pair on their own after the ATT error.
-    public func requestSecurity(_ id: ConnectionID, level: SecurityLevel) {}
+    public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {}
 
     public func configure(_ configuration: GattConfiguration) {
         hostConfiguration = HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising)

@@ -12,13 +12,13 @@ extension KernelPeripheralTransport {
         }
         let handle = bearer.connectionHandle()
         var chosen: ConnectionID
-        if let handle, links[ConnectionID(handle)] == nil {
+        if let handle, links[ConnectionID(handle)] == nil, !disconnecting.contains(ConnectionID(handle)) {
             chosen = ConnectionID(handle)
         } else {
             repeat {
                 chosen = ConnectionID(spareConnectionID)
                 spareConnectionID = spareConnectionID == .max ? 0x1000 : spareConnectionID + 1
-            } while links[chosen] != nil
+            } while links[chosen] != nil || disconnecting.contains(chosen)
         }
         let security = (try? bearer.securityLevel())?.level ?? .low
         let id = chosen
@@ -63,9 +63,12 @@ extension KernelPeripheralTransport {
     private func reportDisconnection(_ id: ConnectionID, _ link: KernelLink, why: String?, waited: Bool = false) {
         let known = link.handle.flatMap { disconnectReasons.removeValue(forKey: $0) }.map { HCIStatus($0) }
         if known == nil, !waited {
+            // Until it is reported, the id stays taken: a new link on the same handle gets another.
+            disconnecting.insert(id)
             eventLoop.scheduleTask(in: .milliseconds(100)) { self.reportDisconnection(id, link, why: why, waited: true) }
             return
         }
+        disconnecting.remove(id)
         onEvent?(.disconnected(id, reason: known ?? .connectionTimeout, detail: known == nil ? why ?? "unknown" : nil))
     }
 
@@ -115,14 +118,15 @@ extension KernelPeripheralTransport {
 
     /// Raises the socket's BT_SECURITY, so the kernel sends an SMP Security Request and the
     /// central pairs or re-encrypts before it retries (as iOS does).
-    public func requestSecurity(_ id: ConnectionID, level: SecurityLevel) {
+    public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {
         guard let link = links[id] else { return }
+        let what = reason == .insufficientAuthentication ? "Insufficient Authentication" : "Insufficient Encryption"
         do {
             try link.bearer.requestSecurity(level)
-            logger.info("\(id): asked \(link.bearer.peer.address) to pair (SMP Security Request)")
+            logger.info("\(id): \(what); asked \(link.bearer.peer.address) to pair (SMP Security Request)")
         } catch {
             logger.warning(
-                "\(id): \(error). If \(adapterName) was powered on before any mgmt client touched it, power-cycle it (btmgmt -i \(adapterName) power off; gattd powers it on again)"
+                "\(id): \(what), and \(error). If \(adapterName) was powered on before any mgmt client touched it, power-cycle it (btmgmt -i \(adapterName) power off; gattd powers it on again)"
             )
         }
     }

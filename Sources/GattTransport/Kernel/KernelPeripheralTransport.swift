@@ -41,6 +41,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     var peripheralHandles: Set<UInt16> = []
     /// Disconnection Complete reasons not yet reported, by connection handle.
     var disconnectReasons: [UInt16: UInt8] = [:]
+    /// Closed links whose disconnection is not reported yet (their ids are not reused meanwhile).
+    var disconnecting: Set<ConnectionID> = []
     /// ConnectionIDs for links whose handle is unknown or still in use start here.
     var spareConnectionID: UInt16 = 0x1000
     var advertising = AdvertisingDriver()
