@@ -114,6 +114,13 @@ import Testing
             == "services[1].id: id \(qa) is already used by services[0]")
     }
 
+    /// Found by the config fuzz target: an empty key gave an error with an empty path.
+    @Test func anEmptyKeyHasAPath() {
+        #expect(F.errors(#"{"name": "x", "": 1}"#) == [#""": unknown key; allowed keys here: name, appearance, advertising, connection, services"#])
+        #expect(F.errors(#"{"name": "x", "services": [{"uuid": "180D", "": 1}]}"#)
+            == [#"services[0]."": unknown key; "# + Self.allowedServiceKeys])
+    }
+
     // MARK: - Includes
 
     /// A 5,000-service include chain that closes on itself: one error whose cycle

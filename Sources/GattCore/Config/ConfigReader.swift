@@ -54,7 +54,8 @@ final class ConfigReader {
     // MARK: - Paths
 
     static func member(_ parent: String, _ key: String) -> String {
-        let key = shortened(key)
+        // An empty key is shown as "" so that its path is never empty.
+        let key = key.isEmpty ? "\"\"" : shortened(key)
         return parent.isEmpty || parent == ConfigError.rootPath ? key : parent + "." + key
     }
 
