@@ -87,7 +87,7 @@ struct ATTFuzzHarness {
             guard !pending.isEmpty else { return }
             let p = pending.removeFirst()
             let result: Result<[UInt8], ATTError> =
-                op & 0x20 == 0 ? .success(input.chunk()) : .failure(ATTError(rawValue: input.byte() | 0x80) ?? .unlikelyError)
+                op & 0x20 == 0 ? .success(input.chunk()) : .failure(ATTError.allCases[Int(input.byte()) % ATTError.allCases.count])
             if case .failure = result {
                 // A failure answers the whole operation: its other ids are void.
                 pending.removeAll { $0.connection == p.connection }
