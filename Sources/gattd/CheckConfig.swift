@@ -17,8 +17,8 @@ enum CheckConfig {
             if error.isReadFailure {
                 return (noInput, "", "gattd: \(error.errors[0].message)\n")
             }
-            let lines = error.errors.map { "\(path): \($0.path): \($0.message)\n" }.joined()
-            let count = error.errors.count
+            let lines = error.lines(prefix: "\(path): ").map { $0 + "\n" }.joined()
+            let count = error.totalCount
             return (dataError, "", lines + "gattd: \(path): \(count) error\(count == 1 ? "" : "s")\n")
         }
         let db = config.makeDatabase()

@@ -59,7 +59,7 @@ func loadConfig(_ path: String) -> Result<(GattConfiguration, AdvertisingPayload
     do {
         configuration = try ConfigLoader.load(path: path)
     } catch {
-        return .failure(DaemonRunner.ConfigErrors(lines: error.errors.map { "\(path): \($0)" }))
+        return .failure(DaemonRunner.ConfigErrors(lines: error.lines(prefix: "\(path): ")))
     }
     do {
         return .success((configuration, try AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.name)))

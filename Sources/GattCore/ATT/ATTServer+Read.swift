@@ -102,13 +102,17 @@ extension ATTServer {
 
     mutating func readByGroupType(_ s: AttributeHandle, _ e: AttributeHandle, _ type: BluetoothUUID, _ id: ConnectionID) {
         guard let b = bearers[id], !rangeIsInvalid(.readByGroupTypeRequest, s, e, id) else { return }
-        // GATT only groups by «Primary Service» (Vol 3 Part G §4.4.1).
-        guard type == GATTUUID.primaryService else {
-            return sendError(.readByGroupTypeRequest, s, .unsupportedGroupType, to: id)
+        // The grouping types are «Primary Service» and «Secondary Service» (Vol 3 Part G
+        // §2.5.3); anything else, «Characteristic» included, is Unsupported Group Type.
+        let wantsPrimary: Bool
+        switch type {
+        case GATTUUID.primaryService: wantsPrimary = true
+        case GATTUUID.secondaryService: wantsPrimary = false
+        default: return sendError(.readByGroupTypeRequest, s, .unsupportedGroupType, to: id)
         }
         let maxValue = min(b.mtu - 6, 251)
         var list: [ATTGroupData] = []
-        for svc in database.services where svc.isPrimary && svc.handle >= s && svc.handle <= e {
+        for svc in database.services where svc.isPrimary == wantsPrimary && svc.handle >= s && svc.handle <= e {
             let v = Array(svc.uuid.attBytes.prefix(maxValue))
             if let first = list.first, first.value.count != v.count { break }
             guard 2 + (list.count + 1) * (4 + v.count) <= b.mtu else { break }

@@ -23,7 +23,7 @@ public enum ConfigLoader {
         }
         let reader = ConfigReader()
         let config = decode(root, reader)
-        guard !reader.hasErrors, let config else { throw ConfigErrors(reader.errors) }
+        guard !reader.hasErrors, let config else { throw reader.errors }
         // What only shows once everything parsed: the 31-byte payload budget and
         // the connection parameter rules.
         var late: [ConfigError] = []

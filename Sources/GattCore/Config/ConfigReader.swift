@@ -7,26 +7,56 @@ final class ConfigReader {
         var error: ConfigError
     }
 
+    /// The errors kept so far: at most twice `ConfigErrors.reportLimit` between prunings,
+    /// so a file with millions of problems costs no more memory than one with a hundred.
     private var entries: [Entry] = []
+    /// Every error reported, kept or not.
+    private(set) var errorCount = 0
 
-    var hasErrors: Bool { !entries.isEmpty }
+    var hasErrors: Bool { errorCount > 0 }
 
-    /// Errors in document order (by the offset of the offending value, then
-    /// in the order they were found).
-    var errors: [ConfigError] {
-        entries.sorted { ($0.offset, $0.sequence) < ($1.offset, $1.sequence) }.map(\.error)
+    /// The first `ConfigErrors.reportLimit` errors in document order (by the offset
+    /// of the offending value, then in the order they were found) and the total.
+    var errors: ConfigErrors {
+        ConfigErrors(Self.firstInOrder(entries).map(\.error), totalCount: errorCount)
     }
 
     func error(_ path: String, _ message: String, at offset: Int) {
-        entries.append(Entry(offset: offset, sequence: entries.count, error: ConfigError(path: path, message: message)))
+        entries.append(Entry(offset: offset, sequence: errorCount, error: ConfigError(path: path, message: message)))
+        errorCount += 1
+        if entries.count >= 2 * ConfigErrors.reportLimit { entries = Self.firstInOrder(entries) }
     }
 
-    var errorCount: Int { entries.count }
+    private static func firstInOrder(_ entries: [Entry]) -> [Entry] {
+        Array(entries.sorted { ($0.offset, $0.sequence) < ($1.offset, $1.sequence) }.prefix(ConfigErrors.reportLimit))
+    }
+
+    // MARK: - Quoting
+
+    /// Longer keys and values are shortened in messages and paths.
+    static let quoteLimit = 64
+    /// What a shortened text keeps of its beginning (Unicode scalars).
+    static let quotePrefix = 40
+
+    /// `text` itself when short; else its first characters, "…" and its size, so a
+    /// 2 MB key or a 1M-digit number costs a short line, not a copy of itself.
+    static func shortened(_ text: String) -> String {
+        guard text.utf8.count > quoteLimit else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.prefix(quotePrefix))) + "… (\(text.utf8.count) bytes)"
+    }
+
+    /// `"text"` in double quotes; a long one as `"beginning…" (N bytes)`.
+    static func quoted(_ text: String) -> String {
+        guard text.utf8.count > quoteLimit else { return "\"" + text + "\"" }
+        return "\"" + String(String.UnicodeScalarView(text.unicodeScalars.prefix(quotePrefix))) + "…\" (\(text.utf8.count) bytes)"
+    }
 
     // MARK: - Paths
 
     static func member(_ parent: String, _ key: String) -> String {
-        parent.isEmpty || parent == ConfigError.rootPath ? key : parent + "." + key
+        // An empty key is shown as "" so that its path is never empty.
+        let key = key.isEmpty ? "\"\"" : shortened(key)
+        return parent.isEmpty || parent == ConfigError.rootPath ? key : parent + "." + key
     }
 
     static func element(_ parent: String, _ index: Int) -> String { "\(parent)[\(index)]" }
@@ -60,7 +90,7 @@ final class ConfigReader {
             }
             byKey[m.key] = m
             if !keys.contains(m.key) {
-                if let hint = Self.closest(to: m.key, in: keys) {
+                if let hint = self.hint(for: m.key, in: keys) {
                     error(p, "unknown key; did you mean \"\(hint)\"?", at: m.keyOffset)
                 } else {
                     error(p, "unknown key; allowed keys here: \(keys.filter { $0 != "$schema" }.joined(separator: ", "))", at: m.keyOffset)
@@ -106,11 +136,11 @@ final class ConfigReader {
             return nil
         }
         guard text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-") }) else {
-            error(path, "expected an integer, got \(text)", at: v.offset)
+            error(path, "expected an integer, got \(Self.shortened(text))", at: v.offset)
             return nil
         }
         guard let n = Int(text), range.contains(n) else {
-            error(path, "\(text)\(unit) is out of range; allowed: \(range.lowerBound)...\(range.upperBound)\(unit)", at: v.offset)
+            error(path, "\(Self.shortened(text))\(unit) is out of range; allowed: \(range.lowerBound)...\(range.upperBound)\(unit)", at: v.offset)
             return nil
         }
         return n
@@ -123,7 +153,7 @@ final class ConfigReader {
             return nil
         }
         guard let d = Double(text), d.isFinite, range.contains(d) else {
-            error(path, "\(text)\(unit) is out of range; allowed: \(Self.format(range.lowerBound))...\(Self.format(range.upperBound))\(unit)", at: v.offset)
+            error(path, "\(Self.shortened(text))\(unit) is out of range; allowed: \(Self.format(range.lowerBound))...\(Self.format(range.upperBound))\(unit)", at: v.offset)
             return nil
         }
         return d
@@ -138,8 +168,8 @@ final class ConfigReader {
     func choice(_ v: JSONValue, at path: String, _ choices: [String], what: String) -> String? {
         guard let s = string(v, at: path) else { return nil }
         if choices.contains(s) { return s }
-        var m = "\"\(s)\" is not \(what)"
-        if let hint = Self.closest(to: s, in: choices) {
+        var m = "\(Self.quoted(s)) is not \(what)"
+        if let hint = self.hint(for: s, in: choices) {
             m += "; did you mean \"\(hint)\"?"
         } else {
             m += "; expected one of: " + choices.map { "\"\($0)\"" }.joined(separator: ", ")
@@ -151,7 +181,7 @@ final class ConfigReader {
     func uuid(_ v: JSONValue, at path: String) -> BluetoothUUID? {
         guard let s = string(v, at: path) else { return nil }
         guard let u = BluetoothUUID(s) else {
-            error(path, "\"\(s)\" is not a UUID; expected 4 hex digits (\"180D\"), 8 hex digits (\"1234ABCD\") or the 36-character form (\"6e400001-b5a3-f393-e0a9-e50e24dcca9e\")", at: v.offset)
+            error(path, "\(Self.quoted(s)) is not a UUID; expected 4 hex digits (\"180D\"), 8 hex digits (\"1234ABCD\") or the 36-character form (\"6e400001-b5a3-f393-e0a9-e50e24dcca9e\")", at: v.offset)
             return nil
         }
         return u
@@ -162,7 +192,9 @@ final class ConfigReader {
         let encodings = AttributeValueLiteral.Encoding.allCases.map(\.rawValue)
         guard case .object(let members) = v.kind else {
             var m = "expected an object with one of \"hex\", \"utf8\" or \"base64\", got \(v.typeDescription)"
-            if case .string(let s) = v.kind { m += "; write {\"hex\": \"\(s)\"} or {\"utf8\": \"\(s)\"}" }
+            if case .string(let s) = v.kind {
+                m += s.utf8.count > Self.quoteLimit ? "; write {\"hex\": …} or {\"utf8\": …}" : "; write {\"hex\": \"\(s)\"} or {\"utf8\": \"\(s)\"}"
+            }
             error(path, m, at: v.offset)
             return nil
         }
@@ -173,7 +205,7 @@ final class ConfigReader {
         }
         let p = Self.member(path, m.key)
         guard let encoding = AttributeValueLiteral.Encoding(rawValue: m.key) else {
-            let hint = Self.closest(to: m.key, in: encodings).map { "; did you mean \"\($0)\"?" } ?? "; expected \"hex\", \"utf8\" or \"base64\""
+            let hint = self.hint(for: m.key, in: encodings).map { "; did you mean \"\($0)\"?" } ?? "; expected \"hex\", \"utf8\" or \"base64\""
             error(p, "unknown value encoding" + hint, at: m.keyOffset)
             return nil
         }
@@ -188,41 +220,57 @@ final class ConfigReader {
 
     // MARK: - Hints
 
+    /// How many candidates the "did you mean" hints may still compare against: hints
+    /// are a courtesy, and a file with thousands of unknown names must not turn them
+    /// into names × candidates work.
+    private var hintBudget = 20_000
+
+    /// `closest(to:in:)` while the budget lasts (each candidate compared costs one).
+    func hint(for word: String, in candidates: [String]) -> String? {
+        guard hintBudget >= candidates.count else { return nil }
+        hintBudget -= candidates.count
+        return Self.closest(to: word, in: candidates)
+    }
+
     /// The candidate closest to `word` by edit distance (with transpositions),
-    /// when close enough to be a plausible typo.
+    /// when close enough to be a plausible typo. Words and candidates longer than
+    /// `quoteLimit` get no hint, so the cost per candidate is bounded.
     static func closest(to word: String, in candidates: [String]) -> String? {
+        guard word.utf8.count <= quoteLimit else { return nil }
         var best: (String, Int)?
-        let w = word.lowercased()
-        for c in candidates {
-            let lc = c.lowercased()
-            var d = editDistance(w, lc)
-            if d == 0 { return c }
+        let w = Array(word.lowercased().unicodeScalars)
+        for c in candidates where c.utf8.count <= quoteLimit {
+            let lc = Array(c.lowercased().unicodeScalars)
             let limit = max(1, min(3, c.count / 3))
+            // The distance is at least the difference in length: skip the table then.
+            var d = abs(w.count - lc.count) > limit ? limit + 1 : editDistance(w, lc)
+            if d == 0 { return c }
             // An abbreviation ("batt" for "battery") counts as close.
-            if d > limit, w.count >= 3, lc.hasPrefix(w) { d = limit }
+            if d > limit, w.count >= 3, lc.starts(with: w) { d = limit }
             if d <= limit, d < (best?.1 ?? Int.max) { best = (c, d) }
         }
         return best?.0
     }
 
-    /// Optimal string alignment distance (Levenshtein plus adjacent swaps).
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let x = Array(a.unicodeScalars)
-        let y = Array(b.unicodeScalars)
+    /// Optimal string alignment distance (Levenshtein plus adjacent swaps), with
+    /// three rows of the table instead of all of it.
+    static func editDistance(_ x: [Unicode.Scalar], _ y: [Unicode.Scalar]) -> Int {
         if x.isEmpty { return y.count }
         if y.isEmpty { return x.count }
-        var d = Array(repeating: Array(repeating: 0, count: y.count + 1), count: x.count + 1)
-        for i in 0...x.count { d[i][0] = i }
-        for j in 0...y.count { d[0][j] = j }
+        var before = [Int](repeating: 0, count: y.count + 1)  // row i-2
+        var previous = Array(0...y.count)  // row i-1
+        var current = [Int](repeating: 0, count: y.count + 1)
         for i in 1...x.count {
+            current[0] = i
             for j in 1...y.count {
                 let cost = x[i - 1] == y[j - 1] ? 0 : 1
-                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
                 if i > 1, j > 1, x[i - 1] == y[j - 2], x[i - 2] == y[j - 1] {
-                    d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+                    current[j] = min(current[j], before[j - 2] + 1)
                 }
             }
+            (before, previous, current) = (previous, current, before)
         }
-        return d[x.count][y.count]
+        return previous[y.count]
     }
 }

@@ -28,7 +28,7 @@ public struct JSONValue: Sendable, Equatable {
         switch kind {
         case .null: "null"
         case .bool: "a boolean"
-        case .number(let n): "a number (\(n))"
+        case .number(let n): "a number (\(ConfigReader.shortened(n)))"
         case .string: "a string"
         case .array: "an array"
         case .object: "an object"
@@ -149,7 +149,7 @@ public struct JSONParser {
             let key = try parseString()
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else {
-                throw error("expected ':' after the key \"\(key)\", got \(describe(i))")
+                throw error("expected ':' after the key \(ConfigReader.quoted(key)), got \(describe(i))")
             }
             i += 1
             skipWhitespace()
@@ -160,7 +160,7 @@ public struct JSONParser {
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
             if bytes[i] == UInt8(ascii: "}") { i += 1; break }
             if bytes[i] == UInt8(ascii: "/") { throw error("comments are not allowed in JSON") }
-            throw error("expected ',' or '}' after the value of \"\(key)\", got \(describe(i))")
+            throw error("expected ',' or '}' after the value of \(ConfigReader.quoted(key)), got \(describe(i))")
         }
         depth -= 1
         return JSONValue(.object(members), offset: start)

@@ -102,11 +102,11 @@ struct ServiceParser {
             ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || c == "_" || c == "-" || c == "."
         }
         if let bad = s.unicodeScalars.first(where: { !allowed($0) }) {
-            r.error(path, "\"\(s)\" is not a valid id: '\(bad)' is not allowed; use letters, digits, '_', '-' and '.'", at: v.offset)
+            r.error(path, "\(ConfigReader.quoted(s)) is not a valid id: '\(bad)' is not allowed; use letters, digits, '_', '-' and '.'", at: v.offset)
             return nil
         }
         if BluetoothUUID(s) != nil {
-            r.error(path, "\"\(s)\" reads as a UUID; choose an id that is not 4 or 8 hex digits (characteristics are also addressed by UUID)", at: v.offset)
+            r.error(path, "\(ConfigReader.quoted(s)) reads as a UUID; choose an id that is not 4 or 8 hex digits (characteristics are also addressed by UUID)", at: v.offset)
             return nil
         }
         if let what = Self.reservedIDs[s] {
@@ -177,16 +177,16 @@ struct ServiceParser {
         }
 
         // Descriptors.
-        var descriptorUUIDs: [(BluetoothUUID, String, Int)] = []
+        var descriptorUUIDs: [BluetoothUUID: String] = [:]  // the first path of each UUID
         if let v = o.value("descriptors"), let list = r.array(v, at: o.path("descriptors")) {
             for (i, e) in list.enumerated() {
                 let p = ConfigReader.element(o.path("descriptors"), i)
                 let (d, uuidOffset) = parseDescriptor(e, path: p, properties: properties ?? [])
                 if let d {
-                    if d.uuid != GATTUUID.presentationFormat, let first = descriptorUUIDs.first(where: { $0.0 == d.uuid }) {
-                        r.error(ConfigReader.member(p, "uuid"), "\(describe(d.uuid)) is already used by \(first.1) of this characteristic", at: uuidOffset)
+                    if d.uuid != GATTUUID.presentationFormat, let first = descriptorUUIDs[d.uuid] {
+                        r.error(ConfigReader.member(p, "uuid"), "\(describe(d.uuid)) is already used by \(first) of this characteristic", at: uuidOffset)
                     }
-                    descriptorUUIDs.append((d.uuid, p, uuidOffset))
+                    if descriptorUUIDs[d.uuid] == nil { descriptorUUIDs[d.uuid] = p }
                     c.definition.descriptors.append(d)
                 }
             }
@@ -211,7 +211,7 @@ struct ServiceParser {
             if properties.contains(.extendedProperties), properties.extendedPropertiesValue.isEmpty {
                 r.error(pp, "\"extended_properties\" is set automatically with \"reliable_write\" or \"writable_auxiliaries\"; add one of them or remove it", at: pv.offset)
             }
-            if properties.contains(.broadcast), !descriptorUUIDs.contains(where: { $0.0 == GATTUUID.serverCharacteristicConfiguration }) {
+            if properties.contains(.broadcast), descriptorUUIDs[GATTUUID.serverCharacteristicConfiguration] == nil {
                 r.error(pp, "\"broadcast\" needs a Server Characteristic Configuration descriptor: add {\"uuid\": \"2903\"} to descriptors", at: pv.offset)
             }
             if let v = o.value("permissions"), perms.canWrite, !permissionNames.isEmpty,
@@ -306,100 +306,5 @@ struct ServiceParser {
             }
         }
         return (uuid == nil ? nil : d, uuidOffset)
-    }
-
-    // MARK: - Cross-checks
-
-    /// Checks ids, resolves includes (no unknown ids, self-includes or
-    /// cycles), checks that control/persist characteristics are addressable
-    /// and that the table fits the handle space.
-    static func link(_ services: [ParsedService], _ r: ConfigReader, servicesOffset: Int) -> [ServiceDefinition] {
-        // Ids share one namespace across services and characteristics.
-        var owners: [String: String] = [:]
-        var serviceIndex: [String: Int] = [:]
-        for (si, s) in services.enumerated() {
-            var all: [(ParsedID, String)] = []
-            if let id = s.id { all.append((id, s.path)) }
-            for c in s.characteristics { if let id = c.id { all.append((id, c.path)) } }
-            for (id, owner) in all {
-                if let first = owners[id.value] {
-                    r.error(id.path, "id \"\(id.value)\" is already used by \(first)", at: id.offset)
-                } else {
-                    owners[id.value] = owner
-                    if owner == s.path { serviceIndex[id.value] = si }
-                }
-            }
-        }
-
-        // Includes.
-        var defs = services.map(\.definition)
-        var edges: [[(target: Int, path: String, offset: Int)]] = Array(repeating: [], count: services.count)
-        for (si, s) in services.enumerated() {
-            for inc in s.includes {
-                guard let target = serviceIndex[inc.name] else {
-                    var m = "no service with id \"\(inc.name)\""
-                    if let owner = owners[inc.name] {
-                        m += " (\"\(inc.name)\" is the characteristic \(owner); includes name services)"
-                    } else if let hint = ConfigReader.closest(to: inc.name, in: serviceIndex.keys.sorted()) {
-                        m += "; did you mean \"\(hint)\"?"
-                    }
-                    r.error(inc.path, m, at: inc.offset)
-                    continue
-                }
-                if target == si {
-                    r.error(inc.path, "a service cannot include itself", at: inc.offset)
-                    continue
-                }
-                if edges[si].contains(where: { $0.target == target }) {
-                    r.error(inc.path, "\"\(inc.name)\" is already included", at: inc.offset)
-                    continue
-                }
-                edges[si].append((target, inc.path, inc.offset))
-                defs[si].includes.append(target)
-            }
-        }
-        // Cycle detection: depth-first, in document order; each back edge is one cycle.
-        var state = Array(repeating: 0, count: services.count)  // 0 new, 1 on stack, 2 done
-        var stack: [Int] = []
-        func label(_ i: Int) -> String { services[i].id?.value ?? services[i].path }
-        func visit(_ i: Int) {
-            state[i] = 1
-            stack.append(i)
-            for e in edges[i] {
-                if state[e.target] == 1, let from = stack.firstIndex(of: e.target) {
-                    let cycle = (stack[from...] + [e.target]).map(label).joined(separator: " → ")
-                    r.error(e.path, "include cycle: \(cycle)", at: e.offset)
-                } else if state[e.target] == 0 {
-                    visit(e.target)
-                }
-            }
-            stack.removeLast()
-            state[i] = 2
-        }
-        for i in services.indices where state[i] == 0 { visit(i) }
-
-        // Addressing: control/persist characteristics without an id need a unique UUID.
-        var uuidOwners: [BluetoothUUID: [String]] = [:]
-        for u in builtInCharacteristicUUIDs { uuidOwners[u, default: []].append("a built-in characteristic") }
-        for s in services { for c in s.characteristics { uuidOwners[c.definition.uuid, default: []].append(c.path) } }
-        for s in services {
-            for c in s.characteristics where c.id == nil && (c.definition.handler == .control || c.definition.persist) {
-                let others = (uuidOwners[c.definition.uuid] ?? []).filter { $0 != c.path }
-                guard let other = others.first else { continue }
-                let why = c.definition.handler == .control ? "\"handler\": \"control\"" : "\"persist\": true"
-                r.error(ConfigReader.member(c.path, "id"), "required: this characteristic has \(why) and is addressed by id or UUID, but its UUID \(c.definition.uuid) is also used by \(other)", at: c.offset)
-            }
-        }
-
-        // Handle space: 13 built-in attributes plus every service's.
-        var count = 13
-        for d in defs {
-            count += 1 + d.includes.count
-            for c in d.characteristics { count += GATTDatabase.Builder.attributeCount(c) }
-        }
-        if count > 0xFFFF {
-            r.error("services", "the database needs \(count) attributes; the handle space holds at most 65535", at: servicesOffset)
-        }
-        return defs
     }
 }

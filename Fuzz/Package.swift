@@ -1,0 +1,33 @@
+// swift-tools-version:6.1
+// libFuzzer targets for gattd (docs/fuzzing.md). A package of its own so that the
+// root Package.swift stays free of unsafe flags; build and run with scripts/fuzz:
+//
+//   swift build -c release --package-path Fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library
+//
+// Each executable defines LLVMFuzzerTestOneInput; libFuzzer (linked by
+// -sanitize=fuzzer) provides main.
+import PackageDescription
+
+let package = Package(
+    name: "gattd-fuzz",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "fuzz-att", targets: ["FuzzATT"]),
+        .executable(name: "fuzz-config", targets: ["FuzzConfig"]),
+        .executable(name: "fuzz-host", targets: ["FuzzHost"]),
+    ],
+    dependencies: [
+        .package(name: "gattd", path: ".."),
+    ],
+    targets: [
+        // Input reading, the configs under config/, the oracle's trap.
+        .target(name: "FuzzSupport", dependencies: [.product(name: "GattCore", package: "gattd")]),
+        // ATTServer: exactly one well-formed reply per request, none per command, never above the MTU.
+        .executableTarget(name: "FuzzATT", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
+        // ConfigLoader: loads or fails with a bounded report; what loads builds a database.
+        .executableTarget(name: "FuzzConfig", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
+        // Host: H4 streams after a scripted bring-up; well-formed HCI out, ACL flow control kept.
+        .executableTarget(name: "FuzzHost", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,74 @@
+import FuzzSupport
+import GattCore
+
+/// Fuzzes `ConfigLoader.load(data:)` (the JSON parser, every validation rule and
+/// the cross-checks). The oracle traps when:
+/// - a failure has no error, more than `ConfigErrors.reportLimit` of them, a total
+///   below what it lists, an empty path or message, or a line longer than
+///   `maximumLineLength` (long keys and values must be quoted shortened);
+/// - loading the same bytes twice gives different results;
+/// - a config that loads does not give a database within the handle space with
+///   consecutive handles, or has no advertising payloads.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzConfig(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let bytes = FuzzInput(data, size).bytes
+    let first = load(bytes)
+    let second = load(bytes)
+    switch (first, second) {
+    case (.success(let a), .success(let b)):
+        if a != b { oracleViolation("loading twice gave two configurations") }
+        checkLoaded(a)
+    case (.failure(let a), .failure(let b)):
+        if a.lines() != b.lines() || a.totalCount != b.totalCount { oracleViolation("loading twice gave two reports") }
+        checkReport(a)
+    default:
+        oracleViolation("loading twice: one success, one failure")
+    }
+    return 0
+}
+
+/// The longest report line accepted: a path through services, characteristics and
+/// descriptors with shortened keys, and the longest message with shortened values.
+let maximumLineLength = 1024
+
+func load(_ bytes: [UInt8]) -> Result<GattConfiguration, ConfigErrors> {
+    do {
+        return .success(try ConfigLoader.load(data: bytes))
+    } catch {
+        return .failure(error)
+    }
+}
+
+func checkReport(_ report: ConfigErrors) {
+    if report.errors.isEmpty { oracleViolation("a failure without errors") }
+    if report.errors.count > ConfigErrors.reportLimit { oracleViolation("\(report.errors.count) errors listed") }
+    if report.totalCount < report.errors.count { oracleViolation("total \(report.totalCount) below the \(report.errors.count) listed") }
+    let lines = report.lines()
+    if lines.count != report.errors.count + (report.omittedCount > 0 ? 1 : 0) { oracleViolation("\(lines.count) report lines") }
+    for e in report.errors where e.path.isEmpty || e.message.isEmpty {
+        oracleViolation("an error without path or message: \(e)")
+    }
+    for line in lines where line.utf8.count > maximumLineLength {
+        oracleViolation("a \(line.utf8.count)-byte report line: \(String(line.prefix(200)))…")
+    }
+}
+
+func checkLoaded(_ config: GattConfiguration) {
+    let db = config.makeDatabase()
+    if db.attributes.isEmpty || db.attributes.count > 0xFFFF { oracleViolation("\(db.attributes.count) attributes") }
+    for (i, a) in db.attributes.enumerated() where Int(a.handle.rawValue) != i + 1 {
+        oracleViolation("attribute \(i) has handle \(a.handle.rawValue)")
+    }
+    if db.services.count != config.services.count + 2 { oracleViolation("\(db.services.count) services for \(config.services.count) configured") }
+    do {
+        _ = try config.advertisingPayloads()
+    } catch {
+        oracleViolation("a loaded config without advertising payloads: \(error)")
+    }
+}
+
+/// The entry point SwiftPM links as `main` (see `runLibFuzzer`).
+@_cdecl("FuzzConfig_main")
+public func fuzzConfigMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runLibFuzzer(argc, argv, fuzzConfig)
+}

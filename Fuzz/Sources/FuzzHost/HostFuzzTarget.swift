@@ -1,0 +1,190 @@
+import FuzzSupport
+import GattCore
+
+/// Fuzzes `Host` (HCI, ACL reassembly, L2CAP, signalling, SMP refusal, ATT) through
+/// its public entry points only: `Host(configuration:att:)`, `start(payloads:now:)`,
+/// `receive(_:now:)` and `tick(now:)`.
+///
+/// Input: one flags byte, then an H4 byte stream as a transport would read it.
+/// - bits 0–2 pick the config under config/;
+/// - bit 3 clear: a scripted controller brings the host up first (the stream then
+///   starts with a ready host); set: the stream must do the bring-up itself;
+/// - bit 4 clear: the scripted controller keeps answering every command the host
+///   sends (Command Complete/Status, success) while the stream is fed.
+///
+/// The oracle traps when the host sends a command whose parameter length is wrong,
+/// an ACL packet that does not decode, is not a start or continuation fragment,
+/// is longer than the controller's ACL buffers or is for a handle that is not
+/// connected, or more ACL packets than the controller has buffers (packets are
+/// counted in flight until Number Of Completed Packets or the disconnection).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    var input = FuzzInput(data, size)
+    let flags = input.byte()
+    var harness = HostFuzzHarness(config: FuzzConfigs.pick(flags & 0x07), answerCommands: flags & 0x10 == 0)
+    if flags & 0x08 == 0 { harness.bringUp() }
+    var deframer = H4Deframer()
+    // The stream arrives in reads of up to 64 bytes, 1 ms apart, as from a UART;
+    // a framing error ends it (the transport would reset the controller).
+    stream: while !input.isAtEnd {
+        for output in deframer.feed(input.take(64)) {
+            guard case .packet(let packet) = output else { break stream }
+            harness.deliver(packet)
+            if harness.host.hasFailed { return 0 }
+        }
+        harness.advance(by: .milliseconds(1))
+        if harness.host.hasFailed { return 0 }
+    }
+    // Every timer fires (command timeouts, ATT transaction timeouts).
+    for _ in 0..<4 where !harness.host.hasFailed { harness.advance(by: .seconds(10)) }
+    return 0
+}
+
+struct HostFuzzHarness {
+    var host: Host
+    let payloads: AdvertisingPayloads
+    let answerCommands: Bool
+    var now: Duration = .zero
+    /// ACL packets sent per handle and not completed yet (the controller's view).
+    var inFlight: [UInt16: Int] = [:]
+    /// Commands to answer, oldest first.
+    var unanswered: [[UInt8]] = []
+
+    init(config: GattConfiguration, answerCommands: Bool) {
+        var hostConfiguration = HostConfiguration(deviceName: config.name, advertising: config.advertising)
+        hostConfiguration.randomAddress = BluetoothAddress("C0:11:22:33:44:55")
+        host = Host(configuration: hostConfiguration, att: ATTServer(database: config.makeDatabase()))
+        do {
+            payloads = try config.advertisingPayloads()
+        } catch {
+            fatalError("fuzz setup: \(config.name) has no advertising payloads: \(error)")
+        }
+        self.answerCommands = answerCommands
+    }
+
+    /// Starts the host and answers every command until it is ready.
+    mutating func bringUp() {
+        check(host.start(payloads: payloads, now: now))
+        var rounds = 0
+        while !host.isReady, !unanswered.isEmpty, rounds < 100 {
+            answerOne()
+            rounds += 1
+        }
+        if !host.isReady { oracleViolation("the scripted controller did not bring the host up") }
+    }
+
+    mutating func deliver(_ packet: H4Packet) {
+        if packet.type == .event { noteCompletions(packet.body) }
+        check(host.receive(packet, now: now))
+        if answerCommands {
+            while !unanswered.isEmpty, !host.hasFailed { answerOne() }
+        }
+    }
+
+    mutating func advance(by step: Duration) {
+        now += step
+        check(host.tick(now: now))
+    }
+
+    mutating func answerOne() {
+        let command = unanswered.removeFirst()
+        let event = ScriptedController.answer(command)
+        noteCompletions(event)
+        check(host.receive(H4Packet(type: .event, body: event), now: now))
+    }
+
+    /// Number Of Completed Packets frees buffers the way the host counts them: never
+    /// more than it has in flight on the handle.
+    mutating func noteCompletions(_ event: [UInt8]) {
+        guard event.count >= 3, event[0] == HCIEvent.numberOfCompletedPacketsCode else { return }
+        let entries = Int(event[2])
+        guard event.count >= 3 + 4 * entries, Int(event[1]) == event.count - 2 else { return }
+        for i in 0..<entries {
+            let base = 3 + 4 * i
+            let handle = (UInt16(event[base]) | UInt16(event[base + 1]) << 8) & 0x0FFF
+            let count = Int(UInt16(event[base + 2]) | UInt16(event[base + 3]) << 8)
+            if let n = inFlight[handle] { inFlight[handle] = n - min(n, count) }
+        }
+    }
+
+    mutating func check(_ outputs: [HostOutput]) {
+        for output in outputs {
+            switch output {
+            case .send(let packet):
+                checkSent(packet)
+            case .event(.connected(let c)):
+                inFlight[c.handle] = 0
+            case .event(.disconnected(let c, _)):
+                // A closed connection's packets are flushed: their buffers are free.
+                inFlight[c.handle] = nil
+            case .event:
+                break
+            }
+        }
+    }
+
+    mutating func checkSent(_ packet: H4Packet) {
+        switch packet.type {
+        case .command:
+            let b = packet.body
+            if b.count < 3 || Int(b[2]) != b.count - 3 { oracleViolation("malformed command \(hex(b))") }
+            unanswered.append(b)
+        case .acl:
+            guard let acl = try? HCIACLPacket(decoding: packet.body) else { oracleViolation("malformed ACL \(hex(packet.body))") }
+            if acl.packetBoundary != .firstNonFlushable && acl.packetBoundary != .continuing {
+                oracleViolation("ACL with packet boundary \(acl.packetBoundary)")
+            }
+            if acl.data.count > host.controller.aclDataPacketLength {
+                oracleViolation("\(acl.data.count)-byte ACL above the controller's \(host.controller.aclDataPacketLength)")
+            }
+            guard let n = inFlight[acl.handle] else {
+                oracleViolation("ACL for handle \(acl.handle), which is not connected")
+            }
+            inFlight[acl.handle] = n + 1
+            let total = inFlight.values.reduce(0, +)
+            if total > host.controller.totalACLDataPackets {
+                oracleViolation("\(total) ACL packets in flight, the controller has \(host.controller.totalACLDataPackets) buffers")
+            }
+        default:
+            oracleViolation("the host sent a \(packet.type) packet")
+        }
+    }
+}
+
+/// Answers commands like a capable controller: LE with data length extension and
+/// 2M PHY, 3 LE ACL buffers of 27 bytes, every command supported.
+enum ScriptedController {
+    static let commandStatusOpcodes: Set<HCIOpcode> = [.disconnect, .leSetPHY, .leConnectionUpdate]
+
+    /// The event (code, length, parameters) answering a command body.
+    static func answer(_ command: [UInt8]) -> [UInt8] {
+        let opcode = HCIOpcode(rawValue: UInt16(command[0]) | UInt16(command[1]) << 8)
+        let op = [command[0], command[1]]
+        if commandStatusOpcodes.contains(opcode) { return [HCIEvent.commandStatusCode, 4, 0x00, 1] + op }
+        let parameters = [0x00] + returnParameters(opcode, Array(command.dropFirst(3)))
+        return [HCIEvent.commandCompleteCode, UInt8(3 + parameters.count), 1] + op + parameters
+    }
+
+    static func returnParameters(_ opcode: HCIOpcode, _ parameters: [UInt8]) -> [UInt8] {
+        switch opcode {
+        case .readLocalVersionInformation: return [0x0C, 0x34, 0x12, 0x0C, 0xF1, 0x05, 0x78, 0x56]
+        case .readBDADDR: return [0x01, 0x00, 0x00, 0xEE, 0xFF, 0xC0]
+        case .readLocalSupportedCommands: return [UInt8](repeating: 0xFF, count: 64)
+        case .readLocalSupportedFeatures: return [0, 0, 0, 0, 0x40, 0, 0, 0]
+        case .leReadLocalSupportedFeatures: return [0x21, 0x01, 0, 0, 0, 0, 0, 0]  // encryption, data length, 2M PHY
+        case .leReadBufferSize: return [27, 0, 3]
+        case .leReadBufferSizeV2: return [27, 0, 3, 251, 0, 4]
+        case .readBufferSize: return [27, 0, 64, 3, 0, 0, 0]
+        case .leSetDataLength, .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply,
+            .leRemoteConnectionParameterRequestNegativeReply:
+            return Array(parameters.prefix(2))
+        default: return []
+        }
+    }
+}
+
+/// The entry point SwiftPM links as `main` (see `runLibFuzzer`).
+@_cdecl("FuzzHost_main")
+public func fuzzHostMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    runLibFuzzer(argc, argv, fuzzHost)
+}

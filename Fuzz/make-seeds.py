@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Writes the binary seed corpora in Fuzz/corpus/att and Fuzz/corpus/host
+(formats: Fuzz/Sources/FuzzATT and FuzzHost). Rerun after changing a format."""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def write(target, name, data):
+    with open(os.path.join(HERE, "corpus", target, name), "wb") as f:
+        f.write(bytes(data))
+
+
+# --- ATT: 3 setup bytes (config, control mask, MTU/2), then operations ---------
+def pdu(b, conn=0):  # op 0..8: a PDU with a length byte
+    return [conn << 4, len(b)] + list(b)
+
+
+def u16(v):
+    return list(struct.pack("<H", v))
+
+
+GATT_FULL, FULL_EXAMPLE, HEART_RATE = 3, 1, 0
+discovery = (
+    pdu([0x02] + u16(247))  # Exchange MTU
+    + pdu([0x10] + u16(1) + u16(0xFFFF) + u16(0x2800))  # primary services
+    + pdu([0x10] + u16(1) + u16(0xFFFF) + u16(0x2801))  # secondary services
+    + pdu([0x08] + u16(1) + u16(0xFFFF) + u16(0x2803))  # characteristics
+    + pdu([0x08] + u16(1) + u16(0xFFFF) + u16(0x2802))  # includes
+    + pdu([0x04] + u16(1) + u16(0xFFFF))  # descriptors
+    + pdu([0x06] + u16(1) + u16(0xFFFF) + u16(0x2800) + u16(0x180F))
+    + pdu([0x0A] + u16(3)) + pdu([0x0C] + u16(3) + u16(1))
+    + pdu([0x0E] + u16(3) + u16(5)) + pdu([0x20] + u16(3) + u16(5))
+)
+writes = (
+    pdu([0x12] + u16(0x13) + [1, 0])  # a CCCD, maybe
+    + pdu([0x52] + u16(0x10) + [7])  # Write Command
+    + pdu([0x16] + u16(0x19) + u16(0) + [1, 2, 3]) + pdu([0x16] + u16(0x19) + u16(3) + [4])
+    + pdu([0x18, 0x01]) + pdu([0x18, 0x00])
+    + [0x0B, 5, 2, 0xAA, 0xBB]  # notify characteristic 5
+    + [0x0C]  # confirm
+    + [0x0D, 50]  # 5 s later
+)
+write("att", "discovery-gatt-full", [GATT_FULL, 0x00, 0xFF] + discovery)
+write("att", "discovery-mtu23", [HEART_RATE, 0x00, 0x00] + discovery)
+write("att", "writes-gatt-full", [GATT_FULL, 0x00, 0x20] + writes)
+write("att", "control-full-example", [FULL_EXAMPLE, 0xFF, 0x40] + discovery[:30] + writes
+      + [0x0A, 2, 9, 9] + [0x2A, 0x0E] + pdu([0x0A] + u16(0x10), 1) + [0x0D, 100])
+write("att", "two-connections", [GATT_FULL, 0x81, 0x10] + pdu([0x02] + u16(100), 1) + writes
+      + [0x0F] + [0x1E] + pdu([0x0A] + u16(3), 1) + [0x1C])
+
+
+# --- Host: flags byte, then an H4 stream -----------------------------------------
+def event(code, params):
+    return [0x04, code, len(params)] + list(params)
+
+
+def acl(handle, payload, cid=0x0004, pb=0x2):
+    l2cap = u16(len(payload)) + u16(cid) + list(payload)
+    return [0x02] + u16(handle | pb << 12) + u16(len(l2cap)) + l2cap
+
+
+H = 0x0040
+connect = event(0x3E, [0x01, 0x00] + u16(H) + [0x01, 0x00, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11]
+                + u16(0x18) + u16(0) + u16(0x48) + [0x00])
+nocp = event(0x13, [0x01] + u16(H) + u16(1))
+session = (
+    connect
+    + acl(H, [0x02] + u16(185)) + nocp
+    + acl(H, [0x10] + u16(1) + u16(0xFFFF) + u16(0x2800)) + nocp
+    + acl(H, [0x0A] + u16(3)) + nocp
+    + acl(H, [0x12] + u16(0x13) + [1, 0]) + nocp
+    + acl(H, [0x01, 0x02, 0x00] + u16(4) + [0x01] + u16(8)) + nocp  # Pairing Request on SMP
+    + acl(H, [0x12, 0x01] + u16(8) + u16(6) + u16(12) + u16(0) + u16(200), cid=0x0005)  # Conn Param Update Request
+    + event(0x05, [0x00] + u16(H) + [0x13])
+)
+write("host", "session-heart-rate", [0x00] + session)
+write("host", "session-gatt-full", [0x03] + session)
+# A long write split over two ACL fragments.
+fragmented = connect + [0x02] + u16(H | 0x2 << 12) + u16(10) + u16(30) + u16(4) + [0x12] + u16(3) + [0] * 3 \
+    + [0x02] + u16(H | 0x1 << 12) + u16(24) + [0] * 24 + nocp
+write("host", "fragmented-write", [0x03] + fragmented)
