@@ -1,9 +1,10 @@
 import FuzzSupport
 import GattCore
 
-/// Fuzzes `Host` (HCI, ACL reassembly, L2CAP, signalling, SMP refusal, ATT) through
-/// its public entry points only: `Host(configuration:att:)`, `start(payloads:now:)`,
-/// `receive(_:now:)` and `tick(now:)`.
+/// Fuzzes the H4 path: `Host` (HCI, ACL reassembly, L2CAP, signalling, SMP refusal) wired
+/// to the `Peripheral` core (ATT) as the daemon wires them, through their public entry
+/// points only: `Host.start/receive/tick/send/flush/setAdvertising/disconnect` and
+/// `Peripheral.handle/tick`.
 ///
 /// Input: one flags byte, then an H4 byte stream as a transport would read it.
 /// - bits 0–2 pick the config under config/;
@@ -42,6 +43,10 @@ public func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 
 struct HostFuzzHarness {
     var host: Host
+    var core: Peripheral
+    /// Transport events waiting for the core (fed in order, as the daemon does).
+    var pending: [TransportEvent] = []
+    var draining = false
     let payloads: AdvertisingPayloads
     let answerCommands: Bool
     var now: Duration = .zero
@@ -53,18 +58,19 @@ struct HostFuzzHarness {
     init(config: GattConfiguration, answerCommands: Bool) {
         var hostConfiguration = HostConfiguration(deviceName: config.name, advertising: config.advertising)
         hostConfiguration.randomAddress = BluetoothAddress("C0:11:22:33:44:55")
-        host = Host(configuration: hostConfiguration, att: ATTServer(database: config.makeDatabase()))
+        host = Host(configuration: hostConfiguration)
         do {
             payloads = try config.advertisingPayloads()
         } catch {
             fatalError("fuzz setup: \(config.name) has no advertising payloads: \(error)")
         }
+        core = Peripheral(database: config.makeDatabase(), payloads: payloads, maxConnections: config.advertising.maxConnections)
         self.answerCommands = answerCommands
     }
 
     /// Starts the host and answers every command until it is ready.
     mutating func bringUp() {
-        check(host.start(payloads: payloads, now: now))
+        check(host.start(now: now))
         var rounds = 0
         while !host.isReady, !unanswered.isEmpty, rounds < 100 {
             answerOne()
@@ -84,6 +90,7 @@ struct HostFuzzHarness {
     mutating func advance(by step: Duration) {
         now += step
         check(host.tick(now: now))
+        perform(core.tick(now: now))
     }
 
     mutating func answerOne() {
@@ -112,15 +119,40 @@ struct HostFuzzHarness {
             switch output {
             case .send(let packet):
                 checkSent(packet)
-            case .event(.connected(let c)):
-                inFlight[c.handle] = 0
-            case .event(.disconnected(let c, _)):
+            case .event(.transport(let e)):
+                if case .connected(let id, _) = e { inFlight[id.rawValue] = 0 }
                 // A closed connection's packets are flushed: their buffers are free.
-                inFlight[c.handle] = nil
+                if case .disconnected(let id, _, _) = e { inFlight[id.rawValue] = nil }
+                pending.append(e)
             case .event:
                 break
             }
         }
+        drain()
+    }
+
+    /// Feeds the core the transport's events, in order, never re-entrantly.
+    mutating func drain() {
+        guard !draining else { return }
+        draining = true
+        while !pending.isEmpty {
+            let e = pending.removeFirst()
+            perform(core.handle(e, now: now))
+        }
+        draining = false
+    }
+
+    /// Performs the core's outputs on the host, then sends what they queued.
+    mutating func perform(_ outputs: [PeripheralOutput]) {
+        for output in outputs {
+            switch output {
+            case .send(let id, let pdu): host.send(pdu, on: id)
+            case .setAdvertising(let p): check(host.setAdvertising(p, now: now))
+            case .disconnect(let id, let reason): check(host.disconnect(id, reason: reason, now: now))
+            case .requestSecurity, .event: break
+            }
+        }
+        check(host.flush(now: now))
     }
 
     mutating func checkSent(_ packet: H4Packet) {
