@@ -275,6 +275,7 @@ class GattdClient:
                     return sent if isinstance(sent, int) else 0
                 if reply.get("error") != "busy":
                     raise error_from_reply(reply)
+                logger.debug("notify %s: busy, waiting for ready", characteristic)
                 await self._wait_for_ready(ready_seen)
 
     async def set(self, characteristic: str, value: Value) -> None:
