@@ -59,7 +59,7 @@ class Peer:
         line = await asyncio.wait_for(self.reader.readline(), BOUND)
         if not line:
             raise EOFError("client closed")
-        obj = json.loads(line)
+        obj: Dict[str, Any] = json.loads(line)
         self.log.append(f"recv {json.dumps(obj, sort_keys=True)}")
         return obj
 
@@ -304,7 +304,7 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
     # ------------------------------------------------------------------ events
 
     async def test_events_are_typed_and_watch_is_sent_once(self) -> None:
-        events = [
+        events: List[Dict[str, Any]] = [
             {"event": "connected", "central": "A"},
             {"event": "mtu", "central": "A", "mtu": 100},
             {"event": "subscribed", "central": "A", "characteristic": "hr", "notify": True, "indicate": False},
@@ -515,8 +515,9 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             AttError("no_such_error")
 
     def test_parse_event_never_raises(self) -> None:
-        for obj in [{"event": 5}, {"event": "written", "central": "A", "characteristic": "c", "value": {"hex": "zz"}},
-                    {"event": "mtu", "central": "A", "mtu": "big"}]:
+        samples: List[Dict[str, Any]] = [{"event": 5}, {"event": "written", "central": "A", "characteristic": "c", "value": {"hex": "zz"}},
+                    {"event": "mtu", "central": "A", "mtu": "big"}]
+        for obj in samples:
             self.assertIsInstance(parse_event(obj), UnknownEvent)
 
 
