@@ -67,7 +67,9 @@ class Central:
 
     async def __aexit__(self, *exc) -> None:
         try:
-            await asyncio.wait_for(self.peer.connection.disconnect(), 5)
+            connection = self.peer.connection
+            if connection in connection.device.connections.values():  # not already gone
+                await asyncio.wait_for(connection.disconnect(), 5)
         except Exception:
             pass
         await self.device_cm.__aexit__(None, None, None)
@@ -244,9 +246,9 @@ def test_responder_answers_reads_and_writes(controllers, gattd, tmp_path):
                     raise AttError("value_not_allowed")
                 written.append(request.value)
 
-            serving = asyncio.ensure_future(client.serve())
+            await asyncio.wait_for(client.start_serving(), 10)  # returns once gattd forwards requests to it
+            serving = asyncio.ensure_future(client.serve())  # the same, then runs until closed
             try:
-                await asyncio.wait_for(client.start_serving(), 10)  # already serving: a barrier
                 async with Central(controllers) as peer:
                     assert await read(peer, uuid(2)) == b"from python " + bytes(range(48))
                     assert reads[0].central == CENTRAL and reads[0].offset == 0
