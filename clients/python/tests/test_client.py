@@ -210,6 +210,30 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
 
         await self.run_with(script, body)
 
+    async def test_framing_split_and_joined_lines(self) -> None:
+        """A reply split over several writes, lines joined in one write, and a line that is
+        not JSON (ignored): the client frames by newline and keeps going."""
+
+        async def script(peer: Peer) -> None:
+            first = await peer.receive()
+            line = json.dumps({"ok": True, "value": {"hex": "0102"}, "id": first["id"]}).encode() + b"\n"
+            for start in range(0, len(line), 7):
+                peer.writer.write(line[start:start + 7])
+                await peer.writer.drain()
+                await asyncio.sleep(0.01)
+            second, third = await peer.receive(), await peer.receive()
+            peer.writer.write(b"not json\n" + json.dumps({"event": "ready"}).encode() + b"\n"
+                              + json.dumps({"ok": True, "value": {"hex": "03"}, "id": second["id"]}).encode() + b"\n"
+                              + json.dumps({"ok": True, "value": {"hex": "04"}, "id": third["id"]}).encode() + b"\n")
+            await peer.writer.drain()
+            await peer.receive()
+
+        async def body(client: GattdClient, fake: FakeGattd) -> None:
+            self.assertEqual(await client.get("a"), b"\x01\x02")
+            self.assertEqual(await asyncio.gather(client.get("b"), client.get("c")), [b"\x03", b"\x04"])
+
+        await self.run_with(script, body)
+
     async def test_error_replies_raise_typed_errors(self) -> None:
         codes = ["unknown_characteristic", "value_too_long", "not_notifiable", "busy", "something_new"]
 
