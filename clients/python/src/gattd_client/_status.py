@@ -1,0 +1,66 @@
+"""The `status` reply as dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Tuple
+
+_STATUS_KEYS = {"ok", "id", "advertising", "address", "connections"}
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """One characteristic a central subscribed to."""
+
+    characteristic: str
+    notify: bool
+    indicate: bool
+
+
+@dataclass(frozen=True)
+class Connection:
+    """One connected central."""
+
+    central: str
+    """Its address ("C0:00:00:00:00:01")."""
+    address_type: str
+    """"public" or "random"."""
+    mtu: int
+    security: str
+    """The link's security level as gattd names it ("low", ...)."""
+    subscriptions: Tuple[Subscription, ...]
+    queue: int
+    """Notifications/indications queued for it and not yet sent."""
+
+
+@dataclass(frozen=True)
+class Status:
+    """What `status()` answers."""
+
+    advertising: bool
+    address: str
+    """The controller's (identity) address."""
+    connections: Tuple[Connection, ...]
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Members of the reply this client does not know (newer gattd versions)."""
+
+    @classmethod
+    def from_reply(cls, reply: Mapping[str, Any]) -> "Status":
+        connections = tuple(
+            Connection(
+                central=str(c["central"]),
+                address_type=str(c.get("address_type", "")),
+                mtu=int(c.get("mtu", 23)),
+                security=str(c.get("security", "")),
+                subscriptions=tuple(
+                    Subscription(characteristic=str(s["characteristic"]), notify=bool(s.get("notify")),
+                                 indicate=bool(s.get("indicate")))
+                    for s in c.get("subscriptions", [])
+                ),
+                queue=int(c.get("queue", 0)),
+            )
+            for c in reply.get("connections", [])
+        )
+        extra = {k: v for k, v in reply.items() if k not in _STATUS_KEYS}
+        return cls(advertising=bool(reply.get("advertising")), address=str(reply.get("address", "")),
+                   connections=connections, extra=extra)
