@@ -112,3 +112,17 @@ import Testing
         #expect(!h.sentOpcodes.contains(.leSetDataLength) && !h.sentOpcodes.contains(.leSetPHY))
     }
 }
+
+@Suite struct DataLengthAndPHYConfigTests {
+    @Test func theRequestCanBeTurnedOffInTheConfig() throws {
+        let on = try ConfigFixture.load(#"{"name": "x"}"#)
+        #expect(on.advertising.requestDataLengthAndPHY)
+        let off = try ConfigFixture.load(#"{"name": "x", "connection": {"data_length_and_phy": false}}"#)
+        #expect(!off.advertising.requestDataLengthAndPHY)
+        var h = HostHarness(configuration: HostConfiguration(deviceName: "x", advertising: off.advertising))
+        h.bringUp()
+        h.connect(0x40)
+        #expect(!h.sentOpcodes.contains(.leSetDataLength) && !h.sentOpcodes.contains(.leSetPHY))
+        #expect(throws: ConfigErrors.self) { try ConfigFixture.load(#"{"name": "x", "connection": {"data_length_and_phy": 1}}"#) }
+    }
+}

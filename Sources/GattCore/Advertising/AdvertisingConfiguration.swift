@@ -21,6 +21,9 @@ public struct AdvertisingConfiguration: Sendable, Equatable {
     public var maxConnections: Int?
     /// `connection.preferred`: parameters to request from each central.
     public var preferredConnection: PreferredConnectionParameters?
+    /// `connection.data_length_and_phy`: ask each new connection for the maximum data length
+    /// and the 2M PHY (H4 transports, when the controller supports them).
+    public var requestDataLengthAndPHY = true
 
     public init() {}
 

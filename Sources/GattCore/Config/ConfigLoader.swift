@@ -111,6 +111,7 @@ public enum ConfigLoader {
         }
         if let v = obj.value("connection") {
             advertising.preferredConnection = AdvertisingParser(reader: r).parseConnection(v)
+            advertising.requestDataLengthAndPHY = AdvertisingParser(reader: r).parseDataLengthAndPHY(v)
         }
         return GattConfiguration(name: name, appearance: appearance, advertising: advertising, services: services)
     }
@@ -232,9 +233,18 @@ struct AdvertisingParser {
     }
 
     /// `connection`: `{"preferred": {"interval_ms": [min, max], "latency": N, "timeout_ms": N}}`.
+    /// `connection.data_length_and_phy` (default true): whether each new connection is asked
+    /// for the maximum data length and the 2M PHY (when the controller supports them).
+    func parseDataLengthAndPHY(_ v: JSONValue) -> Bool {
+        guard let o = reader.object(v, at: "connection", keys: ["preferred", "data_length_and_phy"]),
+            let b = o.value("data_length_and_phy")
+        else { return true }
+        return reader.bool(b, at: o.path("data_length_and_phy")) ?? true
+    }
+
     func parseConnection(_ v: JSONValue) -> PreferredConnectionParameters? {
         let r = reader
-        guard let o = r.object(v, at: "connection", keys: ["preferred"]), let pv = o.value("preferred") else { return nil }
+        guard let o = r.object(v, at: "connection", keys: ["preferred", "data_length_and_phy"]), let pv = o.value("preferred") else { return nil }
         guard let p = r.object(pv, at: o.path("preferred"), keys: ["interval_ms", "latency", "timeout_ms"], required: ["interval_ms", "latency", "timeout_ms"]) else {
             return nil
         }

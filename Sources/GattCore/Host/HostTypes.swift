@@ -10,10 +10,11 @@ public struct HostConfiguration: Sendable {
     public var randomAddress: BluetoothAddress?
     /// Ask each new connection for the maximum data length and 2M PHY, when the
     /// controller supports the commands and features.
-    public var requestDataLengthAndPHY = true
+    public var requestDataLengthAndPHY: Bool
     public init(deviceName: String, advertising: AdvertisingConfiguration) {
         self.deviceName = deviceName
         self.advertising = advertising
+        self.requestDataLengthAndPHY = advertising.requestDataLengthAndPHY
     }
 }
 
