@@ -88,13 +88,13 @@ extension PeripheralBackEnd {
         let now = self.now
         let (result, outputs) = withServer { $0.notifySubscribers(characteristic: characteristic, value: value, only: only, now: now) }
         process(outputs)
-        if case .queued = result { persisted?.record(database, characteristic: characteristic, value: value) }
+        if case .queued = result { persisted?.record(database, characteristic: characteristic, value: value, on: eventLoop) }  // persist
         return result
     }
 
     public func setValue(characteristic: Int, value: [UInt8]) -> Bool {
         guard withServer({ $0.setValue(characteristic: characteristic, value: value) }) else { return false }
-        persisted?.record(database, characteristic: characteristic, value: value)
+        persisted?.record(database, characteristic: characteristic, value: value, on: eventLoop)  // persist
         return true
     }
 
@@ -106,6 +106,20 @@ extension PeripheralBackEnd {
         } catch {
             return false
         }
+    }
+
+    // persist: durable-before-acknowledged, shared by the ATT path and the control socket.
+    public func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<Void>? {
+        let db = database
+        guard let persisted, writes.contains(where: { db.characteristics.indices.contains($0.characteristic) && db.characteristics[$0.characteristic].persist })
+        else { return nil }
+        let future = persisted.commit(db, writes, on: eventLoop)
+        future.whenFailure { error in
+            for w in writes where db.characteristics.indices.contains(w.characteristic) {
+                self.controlEventHandler?(.persistFailed(central: central, characteristic: db.characteristics[w.characteristic].displayName, message: "\(error)"))
+            }
+        }
+        return future
     }
 
     public func setControlClientAttached(_ attached: Bool) {
@@ -205,9 +219,29 @@ extension PeripheralBackEnd {
     func attEvent(_ event: ATTServerEvent, central: (ConnectionID) -> String?) {
         let db = database
         eventLog.att(event, database: db, central: central)
-        if case .written(_, let c, let v) = event { persisted?.record(db, characteristic: c, value: v) }
+        if case .written(_, let c, let v) = event { persisted?.record(db, characteristic: c, value: v, on: eventLoop) }  // persist: Write Commands
+        if case .persistRequest(let request, let id, let writes) = event { answerPersistRequest(request, writes, central: central(id)) }  // persist
         if let handler = controlEventHandler, let e = ControlEvent.from(event, database: db, central: central) {
             handler(e)
+        }
+    }
+
+    /// persist: answers a `.persistRequest` once the values are durable (Unlikely Error when they
+    /// cannot be); a durable value whose request is gone (central left) is still put in place.
+    func answerPersistRequest(_ request: PendingRequestID, _ writes: [PersistedWrite], central: String?) {
+        guard let future = persist(writes, central: central) else {
+            eventLoop.execute { _ = self.respond(to: request, result: .success([])) }
+            return
+        }
+        future.whenComplete { result in
+            switch result {
+            case .success:
+                if !self.respond(to: request, result: .success([])) {
+                    for w in writes { _ = self.withServer { $0.setValue(characteristic: w.characteristic, value: w.value) } }
+                }
+            case .failure:
+                _ = self.respond(to: request, result: .failure(.unlikelyError))
+            }
         }
     }
 

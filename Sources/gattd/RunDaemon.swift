@@ -45,6 +45,7 @@ func runDaemon(_ options: Gattd) throws {
 
     var control = ControlServer.Options(path: options.control)
     control.group = options.controlGroup
+    control.maximumClients = max(1, options.maxControlClients)
     let kernelIndex: Int? = if case .kernel(let index) = spec { index } else { nil }
     let runner = DaemonRunner(
         requestTimeout: options.requestTimeout, stateDirectory: options.stateDir, control: control, logger: logger,

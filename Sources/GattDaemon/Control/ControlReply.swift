@@ -42,6 +42,9 @@ public enum ControlEvent: Sendable, Equatable {
     case ready
     /// A central confirmed an indication.
     case confirmed(central: String, characteristic: String)
+    /// A value of a persisted characteristic could not be made durable (`central`: the
+    /// central that wrote it; nil for a control-socket `set`/`notify`).
+    case persistFailed(central: String?, characteristic: String, message: String)
 
     public var json: ControlJSON {
         switch self {
@@ -72,6 +75,10 @@ public enum ControlEvent: Sendable, Equatable {
             return .object([("event", .string("ready"))])
         case .confirmed(let c, let ch):
             return .object([("event", .string("confirmed")), ("central", .string(c)), ("characteristic", .string(ch))])
+        case .persistFailed(let c, let ch, let message):
+            return .object(
+                [("event", .string("persist_failed"))] + (c.map { [("central", ControlJSON.string($0))] } ?? [])
+                    + [("characteristic", .string(ch)), ("message", .string(message))])
         }
     }
 
@@ -97,7 +104,7 @@ public enum ControlEvent: Sendable, Equatable {
             return central(id).map { .confirmed(central: $0, characteristic: name(c)) }
         case .ready:
             return .ready
-        case .descriptorWritten, .clientFeaturesChanged, .requestTimedOut, .indicationTimedOut:
+        case .descriptorWritten, .clientFeaturesChanged, .requestTimedOut, .indicationTimedOut, .persistRequest:
             return nil
         }
     }
