@@ -155,13 +155,14 @@ def small_state_dir(tmp_path: Path):
 def fill(directory: Path) -> Path:
     """Fills the file system until ENOSPC; returns the filler file."""
     filler = directory / "filler"
-    with open(filler, "wb") as f:
-        try:
-            while True:
-                f.write(b"\0" * 4096)
-                f.flush()
-        except OSError:
-            pass
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
     return filler
 
 
