@@ -412,7 +412,6 @@ def test_persisted_value_survives_kill_9_during_writes(controllers, gattd, tmp_p
 
         task = asyncio.ensure_future(writer())
         await asyncio.sleep(1.5)
-        killed_at = time.monotonic()
         first.kill()
         task.cancel()
         with pytest.raises((asyncio.CancelledError, Exception)):
@@ -424,9 +423,8 @@ def test_persisted_value_survives_kill_9_during_writes(controllers, gattd, tmp_p
         value = (await read(peer, uuid(4))).decode()
         assert value.startswith("v")
         restored = int(value[1:])
-        # Every write acknowledged more than 0.5 s before the kill is on disk.
-        settled = max(n for t, n in acked if t < killed_at - 0.5)
-        assert settled <= restored <= acked[-1][1] + 1
+        # Every acknowledged write is on disk (the one in flight at the kill may be too).
+        assert acked[-1][1] <= restored <= acked[-1][1] + 1
         await close_central(device_cm)
 
     run(body(), timeout=60)
