@@ -113,13 +113,24 @@ final class ServerFixture: @unchecked Sendable {
     let path: String
     let server: ControlServer
 
-    init(maximumOutputBytes: Int? = nil) throws {
+    final class Lines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [String] = []
+        func append(_ l: String) { lock.lock(); list.append(l); lock.unlock() }
+        var all: [String] { lock.lock(); defer { lock.unlock() }; return list }
+    }
+    let logged = Lines()
+
+    init(maximumOutputBytes: Int? = nil, maximumClients: Int? = nil) throws {
         directory = NSTemporaryDirectory() + "gattd-control-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         path = directory + "/control.sock"
         var options = ControlServer.Options(path: path)
         if let maximumOutputBytes { options.maximumOutputBytes = maximumOutputBytes }
-        server = ControlServer(peripheral: peripheral, eventLoop: group.next(), options: options, logger: Logger(label: "test"))
+        if let maximumClients { options.maximumClients = maximumClients }
+        var handler = JournalLogHandler(label: "test", format: .journal) { [logged] line in logged.append(line) }
+        handler.logLevel = .info
+        server = ControlServer(peripheral: peripheral, eventLoop: group.next(), options: options, logger: Logger(label: "test", factory: { _ in handler }))
         peripheral.eventLoop = server.eventLoop
         try server.start().wait()
     }
@@ -221,6 +232,30 @@ struct ControlServerTests {
             usleep(20_000)
         }
         #expect(history == [true, false])
+    }
+
+    @Test func clientsOverTheLimitGetOneErrorLineAndAreClosed() throws {
+        let f = try ServerFixture(maximumClients: 2)
+        defer { f.shutdown() }
+        let a = try LineClient(path: f.path)
+        let b = try LineClient(path: f.path)
+        #expect(a.request(#"{"op":"status","id":1}"#)?.hasPrefix(#"{"ok":true"#) == true)
+        #expect(b.request(#"{"op":"status","id":2}"#)?.hasPrefix(#"{"ok":true"#) == true)
+        let refused = #"{"ok":false,"error":"too_many_clients","message":"gattd already has 2 control clients (--max-control-clients); try again later"}"#
+        for _ in 0..<3 {
+            let c = try LineClient(path: f.path)
+            #expect(c.line() == refused)
+            #expect(c.line(timeout: 1) == nil)  // closed
+        }
+        #expect(try f.onLoop { f.server.clientCount.clients } == 2)
+        // Logged once while the limit holds.
+        #expect(f.logged.all.filter { $0.contains("refusing more") } == ["<4>control socket: 2 clients connected (--max-control-clients); refusing more until one leaves\n"])
+        // The refused ones did not count: after one leaves, one more is accepted.
+        _ = consume a
+        for _ in 0..<50 where try f.onLoop({ f.server.clientCount.clients }) == 2 { usleep(20_000) }
+        let d = try LineClient(path: f.path)
+        #expect(d.request(#"{"op":"status","id":4}"#)?.hasPrefix(#"{"ok":true"#) == true)
+        #expect(b.request(#"{"op":"status","id":5}"#)?.hasPrefix(#"{"ok":true"#) == true)
     }
 
     @Test func slowWatcherIsDropped() throws {

@@ -40,12 +40,22 @@ SCRATCH = uuid(2)
 UNLIKELY_ERROR = 0x0E
 
 
-async def connect_central(controllers, address="C0:00:00:00:00:02"):
-    device_cm = bumble_device(controllers[1], "central", address)
-    device = await device_cm.__aenter__()
-    advertisement = await scan_for(device, named("PST"))
-    peer = await connect(device, advertisement.address)
-    return device_cm, peer
+async def connect_central(controllers, address="C0:00:00:00:00:02", attempts=3):
+    """A fresh Bumble central connected to gattd. After a `kill -9` the simulated link
+    occasionally reports a connection gattd never hears of (gattd's log shows no
+    `connected:`); such an attempt is abandoned after 15 s and retried with a new device."""
+    for attempt in range(attempts):
+        device_cm = bumble_device(controllers[1], "central", address)
+        device = await device_cm.__aenter__()
+        try:
+            advertisement = await scan_for(device, named("PST"))
+            peer = await asyncio.wait_for(connect(device, advertisement.address), 15)
+            return device_cm, peer
+        except (asyncio.TimeoutError, TimeoutError):
+            await device_cm.__aexit__(None, None, None)
+            if attempt == attempts - 1:
+                raise
+            print(f"\nconnect attempt {attempt + 1} timed out; retrying with a new central")
 
 
 async def close_central(device_cm, peer=None):
