@@ -41,7 +41,7 @@ enum StateFileFormat {
         let keys = values.keys.sorted()
         for (i, key) in keys.enumerated() {
             text += i == 0 ? "\n" : ",\n"
-            text += "    \(ControlJSON.string(key).text): {\"hex\": \"\(AttributeValueLiteral.hexString(values[key] ?? []))\"}"
+            text += "    \(JSONText.string(key).text): {\"hex\": \"\(AttributeValueLiteral.hexString(values[key] ?? []))\"}"
         }
         text += keys.isEmpty ? "}\n}\n" : "\n  }\n}\n"
         return Array(text.utf8)
@@ -95,7 +95,7 @@ enum StateFileFormat {
         var body = "\"generation\":\(generation),\"values\":{"
         for (i, c) in changes.enumerated() {
             if i > 0 { body += "," }
-            body += "\(ControlJSON.string(c.key).text):{\"hex\":\"\(AttributeValueLiteral.hexString(c.value))\"}"
+            body += "\(JSONText.string(c.key).text):{\"hex\":\"\(AttributeValueLiteral.hexString(c.value))\"}"
         }
         body += "}"
         let bodyBytes = Array(body.utf8)

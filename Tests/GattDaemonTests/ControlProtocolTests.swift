@@ -120,7 +120,7 @@ struct ControlReplyTests {
     }
 
     @Test func stringEscaping() {
-        #expect(ControlJSON.string("a\"b\\c\nd\u{1}é").text == #""a\"b\\c\nd\u0001é""#)
+        #expect(JSONText.string("a\"b\\c\nd\u{1}é").text == #""a\"b\\c\nd\u0001é""#)
     }
 
     @Test func events() {

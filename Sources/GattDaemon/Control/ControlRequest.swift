@@ -47,9 +47,9 @@ public enum ControlCommand: Sendable, Equatable {
 /// One parsed request line: the command and the client's `id` to echo.
 public struct ControlRequest: Sendable, Equatable {
     /// The request's `"id"` (any JSON scalar), echoed in the reply.
-    public var id: ControlJSON?
+    public var id: JSONText?
     public var command: ControlCommand
-    public init(id: ControlJSON? = nil, command: ControlCommand) {
+    public init(id: JSONText? = nil, command: ControlCommand) {
         self.id = id
         self.command = command
     }
@@ -57,7 +57,7 @@ public struct ControlRequest: Sendable, Equatable {
 
 /// Why a line is not a valid request, with the `id` to echo when it could be read.
 public struct ControlRequestError: Error, Sendable, Equatable {
-    public var id: ControlJSON?
+    public var id: JSONText?
     public var error: ControlError
 }
 
@@ -83,7 +83,7 @@ extension ControlRequest {
             if fields[m.key] != nil { duplicate = duplicate ?? m.key }
             fields[m.key] = fields[m.key] ?? m.value
         }
-        var id: ControlJSON?
+        var id: JSONText?
         if let v = fields["id"] { id = try requestID(v) }
         if let d = duplicate {
             throw ControlRequestError(id: id, error: ControlError(.badJSON, "duplicate member \"\(d)\""))
@@ -100,7 +100,7 @@ extension ControlRequest {
 
     /// An `id` is echoed only when it is a short string or an integer within Int64's range;
     /// anything else is rejected (not echoed).
-    private static func requestID(_ v: JSONValue) throws(ControlRequestError) -> ControlJSON {
+    private static func requestID(_ v: JSONValue) throws(ControlRequestError) -> JSONText {
         let expected = "\"id\" must be a string of at most \(maximumIDLength) characters or an integer from -9223372036854775808 to 9223372036854775807"
         switch v.kind {
         case .string(let s) where s.count <= maximumIDLength:

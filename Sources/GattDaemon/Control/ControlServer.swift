@@ -144,7 +144,7 @@ public final class ControlServer: @unchecked Sendable {
         }
     }
 
-    private func reply(_ outcome: ControlOutcome, id: ControlJSON?, to c: ControlClient) {
+    private func reply(_ outcome: ControlOutcome, id: JSONText?, to c: ControlClient) {
         switch outcome {
         case .now(let r) where c.unsentReplies.isEmpty:
             send(r.text(id: id), to: c, flush: false)

@@ -89,7 +89,7 @@ public struct ControlStatus: Sendable, Equatable {
     }
 
     /// The `{"ok":true,...}` fields.
-    public var fields: [(String, ControlJSON)] {
+    public var fields: [(String, JSONText)] {
         [
             ("advertising", .bool(advertising)),
             ("address", .string(address.description)),
