@@ -204,6 +204,21 @@ def error_lines(process) -> list[str]:
     return [l for l in process.log().splitlines() if "cannot save persisted values" in l]
 
 
+def assert_kept_after_kill_9(process, controllers, gattd, value: bytes) -> None:
+    """Kills gattd (no shutdown compaction: the log alone must hold the value) and reads
+    the value through a fresh one."""
+    process.kill()
+    second = gattd(CONFIG)
+
+    async def check():
+        device_cm, peer = await connect_central(controllers)
+        assert await read(peer, LABEL) == value
+        await close_central(device_cm, peer)
+
+    run(check())
+    second.stop()
+
+
 def test_full_disk_is_answered_with_an_error_and_recovers(controllers, gattd, tmp_path, small_state_dir):
     process = gattd(CONFIG)
     filler = fill(small_state_dir)
@@ -237,16 +252,7 @@ def test_full_disk_is_answered_with_an_error_and_recovers(controllers, gattd, tm
         await close_central(device_cm, peer)
 
     run(body(), timeout=60)
-    process.kill()  # no shutdown compaction: the log alone must hold it
-    second = gattd(CONFIG)
-
-    async def check():
-        device_cm, peer = await connect_central(controllers)
-        assert await read(peer, LABEL) == b"again"
-        await close_central(device_cm, peer)
-
-    run(check())
-    second.stop()
+    assert_kept_after_kill_9(process, controllers, gattd, b"again")
 
 
 def test_read_only_state_directory_is_answered_with_an_error_and_recovers(controllers, gattd, tmp_path,
@@ -272,16 +278,7 @@ def test_read_only_state_directory_is_answered_with_an_error_and_recovers(contro
         await close_central(device_cm, peer)
 
     run(body(), timeout=60)
-    process.kill()
-    second = gattd(CONFIG)
-
-    async def check():
-        device_cm, peer = await connect_central(controllers)
-        assert await read(peer, LABEL) == b"after"
-        await close_central(device_cm, peer)
-
-    run(check())
-    second.stop()
+    assert_kept_after_kill_9(process, controllers, gattd, b"after")
 
 
 # ----------------------------------------------------------------------------------------
