@@ -56,13 +56,13 @@ public struct DaemonRunner {
         self.loadConfig = loadConfig
     }
 
-    /// Makes the daemon with `makeDaemon` (on one event loop), starts it and serves until a
-    /// signal ends the process; returns only by throwing. Exit statuses: 64 bad
-    /// `requestTimeout`; 1 control socket; when the daemon cannot start, 77 (EX_NOPERM)
-    /// for missing capabilities, else 69 (EX_UNAVAILABLE: bluetoothd running, no Bluetooth
-    /// in the kernel).
-    public func run<Daemon: GattPeripheralDaemon>(
-        _ makeDaemon: (any EventLoopGroup, DaemonOptions) -> Daemon
+    /// Makes the transport with `makeTransport` (on one event loop) and the daemon around it,
+    /// starts them and serves until a signal ends the process; returns only by throwing.
+    /// Exit statuses: 64 bad `requestTimeout` or a config the transport refuses; 1 control
+    /// socket; when the transport cannot be opened for good, the status it names (77 missing
+    /// capabilities, 69 bluetoothd running or no Bluetooth in the kernel).
+    public func run(
+        configuration: GattConfiguration, payloads: AdvertisingPayloads, makeTransport: (any EventLoop) -> any PeripheralTransport
     ) throws(Failure) -> Never {
         guard requestTimeout > 0, requestTimeout <= 3600 else {
             throw Failure("--request-timeout must be between 0 and 3600 seconds", exitCode: 64)
@@ -72,7 +72,12 @@ public struct DaemonRunner {
         options.stateDirectory = stateDirectory
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let daemon = makeDaemon(group, options)
+        let transport = makeTransport(group.next())
+        if let refusal = transport.refusal(of: configuration) {
+            try? group.syncShutdownGracefully()
+            throw Failure("\(configName): \(refusal)", exitCode: 64)
+        }
+        let daemon = PeripheralDaemon(configuration: configuration, payloads: payloads, transport: transport, logger: logger, options: options)
         let control = ControlServer(peripheral: daemon, eventLoop: daemon.eventLoop, options: self.control, logger: logger)
         do {
             try control.start().wait()
@@ -86,8 +91,9 @@ public struct DaemonRunner {
             _ = try? control.stop().wait()
             _ = try? daemon.stop().wait()
             try? group.syncShutdownGracefully()
-            let kind = (error as? KernelTransportError)?.kind
-            throw Failure("\(error)", exitCode: kind == .permissionDenied ? 77 : 69)
+            var code: Int32 = 69
+            if let f = error as? TransportOpenFailure, case .never(let c) = f.retry { code = c }
+            throw Failure("\(error)", exitCode: code)
         }
 
         let logger = self.logger
@@ -116,7 +122,10 @@ public struct DaemonRunner {
             logger.info("received SIGHUP, reloading \(configName)")
             switch loadConfig() {
             case .success(let (c, p)):
-                _ = daemon.reload(configuration: c, payloads: p)
+                daemon.reload(configuration: c, payloads: p).whenFailure { error in
+                    logger.error("\(configName): \(error)")
+                    logger.error("config reload rejected (1 error); still serving the previous config")
+                }
             case .failure(let errors):
                 for l in errors.lines { logger.error("\(l)") }
                 logger.error("config reload rejected (\(errors.lines.count) error\(errors.lines.count == 1 ? "" : "s")); still serving the previous config")

@@ -1,223 +1,357 @@
+import DequeModule
 import GattCore
 import GattTransport
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
-import NIOPosix
 
-/// The I/O shell around the sans-I/O `Host` for H4 transports: one event loop
-/// owns the transport, feeds the host every packet, runs its timers, writes
-/// what it asks, and reconnects with backoff when the transport goes away.
+/// The daemon: one event loop around the sans-I/O `Peripheral` core and whichever
+/// `PeripheralTransport` the command line picked. It feeds the core the transport's events,
+/// the time and the control socket's calls; performs the core's outputs; and turns its
+/// events into log lines, control events, persisted values and systemd notifications. It
+/// opens the transport again with backoff when the controller goes away, and stops in order.
 ///
 /// All mutable state is confined to `eventLoop`.
-public final class PeripheralDaemon: @unchecked Sendable {
-    public typealias Options = DaemonOptions
-
+public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     public let eventLoop: any EventLoop
     public let logger: Logger
-    public let spec: TransportSpec
-    private let group: any EventLoopGroup
+    let transport: any PeripheralTransport
+    let options: DaemonOptions
+    let persisted: PersistedValues?
     private let origin = ContinuousClock.now
 
     var configuration: GattConfiguration
-    var payloads: AdvertisingPayloads
-    var host: Host
-    private var transport: H4Transport?
-    var timer: Scheduled<Void>?
-    private var backoff: TimeAmount = .milliseconds(250)
-    /// Failed attempts since the transport was last up: only the first is a warning.
-    private var failedAttempts = 0
-    var shutdown = DaemonShutdown()
-    private var identityLogged = false
-    let options: Options
-    let persisted: PersistedValues?
-    var readyNotified = false
-    var watchdog: RepeatedTask?
-    /// Whether the `advertise` op wants advertising (kept across transport resets).
-    var advertisingWanted = true
-    var controlAttached = false
-    /// Called on `eventLoop` for every host event.
-    public var onEvent: ((HostEvent) -> Void)?
+    var core: Peripheral
+    /// The controller's address, kept for `status` while it is away.
+    private var lastAddress: BluetoothAddress = .zero
+    private var timer: Scheduled<Void>?
+    private var watchdog: RepeatedTask?
+    private var backoff = Backoff()
+    private var retryTask: Scheduled<Void>?
+    private var opening = false
+    /// READY=1 was sent (the first time advertising went on).
+    private var readyNotified = false
+    private var refusalLogged = false
+    private var stopPromise: EventLoopPromise<Void>?
+    private var stopped = false
+    /// Transport events wait here while outputs are being performed (no re-entry into the core).
+    private var pendingEvents: Deque<TransportEvent> = []
+    private var processing = 0
     /// `PeripheralControl`: where control events go (set by `ControlServer`).
     public var controlEventHandler: ((ControlEvent) -> Void)?
 
-    public init(configuration: GattConfiguration, payloads: AdvertisingPayloads, spec: TransportSpec, group: any EventLoopGroup, logger: Logger,
-                options: Options = Options()) {
+    public init(configuration: GattConfiguration, payloads: AdvertisingPayloads, transport: any PeripheralTransport, logger: Logger, options: DaemonOptions = DaemonOptions()) {
         self.configuration = configuration
-        self.payloads = payloads
-        self.spec = spec
-        self.group = group
-        self.eventLoop = group.next()
+        self.transport = transport
+        self.eventLoop = transport.eventLoop
         self.logger = logger
         self.options = options
         self.persisted = options.persistedValues(logger: logger)
         let database = DaemonOptions.initialDatabase(configuration, persisted: persisted, logger: logger)
-        self.host = Host(configuration: HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising),
-                         att: ATTServer(database: database))
-        self.host = makeHost(database: database)
-    }
-
-    private func hostConfiguration(_ c: GattConfiguration) -> HostConfiguration {
-        HostConfiguration(deviceName: c.name, advertising: c.advertising)
-    }
-
-    /// A fresh host serving `database`, with the daemon's ATT settings and control state.
-    private func makeHost(database: GATTDatabase) -> Host {
-        var h = Host(configuration: hostConfiguration(configuration), att: ATTServer(database: database, configuration: options.attServerConfiguration))
-        h.setControlClientAttached(controlAttached)
-        if !advertisingWanted { _ = h.setAdvertising(false, now: now) }
-        return h
+        self.core = Peripheral(database: database, payloads: payloads, maxConnections: configuration.advertising.maxConnections, att: options.attServerConfiguration)
     }
 
     var now: Duration { ContinuousClock.now - origin }
+    var eventLog: PeripheralEventLog { PeripheralEventLog(logger: logger) }
+    private var stopping: Bool { stopPromise != nil }
 
     // MARK: - Lifecycle
 
-    /// Connects (retrying with backoff) and runs until `stop()` completes. The future
-    /// succeeds at once: a controller that cannot be reached is retried, never fatal.
-    @discardableResult
+    /// Opens the transport and serves until `stop()`. The future fails only for what waiting
+    /// cannot fix (a `TransportOpenFailure` with `.never`); a controller that cannot be
+    /// reached yet is retried.
     public func start() -> EventLoopFuture<Void> {
-        eventLoop.submit {
-            self.connect()
+        eventLoop.flatSubmit {
+            self.transport.onEvent = { [weak self] event in self?.transportEvent(event) }
+            self.transport.onAvailable = { [weak self] in self?.openTransport() }
             self.watchdog = self.options.notifier.scheduleWatchdog(on: self.eventLoop)
             if self.watchdog != nil, let every = self.options.notifier.watchdogPingInterval {
                 self.logger.debug("systemd watchdog: pinging every \(TimeAmount(every).logDescription)")
             }
+            self.opening = true
+            return self.transport.open().flatMapError { error in
+                self.opening = false
+                if let f = error as? TransportOpenFailure, case .never = f.retry { return self.eventLoop.makeFailedFuture(f) }
+                self.openFailed(error)
+                return self.eventLoop.makeSucceededVoidFuture()
+            }.map {
+                self.opening = false
+                self.backoff.reset()
+            }
         }
     }
 
-    /// Stops advertising, disconnects centrals politely and closes the transport.
-    /// The future completes when done (at most ~2 s).
-    public func stop() -> EventLoopFuture<Void> {
-        stopOnce {
-            guard self.transport != nil, self.host.isReady else {
-                self.finishStop()
-                return
+    private func openTransport() {
+        guard !stopping, !opening else { return }
+        retryTask?.cancel()
+        retryTask = nil
+        opening = true
+        transport.open().whenComplete { result in
+            self.opening = false
+            switch result {
+            case .success: self.backoff.reset()
+            case .failure(let error): self.openFailed(error)
             }
-            self.eventLog.stopping(centrals: self.host.connections.count)
-            self.process(self.host.shutdown(now: self.now))
+        }
+    }
+
+    private func openFailed(_ error: any Error) {
+        let f = error as? TransportOpenFailure ?? TransportOpenFailure("\(error)", retry: .withBackoff)
+        if f.retry == .whenAvailable {
+            logger.warning("\(f.message)")
+        } else {
+            retry(after: f.message)
+        }
+    }
+
+    /// Opens the transport again after the backoff delay. A controller that is away for
+    /// hours must not fill the journal: the first failure is a warning, repeats are debug lines.
+    private func retry(after message: String) {
+        guard !stopping else { return }
+        let (delay, first) = backoff.next()
+        let line: Logger.Message = "\(message); retrying in \(delay.logDescription)"
+        if first { logger.warning(line) } else { logger.debug(line) }
+        retryTask?.cancel()
+        retryTask = eventLoop.scheduleTask(in: delay) { self.openTransport() }
+    }
+
+    /// Stops advertising, disconnects centrals politely and closes the transport. The
+    /// future completes when done (at most ~2 s).
+    public func stop() -> EventLoopFuture<Void> {
+        eventLoop.flatSubmit {
+            if let p = self.stopPromise { return p.futureResult }
+            let p = self.eventLoop.makePromise(of: Void.self)
+            self.stopPromise = p
+            try? self.options.notifier.stopping()
+            self.retryTask?.cancel()
+            guard self.core.address != nil else {
+                self.finishStop()
+                return p.futureResult
+            }
+            self.eventLog.stopping(centrals: self.core.connections.count)
+            self.process(self.core.shutdown())
             self.eventLoop.scheduleTask(in: .seconds(2)) { self.finishStop() }
+            return p.futureResult
         }
     }
 
     private func finishStop() {
-        guard let p = finishingStop() else { return }
-        let t = transport
-        transport = nil
-        if let t {
-            t.close().whenComplete { _ in p.succeed() }
-        } else {
-            p.succeed()
-        }
-    }
-
-    private func connect() {
-        guard !stopping else { return }
-        H4Transport.connect(
-            to: spec, group: eventLoop,
-            onPacket: { [weak self] packet in self?.received(packet) },
-            onClose: { [weak self] error in self?.transportClosed(error) }
-        ).whenComplete { result in
-            switch result {
-            case .success(let t):
-                self.transport = t
-                self.backoff = .milliseconds(250)
-                self.failedAttempts = 0
-                self.logger.info("connected to the controller at \(self.spec)")
-                self.host = self.makeHost(database: self.host.att.database)
-                self.process(self.host.start(payloads: self.payloads, now: self.now))
-            case .failure(let error):
-                self.retry(after: "cannot open \(self.spec): \(Self.describe(error))")
-            }
-        }
-    }
-
-    private func retry(after message: String) {
-        guard !stopping else { return }
-        failedAttempts += 1
-        let line: Logger.Message = "\(message); retrying in \(backoff.logDescription)"
-        // A controller that is away for hours must not fill the journal: the first failure
-        // is a warning, the repeats (every 10 s at most) are debug lines.
-        if failedAttempts == 1 { logger.warning(line) } else { logger.debug(line) }
-        eventLoop.scheduleTask(in: backoff) { self.connect() }
-        backoff = min(backoff * 2, .seconds(10))
-    }
-
-    private func transportClosed(_ error: (any Error)?) {
-        transport = nil
+        guard let p = stopPromise, !stopped else { return }
+        stopped = true
         timer?.cancel()
-        if stopping { return }
-        for c in host.connections.values {
-            emit(.disconnected(c, reason: .connectionTimeout))
+        watchdog?.cancel()
+        persisted?.flush()
+        transport.close().whenComplete { _ in p.succeed() }
+    }
+
+    /// Switches to a new, already validated config without dropping connections
+    /// (`Peripheral.reload`). Fails, changing nothing, when the transport refuses it.
+    public func reload(configuration new: GattConfiguration, payloads: AdvertisingPayloads) -> EventLoopFuture<Void> {
+        eventLoop.submit {
+            if let refusal = self.transport.refusal(of: new) { throw ReloadRefused(message: refusal) }
+            try? self.options.notifier.reloading()
+            var database = new.makeDatabase()
+            self.persisted?.apply(to: &database)
+            self.configuration = new
+            self.transport.configure(new)
+            self.process(self.core.reload(database: database, payloads: payloads, maxConnections: new.advertising.maxConnections, now: self.now))
+            try? self.options.notifier.ready(status: self.statusLine())
         }
-        host = makeHost(database: host.att.database)
-        retry(after: "lost the controller at \(spec)" + (error.map { ": \(Self.describe($0))" } ?? ""))
     }
 
-    // MARK: - Data path
-
-    private func received(_ packet: H4Packet) {
-        logger.trace("< \(packet.encoded.hexString)")
-        process(host.receive(packet, now: now))
+    /// A reload the transport cannot serve.
+    public struct ReloadRefused: Error, Sendable, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
     }
 
-    /// Performs the host's outputs and re-arms the timer.
-    func process(_ outputs: [HostOutput]) {
+    // MARK: - Core
+
+    private func transportEvent(_ event: TransportEvent) {
+        pendingEvents.append(event)
+        if processing == 0 { process([]) }
+    }
+
+    /// Performs the core's outputs, then feeds it the transport events that came meanwhile.
+    func process(_ outputs: [PeripheralOutput]) {
+        processing += 1
         for o in outputs {
             switch o {
-            case .send(let packet):
-                logger.trace("> \(packet.encoded.hexString)")
-                transport?.send(packet)
-            case .event(let e):
-                emit(e)
+            case .send(let id, let pdu): transport.send(pdu, on: id)
+            case .setAdvertising(let payloads): transport.setAdvertising(payloads)
+            case .disconnect(let id, let reason): transport.disconnect(id, reason: reason)
+            case .requestSecurity(let id, let level, let reason): transport.requestSecurity(id, level: level, reason: reason)
+            case .event(let e): emit(e)
             }
         }
+        processing -= 1
+        guard processing == 0 else { return }
+        while let e = pendingEvents.popFirst() {
+            processing += 1
+            let more = core.handle(e, now: now)
+            processing -= 1
+            process(more)
+        }
+        transport.flush()
         armTimer()
+        if stopping, core.isIdle { finishStop() }
     }
 
-    private func emit(_ e: HostEvent) {
-        onEvent?(e)
-        switch e {
-        case .controllerReady(let info):
-            if !identityLogged {
-                identityLogged = true
-                let v = info.version.map { "HCI \($0.hciVersion)/LMP \($0.lmpVersion), company \($0.companyIdentifier)" } ?? "unknown version"
-                logger.info("controller \(info.address): \(v), LE ACL \(info.aclDataPacketLength) bytes x \(info.totalACLDataPackets)")
-            }
+    /// Schedules the core's next `tick`.
+    private func armTimer() {
+        timer?.cancel()
+        timer = nil
+        guard !stopped, let deadline = core.nextDeadline else { return }
+        timer = eventLoop.scheduleTask(in: TimeAmount(max(.zero, deadline - now))) {
+            self.process(self.core.tick(now: self.now))
+        }
+    }
+
+    // MARK: - Events: log lines, control clients, persistence, systemd
+
+    private func emit(_ event: PeripheralEvent) {
+        switch event {
+        case .controllerReady(let address, let description):
+            lastAddress = address
+            logger.info("controller \(description)")
+        case .controllerLost(let reason):
+            if stopping { finishStop() } else { retry(after: reason) }
         case .advertisingChanged(let on):
-            advertisingChanged(on)
+            eventLog.advertising(on, as: advertisedName)
+            if on { refusalLogged = false }
+            if on, !readyNotified {
+                readyNotified = true
+                try? options.notifier.ready(status: statusLine())
+            }
+        case .advertisingRefused(let whileConnected, let reason):
+            if whileConnected {
+                // Many controllers cannot advertise connectable while connected.
+                if !refusalLogged { logger.info("the controller does not advertise while connected (\(reason)); advertising resumes after a disconnection") }
+                refusalLogged = true
+            } else {
+                logger.warning("cannot start advertising: \(reason)")
+            }
         case .connected(let c):
-            centralConnected(c.peerAddress, type: "\(c.peerAddressType)", handle: c.handle)
-        case .disconnected(let c, let reason):
-            centralDisconnected(c.peerAddress, reason: reason)
-        case .att(let a):
-            let connections = host.connections
-            attEvent(a) { connections[$0.rawValue]?.peerAddress.description }
+            eventLog.connected(c.address, type: "\(c.addressType)", handle: c.handle)
+            try? options.notifier.status(statusLine())
+            controlEventHandler?(.connected(central: c.address.description))
+        case .disconnected(let c, let reason, let detail):
+            eventLog.disconnected(c.address, reason: detail ?? "\(reason)")
+            try? options.notifier.status(statusLine())
+            controlEventHandler?(.disconnected(central: c.address.description, reason: reason.controlName))
+        case .securityChanged(let c):
+            logger.info("\(c.address): security \(c.security)")
+        case .att(let e, let central):
+            let db = core.database
+            eventLog.att(e, database: db) { _ in central?.description }
+            if case .written(_, let c, let v) = e { persisted?.record(db, characteristic: c, value: v, on: eventLoop) }  // persist: Write Commands
+            if case .persistRequest(let request, _, let writes) = e { answerPersistRequest(request, writes, central: central?.description) }
+            if let handler = controlEventHandler, let ce = ControlEvent.from(e, database: db, central: { _ in central?.description }) {
+                handler(ce)
+            }
+        case .reloaded(let outcome):
+            eventLog.reloaded(outcome)
         case .warning(let m):
             logger.warning("\(m)")
-        case .fatal(let m):
-            logger.error("\(m); resetting the transport")
-            // Drop the transport and start over with a fresh bring-up.
-            transport?.close()
         }
-        if stopping, host.isIdle { finishStop() }
     }
+
+    /// The systemd STATUS= text.
+    func statusLine() -> String {
+        let n = core.connections.count
+        return "\"\(advertisedName)\": \(n) central\(n == 1 ? "" : "s") connected"
+    }
+
+    var advertisedName: String { configuration.advertising.localName ?? configuration.name }
+
+    // MARK: - PeripheralControl
+
+    public var database: GATTDatabase { core.database }
+
+    public func connection(of central: BluetoothAddress) -> ConnectionID? { core.connection(of: central) }
+
+    public func notify(characteristic: Int, value: [UInt8], only: ConnectionID?) -> NotifyResult {
+        let (result, outputs) = core.notify(characteristic: characteristic, value: value, only: only, now: now)
+        process(outputs)
+        if case .queued = result { persisted?.record(database, characteristic: characteristic, value: value, on: eventLoop) }
+        return result
+    }
+
+    public func setValue(characteristic: Int, value: [UInt8]) -> Bool {
+        guard core.setValue(characteristic: characteristic, value: value) else { return false }
+        persisted?.record(database, characteristic: characteristic, value: value, on: eventLoop)
+        return true
+    }
+
+    /// Makes the persisted values among `writes` durable without changing the served values;
+    /// nil when none is persisted. A failure also sends watchers `persist_failed`.
+    public func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<Void>? {
+        let db = database
+        guard let persisted, writes.contains(where: { db.characteristics.indices.contains($0.characteristic) && db.characteristics[$0.characteristic].persist })
+        else { return nil }
+        let future = persisted.commit(db, writes, on: eventLoop)
+        future.whenFailure { error in
+            for w in writes where db.characteristics.indices.contains(w.characteristic) {
+                self.controlEventHandler?(.persistFailed(central: central, characteristic: db.characteristics[w.characteristic].displayName, message: "\(error)"))
+            }
+        }
+        return future
+    }
+
+    /// Answers a `.persistRequest` once the values are durable (Unlikely Error when they cannot
+    /// be); a durable value whose request is gone (its central left) is still put in place.
+    func answerPersistRequest(_ request: PendingRequestID, _ writes: [PersistedWrite], central: String?) {
+        guard let future = persist(writes, central: central) else {
+            eventLoop.execute { _ = self.respond(to: request, result: .success([])) }
+            return
+        }
+        future.whenComplete { result in
+            switch result {
+            case .success:
+                if !self.respond(to: request, result: .success([])) {
+                    for w in writes { _ = self.core.setValue(characteristic: w.characteristic, value: w.value) }
+                }
+            case .failure:
+                _ = self.respond(to: request, result: .failure(.unlikelyError))
+            }
+        }
+    }
+
+    public func status() -> ControlStatus {
+        ControlStatus(
+            advertising: core.isAdvertising, address: core.address ?? lastAddress,
+            connections: core.connections.values.sorted { $0.id.rawValue < $1.id.rawValue }.map { c in
+                ControlStatus.Central(address: c.address, addressType: c.addressType, security: c.security, id: c.id, att: core.att)
+            })
+    }
+
+    public func setAdvertising(_ enabled: Bool) { process(core.setAdvertisingWanted(enabled)) }
+
+    public func disconnect(_ connection: ConnectionID) { process(core.disconnect(connection)) }
+
+    public func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool {
+        do {
+            process(try core.respond(to: request, result: result, now: now))
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    public func setControlClientAttached(_ attached: Bool) { process(core.setControlClientAttached(attached, now: now)) }
 }
 
-extension [UInt8] {
-    var hexString: String { map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
-}
+/// Reconnect delays: 250 ms, doubling up to 10 s; reset once the transport is up.
+struct Backoff {
+    private(set) var delay: TimeAmount = .milliseconds(250)
+    private(set) var failures = 0
 
-extension PeripheralDaemon {
-    /// A transport error in a few words: the system's text for an errno ("Connection
-    /// refused") rather than NIO's nested description.
-    static func describe(_ error: any Error) -> String {
-        if let e = error as? NIOConnectionError, let first = e.connectionErrors.first {
-            return describe(first.error)
-        }
-        if let e = error as? IOError {
-            return String(cString: strerror(e.errnoCode))
-        }
-        return "\(error)"
+    /// The delay before the next attempt, and whether this is the first failure in a row.
+    mutating func next() -> (delay: TimeAmount, first: Bool) {
+        failures += 1
+        let d = delay
+        delay = min(delay * 2, .seconds(10))
+        return (d, failures == 1)
     }
+
+    mutating func reset() { self = Backoff() }
 }

@@ -42,6 +42,22 @@ struct PeripheralEventLog {
         logger.info("stopping: advertising off, disconnecting \(centrals) central(s)")
     }
 
+    /// What a config reload changed.
+    func reloaded(_ r: ReloadOutcome) {
+        if let (old, new) = r.databaseHashes {
+            let sent: String
+            switch r.serviceChanged {
+            case .queued(let n)?: sent = "Service Changed indicated to \(n) central\(n == 1 ? "" : "s")"
+            case let other?: sent = "Service Changed not indicated (\(other))"
+            case nil: sent = "Service Changed not indicated"
+            }
+            logger.info("config reloaded: database changed (hash \(AttributeValueLiteral.hexString(old)) → \(AttributeValueLiteral.hexString(new))); \(sent)")
+        } else {
+            logger.info("config reloaded: database unchanged")
+        }
+        if r.advertisingChanged { logger.info("config reloaded: advertising data changed; advertising restarted") }
+    }
+
     /// `n` persisted values were put into the database at start.
     func restored(persistedValues n: Int) {
         logger.info("restored \(n) persisted value\(n == 1 ? "" : "s")")

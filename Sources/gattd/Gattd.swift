@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import GattCore
 import Logging
 
@@ -46,8 +45,8 @@ struct Gattd: ParsableCommand {
     func run() throws {
         if let file = checkConfig {
             let (code, out, err) = CheckConfig.run(path: file)
-            if !out.isEmpty { FileHandle.standardOutput.write(Data(out.utf8)) }
-            if !err.isEmpty { FileHandle.standardError.write(Data(err.utf8)) }
+            if !out.isEmpty { StandardStream.output.write(out) }
+            if !err.isEmpty { StandardStream.error.write(err) }
             if code != 0 { throw ExitCode(code) }
             return
         }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import GattCore
 import GattDaemon
 import GattTransport
@@ -16,7 +15,7 @@ func runDaemon(_ options: Gattd) throws {
     }
     let logger = Logger(label: "gattd")
     func fail(_ message: String, _ code: Int32) -> ExitCode {
-        FileHandle.standardError.write(Data("gattd: \(message)\n".utf8))
+        StandardStream.error.write("gattd: \(message)\n")
         return ExitCode(code)
     }
 
@@ -25,7 +24,7 @@ func runDaemon(_ options: Gattd) throws {
     switch loadConfig(options.config) {
     case .success(let loaded): (configuration, payloads) = loaded
     case .failure(let failure):
-        for l in failure.lines { FileHandle.standardError.write(Data("\(l)\n".utf8)) }
+        for l in failure.lines { StandardStream.error.write("\(l)\n") }
         throw ExitCode(65)
     }
     let spec: TransportSpec
@@ -35,34 +34,19 @@ func runDaemon(_ options: Gattd) throws {
         throw fail("--transport: \(error)", 64)
     }
 
-    if case .kernel = spec, configuration.advertising.ownAddressType == .random {
-        // The kernel owns the adapter's addresses and routes the ATT channel by them.
-        throw fail(
-            "\(options.config): advertising.own_address_type: \"random\" is not supported with the kernel transport (\(spec)); "
-                + "give the adapter a static random address with `btmgmt -i hciN static-addr ADDR`, or use an H4 transport (user:, serial:, tcp:, unix:)",
-            64)
-    }
-
     var control = ControlServer.Options(path: options.control)
     control.group = options.controlGroup
     control.maximumClients = max(1, options.maxControlClients)
-    let kernelIndex: Int? = if case .kernel(let index) = spec { index } else { nil }
     let runner = DaemonRunner(
         requestTimeout: options.requestTimeout, stateDirectory: options.stateDir, control: control, logger: logger,
-        // The kernel transport's SIGHUP line has always said "the config".
-        configName: kernelIndex == nil ? options.config : "the config",
-        loadConfig: { loadConfig(options.config) })
+        configName: options.config, loadConfig: { loadConfig(options.config) })
     do {
-        if let kernelIndex {
-            // Kernel transport (hciN, kernel:hciN): the kernel runs the controller, gattd serves ATT.
-            try runner.run { group, daemonOptions in
-                KernelPeripheralDaemon(
-                    configuration: configuration, payloads: payloads, index: kernelIndex, group: group, logger: logger, options: daemonOptions)
+        try runner.run(configuration: configuration, payloads: payloads) { eventLoop in
+            if case .kernel(let index) = spec {
+                // The kernel runs the controller, the links and SMP; gattd advertises and serves ATT.
+                return KernelPeripheralTransport(index: index, eventLoop: eventLoop, configuration: configuration, logger: logger)
             }
-        } else {
-            try runner.run { group, daemonOptions in
-                PeripheralDaemon(configuration: configuration, payloads: payloads, spec: spec, group: group, logger: logger, options: daemonOptions)
-            }
+            return H4PeripheralTransport(spec: spec, eventLoop: eventLoop, configuration: configuration, logger: logger)
         }
     } catch {
         throw fail(error.message, error.exitCode)

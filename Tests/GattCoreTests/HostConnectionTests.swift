@@ -106,7 +106,7 @@ import Testing
         h.controller.status[.leSetAdvertisingEnable] = .commandDisallowed
         h.connect(0x40)
         #expect(h.sentOpcodes == [.leSetDataLength, .leSetPHY, .leSetAdvertisingEnable])
-        #expect(h.warnings == ["the controller refused to advertise with 1 connection(s) (Command Disallowed (0x0C)); advertising resumes after a disconnection"])
+        #expect(h.warnings == ["the controller refused to advertise while connected (LE Set Advertising Enable: Command Disallowed (0x0C)); advertising resumes after a disconnection"])
         #expect(h.fatals.isEmpty)
         h.clearLogs()
         // No retry on other activity or on the advertise op.
@@ -140,7 +140,8 @@ import Testing
         var h = HostHarness()
         h.bringUp()
         h.deliver(.leMeta(.connectionComplete(HostHarness.connectionComplete(handle: 0, status: .advertisingTimeout))))
-        #expect(h.events == [.warning("connection attempt failed: Advertising Timeout (0x3C)"), .advertisingChanged(true)])
+        // The attempt ended advertising (off), and it resumes (on).
+        #expect(h.events == [.warning("connection attempt failed: Advertising Timeout (0x3C)"), .advertisingChanged(false), .advertisingChanged(true)])
         #expect(h.sent == [H4Packet(command: .leSetAdvertisingEnable(true))])
         #expect(h.host.connections.isEmpty)
     }

@@ -77,7 +77,10 @@ import Testing
         h.take(h.host.setAdvertising(true, now: h.now))  // queued behind the negative reply
         h.take(h.host.setAdvertising(false, now: h.now))
         while !h.unanswered.isEmpty { h.answerNext() }
-        #expect(h.sentOpcodes == [.leLongTermKeyRequestNegativeReply])
+        // The queued enable runs; the disable that follows leaves advertising off.
+        #expect(h.sentCommands == [
+            H4Packet(command: .leLongTermKeyRequestNegativeReply(handle: 0x40)), Self.enable, Self.disable,
+        ])
         #expect(!h.host.isAdvertising)
         #expect(h.host.isIdle)
     }

@@ -7,16 +7,12 @@ import Testing
 /// serve a fresh connection afterwards.
 @Suite struct HostFuzzTests {
     /// `aclCredits + Σ inFlight` must always equal the controller's buffer count.
-    static func creditAccounting(_ host: Host) -> (credits: Int, inFlight: Int) {
-        var credits = 0
-        for c in Mirror(reflecting: host).children where c.label == "aclCredits" { credits = c.value as? Int ?? -1 }
-        return (credits, inFlight(host).values.reduce(0, +))
+    /// The ACL scheduler's own counters (read directly: `@testable`).
+    static func creditAccounting(_ stack: H4Stack) -> (credits: Int, inFlight: Int) {
+        (stack.host.acl.credits, inFlight(stack).values.reduce(0, +))
     }
 
-    static func inFlight(_ host: Host) -> [UInt16: Int] {
-        for c in Mirror(reflecting: host).children where c.label == "inFlight" { return c.value as? [UInt16: Int] ?? [:] }
-        return [:]
-    }
+    static func inFlight(_ stack: H4Stack) -> [UInt16: Int] { stack.host.acl.inFlight }
 
     static func randomBytes(_ n: Int, _ rng: inout SplitMix64) -> [UInt8] {
         (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
@@ -114,8 +110,8 @@ import Testing
             default: h.advance(to: h.now + .milliseconds(Int.random(in: 0...3000, using: &rng)))
             }
             let (credits, inFlight) = Self.creditAccounting(h.host)
-            if credits + inFlight != 2 || credits < 0 {
-                Issue.record("seed \(seed) step \(step): credits \(credits) + in flight \(inFlight) != 2")
+            if credits + inFlight != 2 || credits < 0 || !h.host.host.aclInvariantViolations.isEmpty {
+                Issue.record("seed \(seed) step \(step): credits \(credits) + in flight \(inFlight) != 2; \(h.host.host.aclInvariantViolations)")
                 return
             }
         }

@@ -103,14 +103,14 @@ extension HostConfiguration {
 /// does: every output is recorded; commands are answered at once unless
 /// `autoAnswer` is off (then they wait in `unanswered`).
 struct HostHarness {
-    var host: Host
+    var host: H4Stack
     var controller: FakeController
     let payloads: AdvertisingPayloads
     var now: Duration = .zero
     var autoAnswer = true
     /// Everything the host sent, in order.
     var sent: [H4Packet] = []
-    var events: [HostEvent] = []
+    var events: [StackEvent] = []
     /// Commands sent and not answered yet (only with `autoAnswer` off).
     var unanswered: [H4Packet] = []
     /// Set when the host sent a command while another was unanswered.
@@ -123,13 +123,14 @@ struct HostHarness {
         att: ATTServerConfiguration = ATTServerConfiguration()
     ) {
         self.controller = controller
-        self.host = Host(configuration: configuration, att: ATTServer(database: ATTFixture.database(), configuration: att))
         // The fixture configuration always builds.
-        self.payloads = (try? AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.deviceName))
+        let payloads = (try? AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.deviceName))
             ?? AdvertisingPayloads(
                 advertisingData: [], scanResponseData: [],
                 parameters: AdvertisingParameters(intervalMin: 0xA0, intervalMax: 0xF0, advertisingType: .connectableUndirected),
                 isBeaconOnly: false)
+        self.payloads = payloads
+        self.host = H4Stack(configuration: configuration, att: ATTServer(database: ATTFixture.database(), configuration: att), payloads: payloads)
     }
 
     // MARK: Logs
@@ -164,7 +165,7 @@ struct HostHarness {
     // MARK: Driving
 
     /// Records outputs, answering commands as they come when `autoAnswer` is on.
-    mutating func take(_ outputs: [HostOutput]) {
+    mutating func take(_ outputs: [StackOutput]) {
         var batches = [outputs]
         while !batches.isEmpty {
             let batch = batches.removeFirst()
@@ -211,6 +212,7 @@ struct HostHarness {
         #expect(host.isReady)
         #expect(host.isAdvertising)
         #expect(violations.isEmpty)
+        #expect(host.host.aclInvariantViolations.isEmpty)
         clearLogs()
     }
 
@@ -253,7 +255,7 @@ struct HostHarness {
 }
 
 // Keep failure messages short: a Host dump includes the whole database.
-extension Host: CustomTestStringConvertible {
+extension H4Stack: CustomTestStringConvertible {
     public var testDescription: String {
         "Host(ready: \(isReady), advertising: \(isAdvertising), connections: \(connections.keys.sorted()), idle: \(isIdle))"
     }

@@ -93,9 +93,3 @@ import Testing
         #expect(TimeAmount(Duration.milliseconds(1500)) == .milliseconds(1500))
     }
 }
-
-@Suite struct TransportErrorTextTests {
-    @Test func errnoErrorsReadAsTheSystemText() {
-        #expect(PeripheralDaemon.describe(IOError(errnoCode: ECONNREFUSED, reason: "connect")) == "Connection refused")
-    }
-}

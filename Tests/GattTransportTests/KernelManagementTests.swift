@@ -20,6 +20,15 @@ struct KernelManagementTests {
         #expect(KernelManagement.packet(.readControllerInformation, index: 0, parameters: []) == [0x04, 0x00, 0x00, 0x00, 0x00, 0x00])
     }
 
+    /// `connection.preferred` on the kernel path: the adapter's default LE connection
+    /// parameters (mgmt Set Default System Configuration, opcode 0x004C, TLVs 0x0017–0x001A).
+    @Test func defaultConnectionParametersPacket() {
+        let p = LEConnectionParameters(intervalMin: 24, intervalMax: 40, latency: 0, supervisionTimeout: 400)
+        let tlvs = KernelManagement.connectionParameterTLVs(p)
+        #expect(tlvs == [0x17, 0x00, 2, 24, 0, 0x18, 0x00, 2, 40, 0, 0x19, 0x00, 2, 0, 0, 0x1A, 0x00, 2, 0x90, 0x01])
+        #expect(KernelManagement.packet(.setDefaultSystemConfiguration, index: 0, parameters: tlvs).prefix(6) == [0x4C, 0x00, 0x00, 0x00, 20, 0x00])
+    }
+
     @Test func answersAreMatchedByOpcodeAndIndex() {
         // Command Complete (0x0001) for Set Powered (0x0005) on index 0: status 0, settings 0x00000211.
         let complete: [UInt8] = [0x01, 0x00, 0x00, 0x00, 0x07, 0x00, 0x05, 0x00, 0x00, 0x11, 0x02, 0x00, 0x00]

@@ -7,7 +7,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from harness import GattdProcess, GattdUnavailable, VirtualControllers, gattd_daemon_available
+from harness import GattdProcess, VirtualControllers
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -56,11 +56,9 @@ def controllers(request, tmp_path: Path, controller_count: int, legacy_only: boo
 @pytest.fixture
 def gattd(request, tmp_path: Path, controllers: VirtualControllers) -> Iterator[Callable[..., GattdProcess]]:
     """Factory: `gattd(config_text, controller=0, extra_args=[])` starts gattd on a virtual
-    controller and returns the GattdProcess. Skips the test while gattd has no daemon mode.
-    Every gattd started is stopped at teardown; its log is printed if the test failed."""
-    available, reason = gattd_daemon_available()
-    if not available:
-        pytest.skip(f"gattd daemon not available yet: {reason}")
+    controller and returns the GattdProcess once its control socket listens. A gattd that is not
+    built, or exits at start, fails the test. Every gattd started is stopped at teardown; its log
+    is printed if the test failed."""
     started: list[GattdProcess] = []
 
     def start(config: str | Path, controller: int = 0, extra_args: list[str] | None = None) -> GattdProcess:
@@ -77,10 +75,7 @@ def gattd(request, tmp_path: Path, controllers: VirtualControllers) -> Iterator[
         process = GattdProcess(path, controllers[controller].transport, tmp_path, arguments,
                                name=f"gattd-{len(started)}")
         started.append(process)
-        try:
-            return process.start()
-        except GattdUnavailable as error:
-            pytest.skip(str(error))
+        return process.start()
 
     yield start
     for process in started:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import re
 import signal
@@ -40,7 +41,8 @@ from harness import (
     VirtualController,
     VirtualControllers,
     bumble_device,
-    gattd_daemon_available,
+    require_built,
+    wait_for_log,  # noqa: F401 (re-exported: the tests import it from here)
 )
 
 CONFIG_DIR = REPO_ROOT / "config" / "test"
@@ -87,7 +89,7 @@ class TableRow:
 
 def check_config_table(config: Path) -> list[TableRow]:
     """Runs `gattd --check-config CONFIG` and parses its attribute table."""
-    output = subprocess.run([str(GATTD_BINARY), "--check-config", str(config)], capture_output=True, text=True,
+    output = subprocess.run([str(require_built(GATTD_BINARY)), "--check-config", str(config)], capture_output=True, text=True,
                             check=True, timeout=30).stdout
     lines = output.splitlines()
     dashes_index = next(i for i, line in enumerate(lines) if line.startswith("------"))
@@ -117,10 +119,10 @@ def check_config_table(config: Path) -> list[TableRow]:
     return rows
 
 
+@functools.cache
 def full_table() -> list[TableRow]:
-    """The table of config/test/gatt-full.json ([] when gattd is not built: tests then skip)."""
-    if not GATTD_BINARY.exists():
-        return []
+    """The table of config/test/gatt-full.json, read once, when a test first needs it (so a
+    missing gattd fails each test that needs it rather than the collection of the module)."""
     return check_config_table(FULL_CONFIG)
 
 
@@ -149,9 +151,7 @@ def gattd_arguments(work_dir: Path) -> list[str]:
 
 
 def start_gattd(config: Path, transport: str, work_dir: Path, name: str = "gattd") -> GattdProcess:
-    available, reason = gattd_daemon_available()
-    if not available:
-        pytest.skip(f"gattd daemon not available yet: {reason}")
+    """gattd on `transport`, started and listening (see GattdProcess.start)."""
     return GattdProcess(config, transport, work_dir, gattd_arguments(work_dir), name=name).start()
 
 
@@ -251,21 +251,6 @@ def att_error(response: att.ATT_PDU, request_opcode: int, handle: int, code: int
 
 async def write_raw_command(peer: Peer, data: bytes) -> None:
     peer.gatt_client.send_gatt_pdu(bytes(data))
-
-
-# ----------------------------------------------------------------------------------------
-# Log polling
-# ----------------------------------------------------------------------------------------
-async def wait_for_log(process: GattdProcess, pattern: str, timeout: float = 5.0, start: int = 0) -> re.Match:
-    """Waits until gattd's log (from character `start`) matches `pattern` (a regex)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        match = re.search(pattern, process.log()[start:], re.MULTILINE)
-        if match:
-            return match
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gattd log has no match for {pattern!r} after {timeout} s:\n{process.log()[start:]}")
-        await asyncio.sleep(0.05)
 
 
 # ----------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -101,14 +102,18 @@ class VirtualController:
         found = self.commands(opcode)
         return found[-1] if found else None
 
-    async def wait_for_command(self, opcode: int, timeout: float = 10.0, after: float = 0.0) -> HCICommand:
+    async def wait_for_command(self, opcode: int, timeout: float = 10.0, after: float = 0.0,
+                               parameters: bytes | None = None) -> HCICommand:
+        """The latest command `opcode` received at or after `after` (a `time.time()` taken before
+        the action), with exactly `parameters` if given; waits up to `timeout` seconds for it."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for command in reversed(self.commands(opcode)):
-                if command.time >= after:
+                if command.time >= after and (parameters is None or command.parameters == parameters):
                     return command
             await asyncio.sleep(0.05)
-        raise TimeoutError(f"controller {self.index} received no command 0x{opcode:04X} in {timeout} s")
+        wanted = f"0x{opcode:04X}" + (f" ({parameters.hex()})" if parameters is not None else "")
+        raise TimeoutError(f"controller {self.index} received no command {wanted} in {timeout} s")
 
 
 class VirtualControllers:
@@ -178,12 +183,21 @@ class VirtualControllers:
 # ----------------------------------------------------------------------------------------
 # gattd
 # ----------------------------------------------------------------------------------------
-class GattdUnavailable(Exception):
-    """gattd cannot run as a daemon yet; tests that need it are skipped."""
+def require_built(binary: Path) -> Path:
+    """`binary` (a debug build product), or an error naming it and how to build it. The suite
+    fails, never skips, when the binaries it tests are missing."""
+    if not binary.is_file():
+        raise FileNotFoundError(
+            f"{binary} does not exist: build it first (`swift build` in {REPO_ROOT}; `scripts/test` "
+            f"builds and runs everything). The end-to-end tests run the debug build.")
+    return binary
 
 
 class GattdProcess:
     """gattd run as `gattd --config CONFIG --transport TRANSPORT [extra...]`."""
+
+    # The last line gattd logs while starting (the socket is bound, its mode and group set).
+    READY_LINE = "control socket listening on "
 
     def __init__(self, config: Path, transport: str, work_dir: Path, extra_args: list[str] | None = None,
                  name: str = "gattd") -> None:
@@ -198,24 +212,26 @@ class GattdProcess:
     def command(self) -> list[str]:
         return [str(GATTD_BINARY), "--config", str(self.config), "--transport", self.transport, *self.extra_args]
 
-    def start(self, settle: float = 0.5) -> "GattdProcess":
-        if not GATTD_BINARY.exists():
-            raise GattdUnavailable(f"{GATTD_BINARY} is not built (run swift build)")
+    def start(self, timeout: float = 10.0) -> "GattdProcess":
+        """Starts gattd and waits until it logs that its control socket is listening. Raises,
+        with gattd's log, if it exits first or is not ready within `timeout` seconds."""
+        require_built(GATTD_BINARY)
+        log_start = len(self.log())
         log = open(self.log_path, "a")
         self.process = subprocess.Popen(
             self.command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.work_dir
         )
-        # A daemon keeps running; one that exits at once tells why in its log.
-        deadline = time.monotonic() + settle
-        while time.monotonic() < deadline:
+        log.close()
+        deadline = time.monotonic() + timeout
+        while self.READY_LINE not in self.log()[log_start:]:
             if self.process.poll() is not None:
-                output = self.log()
-                if self.process.returncode != 0 and ("not available yet" in output or "Unknown option" in output
-                                                     or "Unexpected argument" in output):
-                    raise GattdUnavailable("gattd has no daemon mode yet: " + output.strip().splitlines()[-1]
-                                           if output.strip() else "gattd has no daemon mode yet")
-                raise RuntimeError(f"gattd exited with {self.process.returncode}:\n{output}")
-            time.sleep(0.05)
+                raise RuntimeError(f"gattd exited with {self.process.returncode} at start: {' '.join(self.command)}\n"
+                                   f"{self.log()[log_start:]}")
+            if time.monotonic() > deadline:
+                self.kill()
+                raise TimeoutError(f"gattd did not log {self.READY_LINE!r} within {timeout} s: "
+                                   f"{' '.join(self.command)}\n{self.log()[log_start:]}")
+            time.sleep(0.02)
         return self
 
     def stop(self, timeout: float = 5.0) -> int | None:
@@ -243,20 +259,23 @@ class GattdProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
+    async def wait_for_log(self, pattern: str, timeout: float = 5.0, start: int = 0) -> re.Match:
+        """See `wait_for_log`."""
+        return await wait_for_log(self, pattern, timeout, start)
 
-def gattd_daemon_available() -> tuple[bool, str]:
-    """Whether gattd is built and has a daemon mode (`--transport` in its help)."""
-    if not GATTD_BINARY.exists():
-        return False, f"{GATTD_BINARY} is not built"
-    try:
-        result = subprocess.run([str(GATTD_BINARY), "--help"], capture_output=True, text=True, timeout=10,
-                                stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return False, f"gattd --help failed: {error}"
-    text = result.stdout + result.stderr
-    if "--transport" not in text:
-        return False, "gattd has no --transport option yet (daemon mode not implemented)"
-    return True, ""
+
+async def wait_for_log(process: GattdProcess, pattern: str, timeout: float = 5.0, start: int = 0) -> re.Match:
+    """Waits until gattd's log, from character `start` (`len(process.log())` taken before the
+    action), matches the regex `pattern` (multi-line: `^`/`$` match at line ends); returns the
+    match. Fails after `timeout` seconds with the log in the message."""
+    deadline = time.monotonic() + timeout
+    while True:
+        match = re.search(pattern, process.log()[start:], re.MULTILINE)
+        if match:
+            return match
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gattd log has no match for {pattern!r} after {timeout} s:\n{process.log()[start:]}")
+        await asyncio.sleep(0.05)
 
 
 # ----------------------------------------------------------------------------------------
@@ -351,6 +370,34 @@ async def subscribe(peer: Peer, uuid: str | UUID, prefer_notify: bool = True) ->
     await find_characteristic(peer, uuid).subscribe(lambda value: queue.put_nowait(bytes(value)),
                                                     prefer_notify=prefer_notify)
     return queue
+
+
+def record_updates(peer: Peer) -> list[tuple[int, bytes]]:
+    """Every notification and indication `peer`'s GATT client receives from now on, as
+    (handle, value), whether or not a subscriber is registered. Bumble drops updates for
+    handles nobody subscribed to (and `unsubscribe` removes the subscriber), so a test that
+    asserts gattd sent *nothing* to a central must look here, not at a subscription queue."""
+    received: list[tuple[int, bytes]] = []
+    client = peer.gatt_client
+    for name in ("on_att_handle_value_notification", "on_att_handle_value_indication"):
+        original = getattr(client, name)
+
+        def recording(pdu, original=original):
+            received.append((pdu.attribute_handle, bytes(pdu.attribute_value)))
+            original(pdu)
+
+        setattr(client, name, recording)
+    return received
+
+
+async def att_round_trip(peer: Peer, handle: int = 0x0001) -> None:
+    """A barrier on one connection: reads `handle` (default the GAP service declaration) and
+    waits for the answer. gattd sends a connection's ATT PDUs in order (one queue per
+    bearer: responses, notifications and indications alike) and the virtual link delivers
+    them in order, so once this returns the central has received every notification or
+    indication gattd queued for it before the read. Use it before asserting that nothing
+    (more) arrived, instead of sleeping."""
+    await peer.gatt_client.read_value(handle, no_long_read=True)
 
 
 def ad_structures(data: bytes) -> list[tuple[int, bytes]]:

@@ -58,7 +58,8 @@ def test_two_centrals_at_once(controllers, gattd):
             connected_at = time.time()
             await wait_for_log(link.gattd, rf"connected: {CENTRAL_1} ")
             # Advertising resumes after the first connection...
-            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=connected_at)
+            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=connected_at,
+                                                  parameters=b"\x01")
             assert enables_after(controllers[0], connected_at)
             # ...so a second central connects.
             async with central(link, 2, CENTRAL_2) as peer2:
@@ -103,7 +104,8 @@ def test_max_connections_one(controllers, gattd):
                 assert link.gattd.log().count("connected: C0:") == 1
                 disconnected_at = time.time()
             # After the disconnection gattd advertises again and the second central gets in.
-            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=disconnected_at)
+            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=disconnected_at,
+                                                  parameters=b"\x01")
             peer2 = await connect_peer(second, link.gattd_address)
             await wait_for_log(link.gattd, rf"connected: {CENTRAL_2} ")
             assert await peer2.gatt_client.read_value(SINGLE_LEVEL) == b"\x64"
@@ -127,7 +129,8 @@ def test_reconnect_after_the_central_disconnects(controllers, gattd):
                 await wait_for_log(link.gattd, rf"disconnected: {CENTRAL_1}, reason Remote User Terminated",
                                    start=log_start)
                 # Advertising resumed after the disconnection.
-                await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=started)
+                await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=started,
+                                                      parameters=b"\x01")
             log = link.gattd.log()
             assert log.count(f"connected: {CENTRAL_1} (random)") == 3
             assert log.count(f"disconnected: {CENTRAL_1}, reason Remote User Terminated Connection (0x13)") == 3
@@ -152,8 +155,10 @@ def test_survives_the_controller_being_killed_and_restarted(tmp_path):
 
         run(before())
         link_process.kill()
-        run(wait_for_log(gattd_process, r"lost the controller at tcp:127\.0\.0\.1:\d+", timeout=10))
-        time.sleep(1.0)
+        lost = run(wait_for_log(gattd_process, r"lost the controller at tcp:127\.0\.0\.1:\d+", timeout=10))
+        # Still alive and retrying: the next attempt (after the first backoff) fails and says so.
+        run(wait_for_log(gattd_process, r"cannot open tcp:127\.0\.0\.1:\d+: .*; retrying in ", timeout=10,
+                         start=lost.end()))
         assert gattd_process.running
         log_start = len(gattd_process.log())
 

@@ -29,7 +29,6 @@ from harness import run
 link = module_link(FULL_CONFIG)
 pytestmark = pytest.mark.usefixtures("dump_link_logs")
 
-TABLE = full_table()
 SERVICE_KINDS = ("Primary Service", "Secondary Service")
 
 
@@ -40,13 +39,14 @@ def group_end(row) -> int:
 def characteristic_rows():
     """(declaration row, value row, [descriptor rows]) per characteristic, in handle order."""
     result = []
-    for index, row in enumerate(TABLE):
+    table = full_table()
+    for index, row in enumerate(table):
         if row.kind != "Characteristic":
             continue
-        value = TABLE[index + 1]
+        value = table[index + 1]
         assert value.kind == "Characteristic Value"
         descriptors = []
-        for following in TABLE[index + 2:]:
+        for following in table[index + 2:]:
             if following.kind in ("Characteristic", "Include") or following.kind in SERVICE_KINDS:
                 break
             descriptors.append(following)
@@ -56,8 +56,8 @@ def characteristic_rows():
 
 def test_table_is_what_the_suite_expects(link):
     # Guards the other tests: the config has GAP, GATT, 4 services and 51 attributes.
-    assert len(TABLE) == 51
-    assert [(r.handle, r.uuid) for r in TABLE if r.kind in SERVICE_KINDS] == [
+    assert len(full_table()) == 51
+    assert [(r.handle, r.uuid) for r in full_table() if r.kind in SERVICE_KINDS] == [
         (0x0001, "1800"), (0x0006, "1801"), (0x000E, "6E4A0001-B5A3-F393-E0A9-E50E24DCCA9E"),
         (0x0028, "180F"), (0x002C, "6E4A0002-B5A3-F393-E0A9-E50E24DCCA9E"), (0x002F, "181A"),
     ]
@@ -88,7 +88,7 @@ def test_discover_all_primary_services(link):
         async with central(link) as peer:
             services = await peer.discover_services()
             found = [(s.handle, s.end_group_handle, s.uuid) for s in services]
-            expected = [(r.handle, group_end(r), r.bumble_uuid) for r in TABLE if r.kind == "Primary Service"]
+            expected = [(r.handle, group_end(r), r.bumble_uuid) for r in full_table() if r.kind == "Primary Service"]
             assert found == expected
             assert [str(s.uuid) for s in services][:2] == ["UUID-16:1800 (Generic Access)",
                                                            "UUID-16:1801 (Generic Attribute)"]
@@ -113,7 +113,7 @@ def test_discover_primary_service_by_uuid(link):
 def test_find_included_services(link):
     """Vol 3 Part G §4.5.1: Read By Type «Include» over the service's range; a 128-bit
     included service carries no UUID and its declaration is read for it."""
-    includes = [r for r in TABLE if r.kind == "Include"]
+    includes = [r for r in full_table() if r.kind == "Include"]
     assert len(includes) == 2
 
     async def body():
@@ -142,7 +142,7 @@ def test_characteristics_and_descriptors_match_table(link):
         async with central(link) as peer:
             services = await peer.discover_services()
             # The secondary service is reachable through its include; discover it too.
-            secondary = next(r for r in TABLE if r.kind == "Secondary Service")
+            secondary = next(r for r in full_table() if r.kind == "Secondary Service")
             services.append(ServiceProxy(peer.gatt_client, secondary.handle, group_end(secondary),
                                          secondary.bumble_uuid, primary=False))
             found = []
@@ -183,9 +183,9 @@ def test_every_attribute_and_readable_value_matches_table(link):
         async with central(link) as peer:
             await peer.request_mtu(517)
             attributes = await peer.gatt_client.discover_attributes()
-            assert [(a.handle, a.type) for a in attributes] == [(r.handle, r.attribute_type) for r in TABLE]
+            assert [(a.handle, a.type) for a in attributes] == [(r.handle, r.attribute_type) for r in full_table()]
             checked = 0
-            for row in TABLE:
+            for row in full_table():
                 if row.permissions != ["readable"] and row.permissions != ["readable", "writeable"]:
                     continue
                 value = await peer.gatt_client.read_value(row.handle)

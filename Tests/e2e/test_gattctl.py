@@ -16,15 +16,19 @@ import subprocess
 import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import Callable
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+from harness import REPO_ROOT, require_built
+
 GATTCTL = REPO_ROOT / ".build" / "debug" / "gattctl"
 
-pytestmark = pytest.mark.skipif(not GATTCTL.exists(), reason=f"{GATTCTL} is not built (run swift build)")
+
+@pytest.fixture(autouse=True)
+def gattctl_is_built() -> None:
+    """Every test here runs gattctl: a missing binary fails each test (never skips it)."""
+    require_built(GATTCTL)
 
 
 class Connection:

@@ -1,11 +1,8 @@
-"""gattd against the virtual controllers, driven by a Bumble central.
-
-Skipped (with the reason) while gattd has no daemon mode: the `gattd` fixture checks.
-"""
+"""gattd against the virtual controllers, driven by a Bumble central: reset and advertise,
+serve reads, take two centrals, restart after a kill."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
@@ -14,6 +11,7 @@ from bumble.core import UUID, AdvertisingData
 
 from harness import (
     OPCODE_LE_SET_ADVERTISING_DATA,
+    OPCODE_LE_SET_ADVERTISING_ENABLE,
     OPCODE_LE_SET_EXTENDED_ADVERTISING_DATA,
     OPCODE_RESET,
     ad_structures,
@@ -110,7 +108,9 @@ def test_gattd_restart_resets_and_advertises_again(controllers, gattd):
             restarted_at = time.time()
             gattd(CONFIG, controller=0)
             await controllers[0].wait_for_command(OPCODE_RESET, after=restarted_at)
-            await asyncio.sleep(0.2)
+            # The reset stopped the killed gattd's advertising; the new one advertises again.
+            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=restarted_at,
+                                                  parameters=b"\x01")
             advertisement = await scan_for(central, named("E2E-HR"))
             peer = await connect(central, advertisement.address)
             assert await read(peer, "2A19") == b"\x64"

@@ -211,6 +211,8 @@ def test_central_cannot_connect_to_non_connectable_advertising(controllers):
                         central.connect(PERIPHERAL_ADDRESS, transport=PhysicalTransport.LE, timeout=1.0), 5)
                 assert len(cancels_after(controllers[1], started)) == 1
                 assert failures == [hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR]
+                # Asserts that nothing happens (no late connection on either side), so this
+                # waits a bounded time: 0.2 s, where the virtual link delivers one in ms.
                 await asyncio.sleep(0.2)
                 assert len(central.connections) == 0
                 assert len(peripheral.connections) == 0

@@ -8,7 +8,6 @@ Database Hash is the same. A SIGHUP with an unchanged file sends nothing to the 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -23,6 +22,7 @@ from harness import (
     OPCODE_LE_SET_ADVERTISING_ENABLE,
     OPCODE_LE_SET_ADVERTISING_PARAMETERS,
     OPCODE_LE_SET_SCAN_RESPONSE_DATA,
+    att_round_trip,
     bumble_device,
     connect,
     from_address,
@@ -77,7 +77,7 @@ def test_sighup_changing_only_the_local_name_readvertises_without_service_change
     gattd_address = from_address(controllers[0].address)
 
     async def body():
-        await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE)
+        await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, parameters=b"\x01")
         assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_DATA).parameters == \
             data_command(advertising_data("OLD-NAME"))
 
@@ -85,20 +85,24 @@ def test_sighup_changing_only_the_local_name_readvertises_without_service_change
                 bumble_device(controllers[2], "scanner", "C0:00:00:00:00:02") as scanner:
             advertisement = await scan_for(central, gattd_address)
             assert advertisement.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) == "OLD-NAME"
+            connecting_at = time.time()
             peer = await connect(central, advertisement.address)
             service_changed = await subscribe(peer, "2A05", prefer_notify=False)
             hash_before = await read(peer, "2B2A")
             device_name_before = await read(peer, "2A00")
             await wait_for_log(process, r"connected: C0:00:00:00:00:01 ")
-            # gattd advertises again for further centrals once the first one is in.
-            await asyncio.sleep(0.3)
+            # gattd advertises again for further centrals once the first one is in (before
+            # `unchanged_at`, so that this enable is not mistaken for the reload's).
+            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=connecting_at,
+                                                  parameters=b"\x01")
 
             # The same file again: nothing changes, nothing is sent to the controller.
             unchanged_at = time.time()
             log_start = len(process.log())
             os.kill(process.process.pid, signal.SIGHUP)
             await wait_for_log(process, r"config reloaded: database unchanged", start=log_start)
-            await asyncio.sleep(0.3)
+            # Nothing so far; that nothing comes later either is checked below: the only
+            # commands after `unchanged_at` are the next reload's (gattd handles one at a time).
             assert advertising_commands_after(controllers[0], unchanged_at) == []
             assert "advertising data changed" not in process.log()[log_start:]
 
@@ -109,14 +113,18 @@ def test_sighup_changing_only_the_local_name_readvertises_without_service_change
             os.kill(process.process.pid, signal.SIGHUP)
             await wait_for_log(process, r"config reloaded: advertising data changed; advertising restarted",
                                start=log_start)
-            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=reloaded_at)
+            # The restart's last command (its first is Enable 0x00: waiting for any Enable
+            # raced with the rest of the sequence; the log line comes before the commands).
+            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=reloaded_at,
+                                                  parameters=b"\x01")
             log = process.log()[log_start:]
             assert "config reloaded: database unchanged" in log
             assert "database changed" not in log
             assert "Service Changed" not in log
 
-            # Stop, reconfigure with the new payload, start again: exact bytes, in order.
-            assert advertising_commands_after(controllers[0], reloaded_at) == [
+            # Stop, reconfigure with the new payload, start again: exact bytes, in order; and
+            # nothing else since the unchanged reload.
+            assert advertising_commands_after(controllers[0], unchanged_at) == [
                 (OPCODE_LE_SET_ADVERTISING_ENABLE, b"\x00"),
                 (OPCODE_LE_SET_ADVERTISING_PARAMETERS, PARAMETERS),
                 (OPCODE_LE_SET_ADVERTISING_DATA, data_command(advertising_data("NEW-NAME"))),
@@ -130,8 +138,9 @@ def test_sighup_changing_only_the_local_name_readvertises_without_service_change
             assert fresh.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) == "NEW-NAME"
             assert fresh.is_connectable
 
-            # The connected central: same connection, same database, no Service Changed.
-            await asyncio.sleep(0.5)
+            # The connected central: same connection, same database, no Service Changed
+            # (a round trip behind anything the reloads queued for it: see att_round_trip).
+            await att_round_trip(peer)
             assert service_changed.empty()
             assert await read(peer, "2B2A") == hash_before
             assert await read(peer, "2A00") == device_name_before == b"Reload Adv"

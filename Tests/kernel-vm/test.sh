@@ -136,6 +136,13 @@ expect_out "Characteristic value was written successfully" "write request FFF1"
 gatt --char-read -a 0x0010
 expect_out "Characteristic value/descriptor: 77 6f 72 6c 64" "read back FFF1 = 'world'"
 wait_for ": wrote 5 bytes to greeting" $LOG 20 && pass "gattd logged the write" || bad "no write log line"
+# connection.preferred (15 ms) lies outside hci1's default interval: the kernel asks the central
+# for it with an L2CAP Connection Parameter Update Request, because gattd set it as hci0's default.
+if btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -q 'Connection Parameter Update Request'; then
+    pass "connection.preferred requested from the central (L2CAP Connection Parameter Update Request)"
+else
+    bad "no Connection Parameter Update Request for connection.preferred in the trace"
+fi
 
 # Long values: the 300-byte value needs Read + Read Blob (MTU 23), the write Prepare/Execute.
 LONG=$(awk 'BEGIN { for (i = 0; i < 300; i++) printf "%02x", (i * 7 + 3) % 256 }')
@@ -148,15 +155,17 @@ gatt --char-read -a 0x0015
 expect_out "Characteristic value/descriptor: $(hexdump_value "$NEWLONG")" "long read back of FFF3"
 
 # Notifications through the daemon's notify path: gattctl → control socket → ATT server → socket.
-timeout 15 gatttool -i hci1 -b "$HCI0_ADDR" -t public --char-write-req -a 0x0013 -n 0100 --listen >/tmp/listen.out 2>&1 &
+timeout 40 gatttool -i hci1 -b "$HCI0_ADDR" -t public --char-write-req -a 0x0013 -n 0100 --listen >/tmp/listen.out 2>&1 &
 LISTEN=$!
 if wait_for "subscribed to counter" $LOG 100; then
     pass "CCCD write subscribed to counter"
+    # Status while the listener is surely connected: gatttool's output is block-buffered, so the
+    # notification wait below may last until gatttool exits and its link closes.
+    $GATTCTL status >/tmp/status.out 2>&1; echo "gattctl status rc=$?"; cat /tmp/status.out
+    grep -qi "$HCI1_ADDR" /tmp/status.out && pass "gattctl status lists the central" || bad "status does not list $HCI1_ADDR"
     $GATTCTL notify counter 0badcafe; echo "gattctl notify rc=$?"
     wait_for "Notification handle = 0x0012 value: 0b ad ca fe" /tmp/listen.out 50 \
         && pass "notification 0badcafe received by the central (gattctl notify)" || bad "no notification received"
-    $GATTCTL status >/tmp/status.out 2>&1; echo "gattctl status rc=$?"; cat /tmp/status.out
-    grep -qi "$HCI1_ADDR" /tmp/status.out && pass "gattctl status lists the central" || bad "status does not list $HCI1_ADDR"
 else
     bad "no subscription"
 fi

@@ -23,7 +23,7 @@ extension ATTServer {
         var newIndex: [String: Int] = [:]
         for (i, k) in Self.characteristicKeys(newDatabase).enumerated() { newIndex[k] = i }
         var db = newDatabase
-        let builtIn = 5  // GAP: device name, appearance; GATT: service changed, client features, hash
+        let builtIn = GATTDatabase.BuiltIn.count
         for (old, key) in oldKeys.enumerated() where old >= builtIn {
             guard let new = newIndex[key], new >= builtIn else { continue }
             let value = database.value(ofCharacteristic: old)

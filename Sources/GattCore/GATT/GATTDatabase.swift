@@ -173,8 +173,8 @@ public struct GATTDatabase: Sendable, Equatable {
         self.attributes = b.attributes
         self.services = b.services
         self.characteristics = b.characteristics
-        self.serviceChangedHandle = b.characteristics[2].valueHandle
-        self.databaseHashHandle = b.characteristics[4].valueHandle
+        self.serviceChangedHandle = b.characteristics[BuiltIn.serviceChanged.index].valueHandle
+        self.databaseHashHandle = b.characteristics[BuiltIn.databaseHash.index].valueHandle
         self.attributes[Int(databaseHashHandle.rawValue) - 1].value = Self.computeHash(attributes)
     }
 

@@ -1,69 +1,46 @@
-import DequeModule
-
-/// The user-space BLE host for a peripheral (Core Spec Vol 4 Part E, Vol 3
-/// Part A): controller bring-up, advertising, connections, ACL flow control,
-/// L2CAP fixed channels (ATT, LE signalling, SMP). Sans-I/O: H4 packets and the
-/// current time in, packets to send and events out.
-///
-/// Outgoing ACL data obeys host flow control: never more packets in the
-/// controller than it has LE ACL buffers (credits return with Number Of
-/// Completed Packets), and the ATT server's queues drain only as credits allow —
-/// the bottom of the notify backpressure.
+/// The user-space BLE host below the seam (Core Spec Vol 4 Part E, Vol 3 Part A) for H4
+/// transports: controller bring-up, HCI command flow control (`HCICommandQueue`),
+/// advertising commands (`AdvertisingDriver`), LE connections, ACL flow control
+/// (`ACLScheduler`) and the L2CAP fixed channels (ATT, LE signalling, SMP). It moves ATT
+/// PDUs; the peripheral core above it (`Peripheral`) serves them. Sans-I/O: H4 packets,
+/// the current time and the core's intents in; packets to send and events out.
 public struct Host: Sendable {
     public private(set) var configuration: HostConfiguration
-    public private(set) var att: ATTServer
-    public private(set) var controller = ControllerInfo()
-    public private(set) var connections: [UInt16: HostConnection] = [:]
+    public internal(set) var controller = ControllerInfo()
+    public internal(set) var connections: [UInt16: HostConnection] = [:]
     /// True once bring-up is complete.
     public private(set) var isReady = false
-    /// Whether advertising is wanted (the `advertise` control op turns it off).
-    public private(set) var advertisingEnabled = true
-    /// Whether the controller is advertising (as far as the host knows).
-    public private(set) var isAdvertising = false
     /// True after a `.fatal` event: the host sends nothing more until `start` again.
     public private(set) var hasFailed = false
+    /// The controller's advertising, as commands drive it.
+    public internal(set) var advertising = AdvertisingDriver()
 
-    private var payloads: AdvertisingPayloads?
-    private var supportedCommands: HCISupportedCommands?
-    // Command flow control (Vol 4 Part E §4.4): one outstanding command.
-    private var commandQueue: Deque<HCICommand> = []
-    private var outstanding: (command: HCICommand, deadline: Duration)?
-    private var commandCredits = 1
-    private var advertisingCommandPending = false
-    /// The controller refused to advertise while connected: wait for a disconnection.
-    private var advertisingBlockedByConnections = false
-    // ACL flow control.
-    private var aclCredits = 0
-    private var inFlight: [UInt16: Int] = [:]
-    private var reassemblers: [UInt16: ACLReassembler] = [:]
-    /// Fragments of frames already taken from the upper layers, per connection.
-    private var pendingFragments: [UInt16: Deque<HCIACLPacket>] = [:]
-    /// Whole L2CAP frames (signalling, SMP) waiting for the connection's fragments to drain.
-    private var pendingFrames: [UInt16: Deque<L2CAPBasicFrame>] = [:]
-    private var roundRobin: [UInt16] = []
-    private var signallingIdentifier: UInt8 = 0
-    private var now: Duration = .zero
+    var commands: HCICommandQueue
+    /// Bring-up read the controller's ACL buffers (its last step is then the defaults).
+    var buffersKnown = false
+    var acl = ACLScheduler()
+    var supportedCommands: HCISupportedCommands?
+    var reassemblers: [UInt16: ACLReassembler] = [:]
+    /// Commands that timed out in a row: two mean the controller stopped answering.
+    var consecutiveTimeouts = 0
+    var signallingIdentifier: UInt8 = 0
+    var now: Duration = .zero
 
-    public init(configuration: HostConfiguration, att: ATTServer) {
+    public init(configuration: HostConfiguration) {
         self.configuration = configuration
-        self.att = att
+        self.commands = HCICommandQueue(timeout: configuration.commandTimeout)
     }
 
     // MARK: - Bring-up
 
-    /// Resets the controller and brings it up; `payloads` are the advertising
-    /// and scan-response data built from the config.
-    public mutating func start(payloads: AdvertisingPayloads, now: Duration) -> [HostOutput] {
+    /// Resets the controller and brings it up; `.ready` follows.
+    public mutating func start(now: Duration) -> [HostOutput] {
         self.now = now
-        self.payloads = payloads
         isReady = false
-        isAdvertising = false
+        buffersKnown = false
         hasFailed = false
-        advertisingCommandPending = false
-        advertisingBlockedByConnections = false
-        commandQueue = [.reset, .readLocalVersionInformation, .readBDADDR, .readLocalSupportedCommands]
-        outstanding = nil
-        commandCredits = 1
+        advertising.reset()
+        commands.reset(with: [.reset, .readLocalVersionInformation, .readBDADDR, .readLocalSupportedCommands])
         return pumpCommands()
     }
 
@@ -82,29 +59,29 @@ public struct Host: Sendable {
     /// Whether the controller reported support for `command` (false before bring-up read it).
     public func supports(_ command: HCICommand) -> Bool { supportedCommands?.isSupported(command.opcode) ?? false }
 
-    private mutating func enqueueAfterSupportedCommands() {
-        commandQueue.append(.readLocalSupportedFeatures)
-        commandQueue.append(.leReadLocalSupportedFeatures)
-        commandQueue.append(supports(.leReadBufferSizeV2) ? .leReadBufferSizeV2 : .leReadBufferSize)
-        commandQueue.append(.setEventMask(.lePeripheral))
-        commandQueue.append(.leSetEventMask(.lePeripheral))
+    mutating func enqueueAfterSupportedCommands() {
+        commands.append(.readLocalSupportedFeatures)
+        commands.append(.leReadLocalSupportedFeatures)
+        commands.append(supports(.leReadBufferSizeV2) ? .leReadBufferSizeV2 : .leReadBufferSize)
+        commands.append(.setEventMask(.lePeripheral))
+        commands.append(.leSetEventMask(.lePeripheral))
     }
 
-    private mutating func enqueueAfterBufferSize() {
-        if controller.leFeatures.contains(.dataPacketLengthExtension), supports(.leWriteSuggestedDefaultDataLength(txOctets: 251, txTime: 2120)) {
-            commandQueue.append(.leWriteSuggestedDefaultDataLength(txOctets: 251, txTime: 2120))
-        }
-        if controller.leFeatures.contains(.le2MPHY), supports(.leSetDefaultPHY(allPHYs: 0, txPHYs: 0b11, rxPHYs: 0b11)) {
-            commandQueue.append(.leSetDefaultPHY(allPHYs: 0, txPHYs: 0b11, rxPHYs: 0b11))
-        }
+    mutating func enqueueAfterBufferSize() {
+        let dle = HCICommand.leWriteSuggestedDefaultDataLength(txOctets: 251, txTime: 2120)
+        if controller.leFeatures.contains(.dataPacketLengthExtension), supports(dle) { commands.append(dle) }
+        let phy = HCICommand.leSetDefaultPHY(allPHYs: 0, txPHYs: 0b11, rxPHYs: 0b11)
+        if controller.leFeatures.contains(.le2MPHY), supports(phy) { commands.append(phy) }
         if configuration.advertising.ownAddressType == .random {
-            commandQueue.append(.leSetRandomAddress(randomAddress))
+            commands.append(.leSetRandomAddress(randomAddress))
         }
-        if let p = payloads {
-            commandQueue.append(.leSetAdvertisingParameters(p.parameters))
-            commandQueue.append(.leSetAdvertisingData(p.advertisingData))
-            commandQueue.append(.leSetScanResponseData(p.scanResponseData))
-        }
+    }
+
+    /// Bring-up is complete: the controller is ready for advertising and connections.
+    mutating func becameReady() -> [HostOutput] {
+        guard !isReady else { return [] }
+        isReady = true
+        return [.event(.controllerReady(controller)), .event(.transport(.ready(address: advertisedAddress, description: controller.summary)))]
     }
 
     // MARK: - Input
@@ -119,15 +96,13 @@ public struct Host: Sendable {
         switch packet.type {
         case .event:
             do {
-                let event = try HCIEvent(decoding: packet.body)
-                return handle(event)
+                return handle(try HCIEvent(decoding: packet.body))
             } catch {
                 return [.event(.warning("malformed HCI event dropped: \(error)"))]
             }
         case .acl:
             do {
-                let acl = try HCIACLPacket(decoding: packet.body)
-                return handle(acl)
+                return handle(try HCIACLPacket(decoding: packet.body))
             } catch {
                 return [.event(.warning("malformed ACL packet dropped: \(error)"))]
             }
@@ -136,16 +111,18 @@ public struct Host: Sendable {
         }
     }
 
-    /// Runs timers: HCI command timeout, ATT timeouts.
+    /// Runs the HCI command timeout. An optional command that gets no answer is given up
+    /// and the queue goes on; a mandatory one, or a second silence in a row, means the
+    /// controller stopped answering (fatal).
     public mutating func tick(now: Duration) -> [HostOutput] {
         self.now = now
-        guard !hasFailed else { return [] }
-        if let o = outstanding, now >= o.deadline {
-            return failIfFatal([.event(.fatal("the controller did not answer \(o.command.name) within \(configuration.commandTimeout)"))])
+        guard !hasFailed, let command = commands.expire(now: now) else { return [] }
+        consecutiveTimeouts += 1
+        let what = "the controller did not answer \(command.name) within \(configuration.commandTimeout)"
+        guard isReady, command.isOptional, consecutiveTimeouts < 2 else {
+            return failIfFatal([.event(.fatal(what))])
         }
-        var out = absorb(att.tick(now: now))
-        out += pumpACL()
-        return failIfFatal(out)
+        return [.event(.warning("\(what); going on without it"))] + pumpCommands()
     }
 
     /// After a fatal event nothing more goes to the controller: the packets queued
@@ -153,481 +130,62 @@ public struct Host: Sendable {
     private mutating func failIfFatal(_ outputs: [HostOutput]) -> [HostOutput] {
         guard let i = outputs.firstIndex(where: { if case .event(.fatal) = $0 { true } else { false } }) else { return outputs }
         hasFailed = true
-        commandQueue = []
-        outstanding = nil
+        commands.reset()
         return Array(outputs[...i]) + outputs[(i + 1)...].filter { if case .event = $0 { true } else { false } }
     }
 
     /// When `tick` should next be called.
-    public var nextDeadline: Duration? {
-        // A failed host has nothing to time: `tick` would return nothing forever.
-        guard !hasFailed else { return nil }
-        return [outstanding?.deadline, att.nextDeadline].compactMap { $0 }.min()
+    public var nextDeadline: Duration? { hasFailed ? nil : commands.deadline }
+
+    // MARK: - The core's intents
+
+    /// One ATT PDU for a connection (after `readyToSend` named it); it goes out at the
+    /// next `flush`, so that PDUs for several connections share the buffers round-robin.
+    public mutating func send(_ pdu: [UInt8], on id: ConnectionID) {
+        acl.queue(att: pdu, on: id.rawValue)
     }
 
-    // MARK: - Application calls
-
-    /// `ATTServer.notify`, then sends what the controller has room for.
-    public mutating func notify(characteristic: Int, value: [UInt8], only: ConnectionID? = nil, now: Duration) -> (NotifyResult, [HostOutput]) {
+    /// Sends the queued ATT PDUs as far as the controller's buffers allow.
+    public mutating func flush(now: Duration) -> [HostOutput] {
         self.now = now
-        let r = att.notify(characteristic: characteristic, value: value, only: only, now: now)
-        return (r.result, absorb(r.outputs) + pumpACL())
+        return pumpACL()
     }
 
-    /// Sets a value without notifying.
-    public mutating func setValue(characteristic: Int, value: [UInt8]) -> Bool {
-        att.setValue(characteristic: characteristic, value: value)
-    }
-
-    /// Answers a forwarded read/write request.
-    public mutating func respond(to id: PendingRequestID, result: Result<[UInt8], ATTError>, now: Duration) throws(ATTRespondError) -> [HostOutput] {
+    /// Advertise with these payloads, or stop (nil).
+    public mutating func setAdvertising(_ payloads: AdvertisingPayloads?, now: Duration) -> [HostOutput] {
         self.now = now
-        let outputs = try att.respond(to: id, result: result, now: now)
-        return absorb(outputs) + pumpACL()
+        guard isReady, !hasFailed, let batch = advertising.setDesired(payloads) else { return [] }
+        commands.append(contentsOf: batch.commands)
+        return pumpCommands()
     }
 
-    /// Whether a control client is watching (forwarded requests go to it).
-    public mutating func setControlClientAttached(_ attached: Bool) { att.controlClientAttached = attached }
-
-    // MARK: - Control socket and config reload (added for the control socket)
-
-    /// Answers every pending control request with Unlikely Error (the last control client left).
-    public mutating func failPendingRequests(now: Duration) -> [HostOutput] {
+    /// Reload: a new random address or preferred connection parameters apply from now on.
+    public mutating func updateConfiguration(_ new: HostConfiguration, now: Duration) -> [HostOutput] {
         self.now = now
-        return absorb(att.failPendingRequests(now: now)) + pumpACL()
-    }
-
-    /// Config reload: serves `database` from now on, keeping connections (`ATTServer.replaceDatabase`).
-    public mutating func replaceDatabase(_ database: GATTDatabase, now: Duration) -> [HostOutput] {
-        self.now = now
-        return absorb(att.replaceDatabase(database, now: now)) + pumpACL()
-    }
-
-    /// Config reload: new advertising configuration and payloads. When advertising,
-    /// it is stopped, reconfigured and started again; otherwise the new data is
-    /// set and used the next time advertising starts.
-    public mutating func updateAdvertising(_ configuration: HostConfiguration, payloads: AdvertisingPayloads, now: Duration) -> [HostOutput] {
-        self.now = now
-        var c = configuration
-        if c.randomAddress == nil { c.randomAddress = self.configuration.randomAddress }
-        let newlyRandom = c.advertising.ownAddressType == .random && self.configuration.advertising.ownAddressType != .random
-        self.configuration = c
-        self.payloads = payloads
-        guard isReady else { return [] }
-        if isAdvertising || advertisingCommandPending {
-            commandQueue.append(.leSetAdvertisingEnable(false))
-            isAdvertising = false
-            advertisingCommandPending = false
-        }
-        if newlyRandom { commandQueue.append(.leSetRandomAddress(randomAddress)) }
-        commandQueue.append(.leSetAdvertisingParameters(payloads.parameters))
-        commandQueue.append(.leSetAdvertisingData(payloads.advertisingData))
-        commandQueue.append(.leSetScanResponseData(payloads.scanResponseData))
-        return pumpCommands() + resumeAdvertisingIfPossible()
-    }
-
-    /// Starts or stops advertising (the `advertise` control op).
-    public mutating func setAdvertising(_ enabled: Bool, now: Duration) -> [HostOutput] {
-        self.now = now
-        advertisingEnabled = enabled
-        if !enabled { return stopAdvertising() }
-        // A disable not sent yet is simply dropped; one in flight re-enables on completion.
-        commandQueue.removeAll { $0 == .leSetAdvertisingEnable(false) }
-        return resumeAdvertisingIfPossible()
-    }
-
-    /// Drops an enable not sent yet and disables advertising if it is on. An
-    /// enable already sent is followed by a disable when it completes.
-    private mutating func stopAdvertising() -> [HostOutput] {
-        if commandQueue.contains(.leSetAdvertisingEnable(true)) {
-            commandQueue.removeAll { $0 == .leSetAdvertisingEnable(true) }
-            advertisingCommandPending = false
-        }
-        let disabling = commandQueue.contains(.leSetAdvertisingEnable(false)) || outstanding?.command == .leSetAdvertisingEnable(false)
-        guard isAdvertising, !disabling else { return [] }
-        commandQueue.append(.leSetAdvertisingEnable(false))
+        var c = new
+        if c.randomAddress == nil { c.randomAddress = configuration.randomAddress }
+        let newlyRandom = c.advertising.ownAddressType == .random && configuration.advertising.ownAddressType != .random
+        configuration = c
+        guard isReady, newlyRandom else { return [] }
+        commands.append(.leSetRandomAddress(randomAddress))
         return pumpCommands()
     }
 
     /// Disconnects one central.
-    public mutating func disconnect(_ handle: UInt16, reason: HCIStatus = .remoteUserTerminatedConnection, now: Duration) -> [HostOutput] {
+    public mutating func disconnect(_ id: ConnectionID, reason: HCIStatus = .remoteUserTerminatedConnection, now: Duration) -> [HostOutput] {
         self.now = now
-        guard connections[handle] != nil else { return [] }
-        commandQueue.append(.disconnect(handle: handle, reason: reason))
+        guard connections[id.rawValue] != nil else { return [] }
+        commands.append(.disconnect(handle: id.rawValue, reason: reason))
         return pumpCommands()
     }
 
-    /// Stops advertising and disconnects every central politely (Remote User Terminated).
-    public mutating func shutdown(now: Duration) -> [HostOutput] {
-        self.now = now
-        advertisingEnabled = false
-        var out = stopAdvertising()
-        for h in connections.keys.sorted() { commandQueue.append(.disconnect(handle: h, reason: .remoteUserTerminatedConnection)) }
-        out += pumpCommands()
-        return out
-    }
-
-    /// True when nothing is left to do for a clean shutdown.
-    public var isIdle: Bool { connections.isEmpty && commandQueue.isEmpty && outstanding == nil }
-
-    public var maxConnections: Int { configuration.advertising.maxConnections ?? Int.max }
-
-    // MARK: - Events
-
-    private mutating func handle(_ event: HCIEvent) -> [HostOutput] {
-        switch event {
-        case .commandComplete(let c):
-            commandCredits = Int(c.numHCICommandPackets)
-            var out = completed(opcode: c.opcode, status: c.status ?? .success, complete: c)
-            out += pumpCommands()
-            return out
-        case .commandStatus(let status, let num, let opcode):
-            commandCredits = Int(num)
-            var out = completed(opcode: opcode, status: status, complete: nil)
-            out += pumpCommands()
-            return out
-        case .numberOfCompletedPackets(let entries):
-            for e in entries {
-                let n = min(Int(e.count), inFlight[e.handle] ?? 0)
-                inFlight[e.handle] = (inFlight[e.handle] ?? 0) - n
-                aclCredits = min(controller.totalACLDataPackets, aclCredits + n)
-            }
-            return pumpACL()
-        case .disconnectionComplete(let status, let handle, let reason):
-            guard status == .success else {
-                return [.event(.warning("Disconnect of handle \(handle) failed: \(status)"))]
-            }
-            return connectionClosed(handle, reason: reason)
-        case .encryptionChange(let status, let handle, let enabled):
-            guard status == .success, var c = connections[handle] else { return [] }
-            c.security = enabled != 0 ? .medium : .low
-            connections[handle] = c
-            att.setSecurity(c.id, c.security)
-            return []
-        case .hardwareError(let code):
-            return [.event(.fatal("the controller reported hardware error 0x\(String(code, radix: 16))"))]
-        case .dataBufferOverflow:
-            return [.event(.warning("the controller reported a data buffer overflow"))]
-        case .leMeta(let meta):
-            return handle(meta)
-        case .encryptionKeyRefreshComplete, .unknown:
-            return []
-        }
-    }
-
-    private mutating func handle(_ meta: HCILEMetaEvent) -> [HostOutput] {
-        switch meta {
-        case .connectionComplete(let c), .enhancedConnectionComplete(let c), .enhancedConnectionCompleteV2(let c):
-            return connectionOpened(c)
-        case .longTermKeyRequest(let handle, _, _):
-            // No bonding yet: no key to give (the security issue adds SMP).
-            commandQueue.append(.leLongTermKeyRequestNegativeReply(handle: handle))
-            return pumpCommands()
-        case .remoteConnectionParameterRequest(let handle, let p):
-            commandQueue.append(.leRemoteConnectionParameterRequestReply(handle: handle, parameters: p, minCELength: 0, maxCELength: 0))
-            return pumpCommands()
-        case .dataLengthChange, .phyUpdateComplete, .connectionUpdateComplete, .readRemoteFeaturesComplete, .unknown:
-            return []
-        }
-    }
-
-    private mutating func connectionOpened(_ c: LEConnectionComplete) -> [HostOutput] {
-        guard c.status != .success || c.role == .peripheral else {
-            // We never initiate: this says nothing about our advertising.
-            return [.event(.warning("unexpected connection as central (handle \(c.handle)); ignored"))]
-        }
-        guard c.status == .success else {
-            // A failed attempt (e.g. directed advertising timeout) ends legacy advertising.
-            isAdvertising = false
-            return [.event(.warning("connection attempt failed: \(c.status)"))] + resumeAdvertisingIfPossible()
-        }
-        guard connections[c.handle] == nil else {
-            // Re-initialising the handle would forget packets in flight (credits) and partial frames.
-            return [.event(.warning("LE Connection Complete for connection handle \(c.handle), which is already connected; ignored"))]
-        }
-        // A connection ends legacy advertising.
-        isAdvertising = false
-        let conn = HostConnection(handle: c.handle, peerAddress: c.peerAddress, peerAddressType: c.peerAddressType)
-        connections[c.handle] = conn
-        inFlight[c.handle] = 0
-        reassemblers[c.handle] = ACLReassembler()
-        pendingFragments[c.handle] = []
-        pendingFrames[c.handle] = []
-        roundRobin.append(c.handle)
-        att.connect(conn.id, security: .low)
-        var out: [HostOutput] = [.event(.connected(conn)), .event(.advertisingChanged(false))]
-        if configuration.requestDataLengthAndPHY {
-            if controller.leFeatures.contains(.dataPacketLengthExtension) {
-                commandQueue.append(.leSetDataLength(handle: c.handle, txOctets: 251, txTime: 2120))
-            }
-            if controller.leFeatures.contains(.le2MPHY) {
-                commandQueue.append(.leSetPHY(handle: c.handle, allPHYs: 0, txPHYs: 0b10, rxPHYs: 0b10, phyOptions: 0))
-            }
-        }
-        if let preferred = configuration.advertising.preferredConnection {
-            out += sendConnectionParameterUpdateRequest(handle: c.handle, preferred)
-        }
-        out += pumpCommands()
-        out += resumeAdvertisingIfPossible()
-        out += pumpACL()
-        return out
-    }
-
-    private mutating func connectionClosed(_ handle: UInt16, reason: HCIStatus) -> [HostOutput] {
-        guard let conn = connections.removeValue(forKey: handle) else { return [] }
-        // Packets of a closed connection are flushed: their buffers are free again (Vol 4 Part E §4.3).
-        aclCredits = min(controller.totalACLDataPackets, aclCredits + (inFlight[handle] ?? 0))
-        inFlight[handle] = nil
-        reassemblers[handle] = nil
-        pendingFragments[handle] = nil
-        pendingFrames[handle] = nil
-        roundRobin.removeAll { $0 == handle }
-        advertisingBlockedByConnections = false
-        var out: [HostOutput] = [.event(.disconnected(conn, reason: reason))]
-        out += absorb(att.disconnect(conn.id))
-        out += resumeAdvertisingIfPossible()
-        out += pumpACL()
-        return out
-    }
-
-    private mutating func resumeAdvertisingIfPossible() -> [HostOutput] {
-        guard isReady, advertisingEnabled, !isAdvertising, !advertisingCommandPending, !advertisingBlockedByConnections,
-            connections.count < maxConnections
-        else { return [] }
-        advertisingCommandPending = true
-        commandQueue.append(.leSetAdvertisingEnable(true))
-        return pumpCommands()
-    }
+    /// True when no central is connected and no command is queued or outstanding.
+    public var isIdle: Bool { connections.isEmpty && commands.isEmpty }
 
     // MARK: - Commands
 
-    private mutating func pumpCommands() -> [HostOutput] {
-        guard !hasFailed, outstanding == nil, commandCredits > 0, let next = commandQueue.popFirst() else { return [] }
-        outstanding = (next, now + configuration.commandTimeout)
+    mutating func pumpCommands() -> [HostOutput] {
+        guard !hasFailed, let next = commands.next(now: now) else { return [] }
         return [.send(H4Packet(command: next))]
-    }
-
-    private mutating func completed(opcode: HCIOpcode, status: HCIStatus, complete: HCICommandComplete?) -> [HostOutput] {
-        guard let o = outstanding, o.command.opcode == opcode else {
-            // A NOP (opcode 0) just grants credits; other strays are ignored.
-            return []
-        }
-        outstanding = nil
-        let command = o.command
-        var out: [HostOutput] = []
-        if status != .success {
-            switch command {
-            case .leSetAdvertisingEnable(true):
-                advertisingCommandPending = false
-                if !connections.isEmpty {
-                    // Many controllers cannot advertise connectable while connected.
-                    advertisingBlockedByConnections = true
-                    return [.event(.warning("the controller refused to advertise with \(connections.count) connection(s) (\(status)); advertising resumes after a disconnection"))]
-                }
-                return [.event(.fatal("LE Set Advertising Enable failed: \(status)"))]
-            case .leSetAdvertisingEnable(false):
-                isAdvertising = false
-                return [.event(.advertisingChanged(false))]
-            case .disconnect, .leSetDataLength, .leSetPHY, .leSetDefaultPHY, .leWriteSuggestedDefaultDataLength,
-                .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply, .leConnectionUpdate:
-                return [.event(.warning("\(command.name) failed: \(status)"))]
-            case .leReadBufferSizeV2:
-                commandQueue.prepend(.leReadBufferSize)
-                return []
-            default:
-                return [.event(.fatal("\(command.name) failed: \(status)"))]
-            }
-        }
-        do {
-            switch command {
-            case .readLocalVersionInformation:
-                controller.version = try complete?.decode(HCILocalVersionInformation.self)
-            case .readBDADDR:
-                if let a = try complete?.decode(HCIReadBDADDR.self) { controller.address = a.address }
-            case .readLocalSupportedCommands:
-                supportedCommands = try complete?.decode(HCISupportedCommands.self)
-                enqueueAfterSupportedCommands()
-            case .leReadLocalSupportedFeatures:
-                if let f = try complete?.decode(HCILELocalSupportedFeatures.self) { controller.leFeatures = f.features }
-            case .leReadBufferSizeV2:
-                if let b = try complete?.decode(HCILEBufferSizeV2.self) {
-                    out += setBuffers(length: Int(b.leACLDataPacketLength), count: Int(b.totalNumLEACLDataPackets))
-                }
-            case .leReadBufferSize:
-                if let b = try complete?.decode(HCILEBufferSize.self) {
-                    out += setBuffers(length: Int(b.leACLDataPacketLength), count: Int(b.totalNumLEACLDataPackets))
-                }
-            case .readBufferSize:
-                if let b = try complete?.decode(HCIBufferSize.self) {
-                    guard b.aclDataPacketLength > 0, b.totalNumACLDataPackets > 0 else {
-                        return [.event(.fatal("the controller reports no ACL data buffers (Read Buffer Size: \(b.totalNumACLDataPackets) × \(b.aclDataPacketLength) bytes)"))]
-                    }
-                    controller.aclDataPacketLength = Int(b.aclDataPacketLength)
-                    controller.totalACLDataPackets = Int(b.totalNumACLDataPackets)
-                    aclCredits = controller.totalACLDataPackets
-                    enqueueAfterBufferSize()
-                }
-            case .leSetScanResponseData:
-                if !isReady {
-                    isReady = true
-                    out.append(.event(.controllerReady(controller)))
-                    out += resumeAdvertisingIfPossible()
-                }
-            case .leSetAdvertisingEnable(let on):
-                if on { advertisingCommandPending = false }
-                isAdvertising = on
-                out.append(.event(.advertisingChanged(on)))
-                // The advertise op may have flipped while the command was in flight.
-                if on && !advertisingEnabled { commandQueue.append(.leSetAdvertisingEnable(false)) }
-                if !on { out += resumeAdvertisingIfPossible() }
-            default:
-                break
-            }
-        } catch {
-            out.append(.event(.fatal("\(command.name) returned malformed parameters: \(error)")))
-        }
-        return out
-    }
-
-    private mutating func setBuffers(length: Int, count: Int) -> [HostOutput] {
-        if length == 0 || count == 0 {
-            // No dedicated LE buffers: LE shares the ACL buffers (Vol 4 Part E §7.8.2).
-            commandQueue.prepend(.readBufferSize)
-            return []
-        }
-        controller.aclDataPacketLength = length
-        controller.totalACLDataPackets = count
-        aclCredits = count
-        enqueueAfterBufferSize()
-        return []
-    }
-
-    // MARK: - ACL and L2CAP
-
-    private mutating func handle(_ acl: HCIACLPacket) -> [HostOutput] {
-        guard connections[acl.handle] != nil, var r = reassemblers[acl.handle] else {
-            return [.event(.warning("ACL data for unknown connection handle \(acl.handle) dropped"))]
-        }
-        let outputs = r.push(acl)
-        reassemblers[acl.handle] = r
-        var out: [HostOutput] = []
-        for o in outputs {
-            switch o {
-            case .error(let e): out.append(.event(.warning("connection \(acl.handle): \(e)")))
-            case .frame(let f): out += handle(frame: f, handle: acl.handle)
-            }
-        }
-        out += pumpACL()
-        return out
-    }
-
-    private mutating func handle(frame: L2CAPBasicFrame, handle: UInt16) -> [HostOutput] {
-        switch frame.channelID {
-        case .att:
-            return absorb(att.receive(frame.payload, from: ConnectionID(handle), now: now))
-        case .leSignalling:
-            return handleSignalling(frame.payload, handle: handle)
-        case .smp:
-            return handleSMP(frame.payload, handle: handle)
-        default:
-            return [.event(.warning("connection \(handle): L2CAP frame for unsupported CID \(frame.channelID) dropped"))]
-        }
-    }
-
-    /// Queues a whole L2CAP frame (signalling, SMP) ahead of further ATT PDUs.
-    private mutating func queueFrame(_ frame: L2CAPBasicFrame, handle: UInt16) {
-        pendingFrames[handle]?.append(frame)
-    }
-
-    /// Turns ATT server outputs into host outputs.
-    private mutating func absorb(_ outputs: [ATTServerOutput]) -> [HostOutput] {
-        var out: [HostOutput] = []
-        for o in outputs {
-            switch o {
-            case .event(let e): out.append(.event(.att(e)))
-            case .outgoingAvailable: break  // pumpACL pulls
-            case .closeBearer(let id, _):
-                if connections[id.rawValue] != nil {
-                    commandQueue.append(.disconnect(handle: id.rawValue, reason: .remoteUserTerminatedConnection))
-                    out += pumpCommands()
-                }
-            }
-        }
-        return out
-    }
-
-    /// Sends as many ACL packets as the controller has buffers for, round-robin
-    /// over connections, pulling ATT PDUs only when a connection's fragments drained.
-    private mutating func pumpACL() -> [HostOutput] {
-        guard !hasFailed else { return [] }
-        var out: [HostOutput] = []
-        var idle = 0
-        while aclCredits > 0, !roundRobin.isEmpty, idle < roundRobin.count {
-            let h = roundRobin.removeFirst()
-            roundRobin.append(h)
-            if pendingFragments[h, default: []].isEmpty { out += absorb(refill(h)) }
-            guard let packet = pendingFragments[h]?.popFirst() else {
-                idle += 1
-                continue
-            }
-            idle = 0
-            aclCredits -= 1
-            inFlight[h, default: 0] += 1
-            out.append(.send(H4Packet(acl: packet)))
-        }
-        return out
-    }
-
-    /// Takes the connection's next L2CAP frame (signalling/SMP first, then ATT)
-    /// and fragments it; returns what dequeuing from the ATT server produced
-    /// (it can free queue space: the `ready` event).
-    private mutating func refill(_ h: UInt16) -> [ATTServerOutput] {
-        var frame: L2CAPBasicFrame?
-        var outputs: [ATTServerOutput] = []
-        if let f = pendingFrames[h]?.popFirst() {
-            frame = f
-        } else if let next = att.dequeueOutgoing(for: ConnectionID(h)) {
-            frame = L2CAPBasicFrame(channelID: .att, payload: next.pdu)
-            outputs = next.outputs
-        }
-        if let frame, let bytes = try? frame.encoded() {
-            pendingFragments[h, default: []].append(contentsOf: ACLFragmenter.fragment(bytes, handle: h, maximumDataLength: controller.aclDataPacketLength))
-        }
-        return outputs
-    }
-
-    // MARK: - LE signalling (Vol 3 Part A §4) and SMP (Vol 3 Part H §3)
-
-    private mutating func handleSignalling(_ payload: [UInt8], handle: UInt16) -> [HostOutput] {
-        let pdu: LESignallingPDU
-        do {
-            pdu = try LESignallingPDU(decoding: payload)
-        } catch {
-            // Without a decodable identifier there is nothing to reject (§4: silently discard).
-            guard payload.count >= 2 else { return [.event(.warning("connection \(handle): malformed LE signalling frame dropped"))] }
-            queueFrame(LESignallingPDU.commandNotUnderstood(identifier: payload[1]).frame, handle: handle)
-            return [.event(.warning("connection \(handle): malformed LE signalling command rejected: \(error)"))]
-        }
-        if case .connectionParameterUpdateResponse(let result) = pdu.command, result != 0 {
-            return [.event(.warning("connection \(handle): the central rejected the preferred connection parameters"))]
-        }
-        if let response = LESignallingPDU.peripheralResponse(to: pdu) {
-            queueFrame(response.frame, handle: handle)
-        }
-        return []
-    }
-
-    private mutating func sendConnectionParameterUpdateRequest(handle: UInt16, _ p: PreferredConnectionParameters) -> [HostOutput] {
-        signallingIdentifier = signallingIdentifier == 255 ? 1 : signallingIdentifier + 1
-        queueFrame(p.updateRequest(identifier: signallingIdentifier).frame, handle: handle)
-        return []
-    }
-
-    private mutating func handleSMP(_ payload: [UInt8], handle: UInt16) -> [HostOutput] {
-        // Pairing is not supported yet: a Pairing Request gets Pairing Failed, Pairing Not Supported.
-        if let response = SMPPDU.responseWithoutPairingSupport(to: payload) {
-            queueFrame(L2CAPBasicFrame(channelID: .smp, payload: response.encoded()), handle: handle)
-        }
-        return []
     }
 }

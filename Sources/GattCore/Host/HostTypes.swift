@@ -1,13 +1,15 @@
-/// What the host needs to know besides the GATT database.
+/// What the H4 host needs to know besides what the peripheral core tells it.
 public struct HostConfiguration: Sendable {
     public var deviceName: String
     public var advertising: AdvertisingConfiguration
-    /// A controller that does not answer a command within this time is an error.
+    /// A controller that does not answer a command within this time: the command is
+    /// given up (optional ones) or the controller is reset (mandatory ones).
     public var commandTimeout: Duration = .seconds(5)
     /// Random static address to use when `advertising.ownAddressType == .random`
     /// (nil: derived from the controller's public address, see `Host.randomAddress`).
     public var randomAddress: BluetoothAddress?
-    /// Ask each new connection for the maximum data length and 2M PHY when supported.
+    /// Ask each new connection for the maximum data length and 2M PHY, when the
+    /// controller supports the commands and features.
     public var requestDataLengthAndPHY = true
     public init(deviceName: String, advertising: AdvertisingConfiguration) {
         self.deviceName = deviceName
@@ -22,6 +24,12 @@ public struct ControllerInfo: Sendable, Equatable {
     public var leFeatures: LEFeatures = []
     public var aclDataPacketLength = 27
     public var totalACLDataPackets = 1
+
+    /// One line for the log: address, version, LE ACL buffers.
+    public var summary: String {
+        let v = version.map { "HCI \($0.hciVersion)/LMP \($0.lmpVersion), company \($0.companyIdentifier)" } ?? "unknown version"
+        return "\(address): \(v), LE ACL \(aclDataPacketLength) bytes x \(totalACLDataPackets)"
+    }
 }
 
 /// A live LE connection as the host sees it.
@@ -33,18 +41,16 @@ public struct HostConnection: Sendable, Equatable {
     public var id: ConnectionID { ConnectionID(handle) }
 }
 
-/// Something the daemon logs or forwards to control clients.
+/// Something the H4 transport passes up or logs.
 public enum HostEvent: Sendable, Equatable {
-    /// Bring-up finished; advertising is being enabled.
+    /// Bring-up finished (also reported as `TransportEvent.ready`).
     case controllerReady(ControllerInfo)
-    case advertisingChanged(Bool)
-    case connected(HostConnection)
-    case disconnected(HostConnection, reason: HCIStatus)
-    case att(ATTServerEvent)
+    /// For the peripheral core, above the seam.
+    case transport(TransportEvent)
     /// A non-fatal problem worth a log line (malformed frame dropped, optional command refused…).
     case warning(String)
-    /// The controller cannot be used any more (command timeout, bring-up failure,
-    /// hardware error): the daemon drops the transport and starts over.
+    /// The controller cannot be used any more (it stopped answering, bring-up failure,
+    /// hardware error): the transport is dropped and opened again.
     case fatal(String)
 }
 

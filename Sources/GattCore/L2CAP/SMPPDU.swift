@@ -31,7 +31,7 @@ public struct SMPCode: RawRepresentable, Sendable, Hashable, CustomStringConvert
 }
 
 /// Pairing Failed reason codes (Core Spec Vol 3 Part H §3.5.5).
-public struct SMPPairingFailedReason: RawRepresentable, Sendable, Hashable {
+public struct SMPPairingFailedReason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
@@ -45,10 +45,27 @@ public struct SMPPairingFailedReason: RawRepresentable, Sendable, Hashable {
     public static let unspecifiedReason = Self(rawValue: 0x08)
     public static let repeatedAttempts = Self(rawValue: 0x09)
     public static let invalidParameters = Self(rawValue: 0x0A)
+    public static let dhKeyCheckFailed = Self(rawValue: 0x0B)
+    public static let numericComparisonFailed = Self(rawValue: 0x0C)
+    public static let brEdrPairingInProgress = Self(rawValue: 0x0D)
+    public static let crossTransportKeyDerivationNotAllowed = Self(rawValue: 0x0E)
+    public static let keyRejected = Self(rawValue: 0x0F)
+    public static let busy = Self(rawValue: 0x10)
+
+    public var description: String {
+        let names = [
+            "Passkey Entry Failed", "OOB Not Available", "Authentication Requirements", "Confirm Value Failed",
+            "Pairing Not Supported", "Encryption Key Size", "Command Not Supported", "Unspecified Reason",
+            "Repeated Attempts", "Invalid Parameters", "DHKey Check Failed", "Numeric Comparison Failed",
+            "BR/EDR pairing in progress", "Cross-transport Key Derivation/Generation not allowed", "Key Rejected", "Busy",
+        ]
+        let i = Int(rawValue) - 1
+        return i >= 0 && i < names.count ? names[i] : "reason \(codecHex(rawValue, digits: 2))"
+    }
 }
 
-/// A minimal SMP PDU (Core Spec Vol 3 Part H §3.3): the code and its raw data.
-/// gattd does not pair; it only needs to recognise a Pairing Request and refuse it.
+/// A raw SMP PDU (Core Spec Vol 3 Part H §3.3): the code and its data. The typed
+/// codec is `SMPCommand`; this stays for hosts that refuse pairing altogether.
 public struct SMPPDU: Sendable, Hashable {
     public var code: SMPCode
     public var data: [UInt8]

@@ -1,4 +1,5 @@
 import CBlueZ
+import GattCore
 
 #if canImport(Glibc)
 import Glibc
@@ -40,6 +41,7 @@ public enum KernelManagement {
         case setPowered = 0x0005
         case setBondable = 0x0009
         case setLowEnergy = 0x000D
+        case setDefaultSystemConfiguration = 0x004C
 
         var name: String {
             switch self {
@@ -47,6 +49,7 @@ public enum KernelManagement {
             case .setPowered: "Set Powered"
             case .setBondable: "Set Bondable"
             case .setLowEnergy: "Set Low Energy"
+            case .setDefaultSystemConfiguration: "Set Default System Configuration"
             }
         }
     }
@@ -84,6 +87,28 @@ public enum KernelManagement {
 
     /// Parses Read Controller Information's return parameters: address (6), version (1),
     /// manufacturer (2), supported settings (4), current settings (4), ...
+    /// The adapter's default LE connection parameters (mgmt Set Default System
+    /// Configuration, kernel 5.8+: types 0x0017–0x001A). The kernel asks every central whose
+    /// connection interval lies outside [min, max] to change it with an L2CAP Connection
+    /// Parameter Update Request (l2cap_le_conn_ready): how a peripheral on the kernel stack
+    /// gets `connection.preferred`.
+    public static func setDefaultConnectionParameters(
+        index: Int, _ p: LEConnectionParameters, timeout: Duration = .seconds(5)
+    ) throws(KernelTransportError) {
+        let fd = try KernelSocket.openHCI()
+        defer { close(fd) }
+        guard KernelSocket.bindHCI(fd, device: CBLUEZ_HCI_DEV_NONE, channel: CBLUEZ_HCI_CHANNEL_CONTROL) == 0 else {
+            throw .system("bind(HCI_CHANNEL_CONTROL) (the kernel's management interface)", errno: errno)
+        }
+        _ = try command(fd, .setDefaultSystemConfiguration, index: index, parameters: connectionParameterTLVs(p), device: "hci\(index)", timeout: timeout)
+    }
+
+    /// The four TLVs (type u16, length u8, value u16; little-endian) of the LE connection parameters.
+    static func connectionParameterTLVs(_ p: LEConnectionParameters) -> [UInt8] {
+        let entries: [(UInt16, UInt16)] = [(0x0017, p.intervalMin), (0x0018, p.intervalMax), (0x0019, p.latency), (0x001A, p.supervisionTimeout)]
+        return entries.flatMap { type, value in [UInt8(type & 0xFF), UInt8(type >> 8), 2, UInt8(value & 0xFF), UInt8(value >> 8)] }
+    }
+
     static func information(_ reply: [UInt8]) -> Information? {
         guard reply.count >= 17 else { return nil }
         return Information(supported: Settings(rawValue: littleEndian32(reply, at: 9)), current: Settings(rawValue: littleEndian32(reply, at: 13)))

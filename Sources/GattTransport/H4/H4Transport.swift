@@ -36,6 +36,14 @@ public final class H4Transport: Sendable {
         channel.writeAndFlush(packet)
     }
 
+    /// Queues one H4 packet; it goes out with the next `flush` (one `writev` for many packets
+    /// on stream transports).
+    public func write(_ packet: H4Packet) {
+        channel.write(packet, promise: nil)
+    }
+
+    public func flush() { channel.flush() }
+
     /// Closes the transport; `onClose` is called with nil.
     @discardableResult
     public func close() -> EventLoopFuture<Void> {

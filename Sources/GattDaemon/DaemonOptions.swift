@@ -2,20 +2,6 @@ import GattCore
 import Logging
 import NIOCore
 
-/// A running peripheral, whatever its transport (H4 ``PeripheralDaemon``, the kernel's
-/// ``KernelPeripheralDaemon``), as ``DaemonRunner`` drives it: start, SIGHUP reload, stop.
-public protocol GattPeripheralDaemon: PeripheralControl, Sendable {
-    /// The loop that owns the daemon's state (the control socket runs on it too).
-    var eventLoop: any EventLoop { get }
-    /// Starts serving. The future fails only for what waiting cannot fix (the daemon is
-    /// then not running); otherwise the daemon keeps trying to reach its controller.
-    func start() -> EventLoopFuture<Void>
-    /// Stops advertising, disconnects centrals politely and closes the transport.
-    func stop() -> EventLoopFuture<Void>
-    /// Switches to a new, already validated config without dropping connections.
-    func reload(configuration: GattConfiguration, payloads: AdvertisingPayloads) -> EventLoopFuture<Void>
-}
-
 /// What a daemon needs besides the config and the transport.
 public struct DaemonOptions: Sendable {
     /// Time a control client has to answer a forwarded read/write (`--request-timeout`).

@@ -1,0 +1,109 @@
+// LE connections, ACL data and the L2CAP fixed channels (Core Spec Vol 3 Part A).
+extension Host {
+    mutating func connectionOpened(_ c: LEConnectionComplete) -> [HostOutput] {
+        guard c.status != .success || c.role == .peripheral else {
+            // We never initiate: this says nothing about our advertising.
+            return [.event(.warning("unexpected connection as central (handle \(c.handle)); ignored"))]
+        }
+        guard c.status == .success else {
+            // A failed attempt (e.g. directed advertising timeout) ends legacy advertising.
+            return [.event(.warning("connection attempt failed: \(c.status)"))] + advertising.connectionOpened().map { .event(.transport($0)) }
+        }
+        guard connections[c.handle] == nil else {
+            // Re-initialising the handle would forget packets in flight (credits) and partial frames.
+            return [.event(.warning("LE Connection Complete for connection handle \(c.handle), which is already connected; ignored"))]
+        }
+        let conn = HostConnection(handle: c.handle, peerAddress: c.peerAddress, peerAddressType: c.peerAddressType)
+        connections[c.handle] = conn
+        reassemblers[c.handle] = ACLReassembler()
+        acl.open(c.handle)
+        let peer = TransportPeer(address: c.peerAddress, addressType: c.peerAddressType, handle: c.handle)
+        var out: [HostOutput] = [.event(.transport(.connected(conn.id, peer)))]
+        // A connection ends legacy advertising (Vol 6 Part B §4.4.2).
+        out += advertising.connectionOpened().map { .event(.transport($0)) }
+        if configuration.requestDataLengthAndPHY {
+            let dle = HCICommand.leSetDataLength(handle: c.handle, txOctets: 251, txTime: 2120)
+            if controller.leFeatures.contains(.dataPacketLengthExtension), supports(dle) { commands.append(dle) }
+            let phy = HCICommand.leSetPHY(handle: c.handle, allPHYs: 0, txPHYs: 0b10, rxPHYs: 0b10, phyOptions: 0)
+            if controller.leFeatures.contains(.le2MPHY), supports(phy) { commands.append(phy) }
+        }
+        if let preferred = configuration.advertising.preferredConnection {
+            signallingIdentifier = signallingIdentifier == 255 ? 1 : signallingIdentifier + 1
+            acl.queue(frame: preferred.updateRequest(identifier: signallingIdentifier).frame, on: c.handle)
+        }
+        out += pumpCommands()
+        out += pumpACL()
+        return out
+    }
+
+    mutating func connectionClosed(_ handle: UInt16, reason: HCIStatus) -> [HostOutput] {
+        guard let conn = connections.removeValue(forKey: handle) else { return [] }
+        acl.close(handle)
+        reassemblers[handle] = nil
+        return [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
+    }
+
+    mutating func handle(_ packet: HCIACLPacket) -> [HostOutput] {
+        guard connections[packet.handle] != nil, var r = reassemblers[packet.handle] else {
+            return [.event(.warning("ACL data for unknown connection handle \(packet.handle) dropped"))]
+        }
+        let outputs = r.push(packet)
+        reassemblers[packet.handle] = r
+        var out: [HostOutput] = []
+        for o in outputs {
+            switch o {
+            case .error(let e): out.append(.event(.warning("connection \(packet.handle): \(e)")))
+            case .frame(let f): out += handle(frame: f, handle: packet.handle)
+            }
+        }
+        return out + pumpACL()
+    }
+
+    private mutating func handle(frame: L2CAPBasicFrame, handle: UInt16) -> [HostOutput] {
+        switch frame.channelID {
+        case .att:
+            return [.event(.transport(.received(ConnectionID(handle), frame.payload)))]
+        case .leSignalling:
+            return handleSignalling(frame.payload, handle: handle)
+        case .smp:
+            // Pairing is not supported yet: a Pairing Request gets Pairing Failed, Pairing Not Supported.
+            if let response = SMPPDU.responseWithoutPairingSupport(to: frame.payload) {
+                acl.queue(frame: L2CAPBasicFrame(channelID: .smp, payload: response.encoded()), on: handle)
+            }
+            return []
+        default:
+            return [.event(.warning("connection \(handle): L2CAP frame for unsupported CID \(frame.channelID) dropped"))]
+        }
+    }
+
+    /// LE signalling (Vol 3 Part A §4): the peripheral's answers.
+    private mutating func handleSignalling(_ payload: [UInt8], handle: UInt16) -> [HostOutput] {
+        let pdu: LESignallingPDU
+        do {
+            pdu = try LESignallingPDU(decoding: payload)
+        } catch {
+            // Without a decodable identifier there is nothing to reject (§4: silently discard).
+            guard payload.count >= 2 else { return [.event(.warning("connection \(handle): malformed LE signalling frame dropped"))] }
+            acl.queue(frame: LESignallingPDU.commandNotUnderstood(identifier: payload[1]).frame, on: handle)
+            return [.event(.warning("connection \(handle): malformed LE signalling command rejected: \(error)"))]
+        }
+        if case .connectionParameterUpdateResponse(let result) = pdu.command, result != 0 {
+            return [.event(.warning("connection \(handle): the central rejected the preferred connection parameters"))]
+        }
+        if let response = LESignallingPDU.peripheralResponse(to: pdu) {
+            acl.queue(frame: response.frame, on: handle)
+        }
+        return []
+    }
+
+    /// Sends what the controller has buffers for and invites the core to send ATT PDUs
+    /// on connections that drained.
+    mutating func pumpACL() -> [HostOutput] {
+        guard !hasFailed else { return [] }
+        let (packets, ready) = acl.pump()
+        return packets.map { .send(H4Packet(acl: $0)) } + ready.map { .event(.transport(.readyToSend(ConnectionID($0)))) }
+    }
+
+    /// Violations of the ACL flow-control invariants (empty when they hold), for tests.
+    public var aclInvariantViolations: [String] { acl.invariantViolations }
+}

@@ -1,0 +1,229 @@
+/// The peripheral: everything both transports share, once, as a sans-I/O value.
+/// It owns the ATT server and its bearers, the connection table, the advertising
+/// policy and the reload logic. Transport events (`TransportEvent`), the current time
+/// and application calls go in; `PeripheralOutput`s (PDUs to send, advertising intents,
+/// disconnections, events) come out, in order.
+///
+/// Backpressure: a PDU goes to a connection only after the transport's `readyToSend`
+/// for it, one PDU per `readyToSend`; the rest waits in the ATT server's bounded queues,
+/// which is what makes `notify` answer `.busy`.
+public struct Peripheral: Sendable {
+    public internal(set) var att: ATTServer
+    public private(set) var connections: [ConnectionID: PeripheralConnection] = [:]
+    public internal(set) var advertising: AdvertisingState = .noController
+    /// Whether the controller advertises, as its transport last reported.
+    public private(set) var isAdvertising = false
+    /// Whether the `advertise` control op wants advertising.
+    public private(set) var advertisingWanted = true
+    public internal(set) var payloads: AdvertisingPayloads
+    public internal(set) var maxConnections: Int
+    /// The address centrals see; nil while there is no controller.
+    public private(set) var address: BluetoothAddress?
+    /// `shutdown()` was called: no more advertising.
+    public private(set) var isStopping = false
+
+    public init(database: GATTDatabase, payloads: AdvertisingPayloads, maxConnections: Int?, att configuration: ATTServerConfiguration = ATTServerConfiguration()) {
+        self.att = ATTServer(database: database, configuration: configuration)
+        self.payloads = payloads
+        self.maxConnections = maxConnections ?? Int.max
+    }
+
+    public var database: GATTDatabase { att.database }
+    public var nextDeadline: Duration? { att.nextDeadline }
+    /// Nothing left to do for a clean stop: no central, advertising off.
+    public var isIdle: Bool { connections.isEmpty && !isAdvertising && advertising != .starting && advertising != .stopping }
+    /// The connection of a central, by address.
+    public func connection(of address: BluetoothAddress) -> ConnectionID? {
+        connections.values.filter { $0.address == address }.map(\.id).min { $0.rawValue < $1.rawValue }
+    }
+
+    // MARK: - Transport events
+
+    public mutating func handle(_ event: TransportEvent, now: Duration) -> [PeripheralOutput] {
+        switch event {
+        case .ready(let address, let description):
+            self.address = address
+            advertising = .idle
+            return [.event(.controllerReady(address: address, description: description))] + reconcileAdvertising()
+        case .lost(let reason):
+            var out: [PeripheralOutput] = []
+            for id in connections.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+                out += closed(id, reason: .connectionTimeout, detail: reason)
+            }
+            address = nil
+            advertising = .noController
+            out += advertisingObserved(false)
+            return out + [.event(.controllerLost(reason: reason))]
+        case .connected(let id, let peer):
+            guard connections[id] == nil else { return [.event(.warning("\(id) reported connected twice; ignored"))] }
+            let c = PeripheralConnection(id: id, peer: peer)
+            connections[id] = c
+            att.connect(id, security: peer.security)
+            return [.event(.connected(c))] + reconcileAdvertising()
+        case .disconnected(let id, let reason, let detail):
+            return closed(id, reason: reason, detail: detail) + reconcileAdvertising()
+        case .securityChanged(let id, let level):
+            guard var c = connections[id], c.security != level else { return [] }
+            c.security = level
+            connections[id] = c
+            att.setSecurity(id, level)
+            return [.event(.securityChanged(c))]
+        case .received(let id, let pdu):
+            guard connections[id] != nil else { return [] }
+            return absorb(att.receive(pdu, from: id, now: now))
+        case .readyToSend(let id):
+            guard connections[id] != nil else { return [] }
+            connections[id]?.readyToSend = true
+            return pump(id)
+        case .advertisingChanged(let on):
+            switch (on, advertising) {
+            case (true, .starting), (true, .idle): advertising = .advertising
+            case (false, .advertising), (false, .starting), (false, .stopping): advertising = .idle
+            default: break
+            }
+            return advertisingObserved(on) + reconcileAdvertising()
+        case .advertisingRefused(let whileConnected, let reason):
+            advertising = whileConnected && !connections.isEmpty ? .refusedWhileConnected : .idle
+            return advertisingObserved(false) + [.event(.advertisingRefused(whileConnected: whileConnected, reason: reason))]
+        case .warning(let message):
+            return [.event(.warning(message))]
+        }
+    }
+
+    /// Runs timers (indication and control-request timeouts).
+    public mutating func tick(now: Duration) -> [PeripheralOutput] { absorb(att.tick(now: now)) }
+
+    // MARK: - Application calls
+
+    /// Sets the value and queues it to subscribers (`only`: that connection).
+    public mutating func notify(characteristic: Int, value: [UInt8], only: ConnectionID? = nil, now: Duration) -> (NotifyResult, [PeripheralOutput]) {
+        let r = att.notify(characteristic: characteristic, value: value, only: only, now: now)
+        return (r.result, absorb(r.outputs))
+    }
+
+    /// Sets a value without notifying; false when out of range or too long.
+    public mutating func setValue(characteristic: Int, value: [UInt8]) -> Bool {
+        att.setValue(characteristic: characteristic, value: value)
+    }
+
+    /// Answers a forwarded read/write request.
+    public mutating func respond(to id: PendingRequestID, result: Result<[UInt8], ATTError>, now: Duration) throws(ATTRespondError) -> [PeripheralOutput] {
+        absorb(try att.respond(to: id, result: result, now: now))
+    }
+
+    /// Whether a control client handles `.control` characteristics; when the last one
+    /// leaves, every pending request is answered with Unlikely Error.
+    public mutating func setControlClientAttached(_ attached: Bool, now: Duration) -> [PeripheralOutput] {
+        att.controlClientAttached = attached
+        return attached ? [] : absorb(att.failPendingRequests(now: now))
+    }
+
+    /// The `advertise` control op.
+    public mutating func setAdvertisingWanted(_ wanted: Bool) -> [PeripheralOutput] {
+        advertisingWanted = wanted
+        return reconcileAdvertising()
+    }
+
+    public func disconnect(_ id: ConnectionID) -> [PeripheralOutput] {
+        connections[id] == nil ? [] : [.disconnect(id, reason: .remoteUserTerminatedConnection)]
+    }
+
+    /// Stops advertising and disconnects every central politely (Remote User Terminated).
+    public mutating func shutdown() -> [PeripheralOutput] {
+        isStopping = true
+        var out = reconcileAdvertising()
+        for id in connections.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            out.append(.disconnect(id, reason: .remoteUserTerminatedConnection))
+        }
+        return out
+    }
+
+    // MARK: - Internals
+
+    private mutating func closed(_ id: ConnectionID, reason: HCIStatus, detail: String?) -> [PeripheralOutput] {
+        guard let c = connections.removeValue(forKey: id) else { return [] }
+        if advertising == .refusedWhileConnected { advertising = .idle }
+        return [.event(.disconnected(c, reason: reason, detail: detail))] + absorb(att.disconnect(id))
+    }
+
+    /// Turns ATT server outputs into peripheral outputs.
+    mutating func absorb(_ outputs: [ATTServerOutput]) -> [PeripheralOutput] {
+        var out: [PeripheralOutput] = []
+        for o in outputs {
+            switch o {
+            case .event(let e):
+                out.append(.event(.att(e, central: e.connection.flatMap { connections[$0]?.address })))
+            case .outgoingAvailable(let id):
+                out += pump(id)
+            case .closeBearer(let id, let reason):
+                guard connections[id] != nil else { continue }
+                out.append(.event(.warning("\(id): closing the link to \(connections[id]!.address) (\(reason))")))
+                out.append(.disconnect(id, reason: .remoteUserTerminatedConnection))
+            }
+        }
+        return out
+    }
+
+    /// Sends the connection's next PDU if its transport has room.
+    private mutating func pump(_ id: ConnectionID) -> [PeripheralOutput] {
+        guard let c = connections[id], c.readyToSend, let next = att.dequeueOutgoing(for: id) else { return [] }
+        connections[id]?.readyToSend = false
+        var out: [PeripheralOutput] = [.send(id, next.pdu)]
+        if let reason = Self.securityError(next.pdu), !c.securityRequested {
+            connections[id]?.securityRequested = true
+            out.append(.requestSecurity(id, .medium, reason: reason))
+        }
+        return out + absorb(next.outputs)
+    }
+
+    /// An Error Response for Insufficient Authentication (0x05) or Insufficient
+    /// Encryption (0x0F), Core Spec Vol 3 Part F §3.4.1.1.
+    static func securityError(_ pdu: [UInt8]) -> ATTError? {
+        guard pdu.count == 5, pdu[0] == ATTOpcode.errorResponse.rawValue else { return nil }
+        return pdu[4] == ATTError.insufficientAuthentication.rawValue ? .insufficientAuthentication
+            : pdu[4] == ATTError.insufficientEncryption.rawValue ? .insufficientEncryption : nil
+    }
+
+    private mutating func advertisingObserved(_ on: Bool) -> [PeripheralOutput] {
+        guard on != isAdvertising else { return [] }
+        isAdvertising = on
+        return [.event(.advertisingChanged(on))]
+    }
+
+    /// Advertising is wanted while the controller is up, the `advertise` op wants it,
+    /// fewer than `max_connections` centrals are connected and the daemon is not stopping.
+    var shouldAdvertise: Bool {
+        advertisingWanted && !isStopping && connections.count < maxConnections
+    }
+
+    /// Asks the transport to start or stop advertising when the policy says so.
+    mutating func reconcileAdvertising() -> [PeripheralOutput] {
+        switch advertising {
+        case .noController, .refusedWhileConnected:
+            return []
+        case .idle, .stopping:
+            guard shouldAdvertise else { return [] }
+            advertising = .starting
+            return [.setAdvertising(payloads)]
+        case .starting, .advertising:
+            guard !shouldAdvertise else { return [] }
+            advertising = .stopping
+            return [.setAdvertising(nil)]
+        }
+    }
+}
+
+extension ATTServerEvent {
+    /// The connection the event concerns, if any.
+    public var connection: ConnectionID? {
+        switch self {
+        case .mtuExchanged(let id, _), .subscriptionChanged(let id, _, _, _), .written(let id, _, _),
+            .descriptorWritten(let id, _, _), .clientFeaturesChanged(let id, _), .readRequest(_, let id, _, _),
+            .writeRequest(_, let id, _, _, _), .writeCommand(let id, _, _), .indicationConfirmed(let id, _),
+            .indicationTimedOut(let id, _), .persistRequest(_, let id, _):
+            return id
+        case .requestTimedOut, .ready:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,63 @@
+/// A connected central as the peripheral core keeps it (the one connection table).
+public struct PeripheralConnection: Sendable, Equatable {
+    public let id: ConnectionID
+    public let address: BluetoothAddress
+    public let addressType: BluetoothAddressType
+    /// The LE connection handle, when the transport knows it.
+    public let handle: UInt16?
+    public var security: SecurityLevel
+    /// The transport said it can take a PDU and none was sent yet.
+    var readyToSend = false
+    /// Security was asked for once already (after Insufficient Encryption/Authentication).
+    var securityRequested = false
+
+    public init(id: ConnectionID, peer: TransportPeer) {
+        self.id = id
+        self.address = peer.address
+        self.addressType = peer.addressType
+        self.handle = peer.handle
+        self.security = peer.security
+    }
+}
+
+/// What the core asks its transport to do.
+public enum PeripheralOutput: Sendable, Equatable {
+    /// Send one ATT PDU (only after a `readyToSend` for that connection).
+    case send(ConnectionID, [UInt8])
+    /// Advertise with these payloads (reconfiguring if they changed), or stop (nil).
+    case setAdvertising(AdvertisingPayloads?)
+    case disconnect(ConnectionID, reason: HCIStatus)
+    /// Ask the central to pair or encrypt: the server refused a request with `reason`
+    /// (Insufficient Encryption or Authentication).
+    case requestSecurity(ConnectionID, SecurityLevel, reason: ATTError)
+    case event(PeripheralEvent)
+}
+
+/// What happened, for the daemon's log lines, control events, persistence and systemd.
+public enum PeripheralEvent: Sendable, Equatable {
+    case controllerReady(address: BluetoothAddress, description: String)
+    case controllerLost(reason: String)
+    case advertisingChanged(Bool)
+    case advertisingRefused(whileConnected: Bool, reason: String)
+    case connected(PeripheralConnection)
+    case disconnected(PeripheralConnection, reason: HCIStatus, detail: String?)
+    case securityChanged(PeripheralConnection)
+    /// An ATT server event; `central` is the address of the connection it names, if any.
+    case att(ATTServerEvent, central: BluetoothAddress?)
+    case reloaded(ReloadOutcome)
+    case warning(String)
+}
+
+/// What a config reload changed (`Peripheral.reload`).
+public struct ReloadOutcome: Sendable, Equatable {
+    /// Old and new Database Hash when the database changed; nil when it did not.
+    public var databaseHashes: (old: [UInt8], new: [UInt8])?
+    /// The Service Changed indication's result (when the database changed).
+    public var serviceChanged: NotifyResult?
+    public var advertisingChanged: Bool
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.databaseHashes?.old == b.databaseHashes?.old && a.databaseHashes?.new == b.databaseHashes?.new
+            && a.serviceChanged == b.serviceChanged && a.advertisingChanged == b.advertisingChanged
+    }
+}

@@ -1,0 +1,42 @@
+/// A central as a transport reports it when its link comes up.
+public struct TransportPeer: Sendable, Equatable {
+    public var address: BluetoothAddress
+    public var addressType: BluetoothAddressType
+    /// The LE connection handle, when the transport knows it (for logs).
+    public var handle: UInt16?
+    public var security: SecurityLevel
+
+    public init(address: BluetoothAddress, addressType: BluetoothAddressType, handle: UInt16? = nil, security: SecurityLevel = .low) {
+        self.address = address
+        self.addressType = addressType
+        self.handle = handle
+        self.security = security
+    }
+}
+
+/// What a `PeripheralTransport` reports to the peripheral core: the only input the
+/// core takes from below the seam. Transports assign the `ConnectionID`s.
+public enum TransportEvent: Sendable, Equatable {
+    /// The controller is up and usable; `address` is the one centrals see,
+    /// `description` a one-line identity for the log.
+    case ready(address: BluetoothAddress, description: String)
+    /// The controller went away (transport closed, adapter down, fatal error): every
+    /// connection is gone. The daemon opens the transport again.
+    case lost(reason: String)
+    case connected(ConnectionID, TransportPeer)
+    /// `detail`: what the log says when it says more than `reason`.
+    case disconnected(ConnectionID, reason: HCIStatus, detail: String? = nil)
+    case securityChanged(ConnectionID, SecurityLevel)
+    /// One ATT PDU from the central.
+    case received(ConnectionID, [UInt8])
+    /// The transport can take one more ATT PDU on this connection (backpressure:
+    /// the core sends exactly one PDU per `readyToSend`).
+    case readyToSend(ConnectionID)
+    /// The controller started or stopped advertising (a connection stops it too).
+    case advertisingChanged(Bool)
+    /// The controller refused to start advertising; `whileConnected`: it cannot
+    /// advertise while a central is connected (asked again after a disconnection).
+    case advertisingRefused(whileConnected: Bool, reason: String)
+    /// Something worth a log line that changes nothing (malformed packet dropped...).
+    case warning(String)
+}

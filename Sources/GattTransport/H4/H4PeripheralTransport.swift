@@ -1,0 +1,141 @@
+import GattCore
+import Logging
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The H4 transports (`tcp:`, `unix:`, `serial:`, `user:`) below the seam: an
+/// `H4Transport` connection to the controller and the sans-I/O `Host` that runs HCI, ACL
+/// and L2CAP on it. Everything is confined to `eventLoop`.
+public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendable {
+    public let spec: TransportSpec
+    public let eventLoop: any EventLoop
+    public var onEvent: ((TransportEvent) -> Void)?
+    public var onAvailable: (() -> Void)?
+    private let logger: Logger
+    private let origin = ContinuousClock.now
+    private var hostConfiguration: HostConfiguration
+    private var host: Host
+    private var channel: H4Transport?
+    private var timer: Scheduled<Void>?
+    private var closing = false
+
+    public init(spec: TransportSpec, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger) {
+        self.spec = spec
+        self.eventLoop = eventLoop
+        self.logger = logger
+        self.hostConfiguration = HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising)
+        self.host = Host(configuration: hostConfiguration)
+    }
+
+    private var now: Duration { ContinuousClock.now - origin }
+
+    public func refusal(of configuration: GattConfiguration) -> String? { nil }
+
+    public func open() -> EventLoopFuture<Void> {
+        H4Transport.connect(
+            to: spec, group: eventLoop,
+            onPacket: { [weak self] packet in self?.received(packet) },
+            onClose: { [weak self] error in self?.closed(error) }
+        ).flatMapErrorThrowing { error in
+            throw TransportOpenFailure("cannot open \(self.spec): \(Self.describe(error))", retry: .withBackoff)
+        }.map { channel in
+            self.channel = channel
+            self.logger.info("connected to the controller at \(self.spec)")
+            self.host = Host(configuration: self.hostConfiguration)
+            self.process(self.host.start(now: self.now))
+        }
+    }
+
+    public func send(_ pdu: [UInt8], on id: ConnectionID) { host.send(pdu, on: id) }
+    public func flush() { process(host.flush(now: now)) }
+    public func setAdvertising(_ payloads: AdvertisingPayloads?) { process(host.setAdvertising(payloads, now: now)) }
+    public func disconnect(_ id: ConnectionID, reason: HCIStatus) { process(host.disconnect(id, reason: reason, now: now)) }
+    /// The H4 host has no Security Manager yet: centrals pair on their own after the ATT error.
+    public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {}
+
+    public func configure(_ configuration: GattConfiguration) {
+        hostConfiguration = HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising)
+        process(host.updateConfiguration(hostConfiguration, now: now))
+    }
+
+    public func close() -> EventLoopFuture<Void> {
+        closing = true
+        timer?.cancel()
+        guard let channel else { return eventLoop.makeSucceededVoidFuture() }
+        self.channel = nil
+        return channel.close()
+    }
+
+    // MARK: - Data path
+
+    private func received(_ packet: H4Packet) {
+        logger.trace("< \(packet.encoded.hexString)")
+        process(host.receive(packet, now: now))
+    }
+
+    private func closed(_ error: (any Error)?) {
+        channel = nil
+        timer?.cancel()
+        guard !closing else { return }
+        onEvent?(.lost(reason: "lost the controller at \(spec)" + (error.map { ": \(Self.describe($0))" } ?? "")))
+    }
+
+    /// Performs the host's outputs and re-arms its timer: packets are written first (one
+    /// flush for all of them), then the events are reported (so packets leave in the order
+    /// the host made them).
+    private func process(_ outputs: [HostOutput]) {
+        var events: [TransportEvent] = []
+        var fatal: String?
+        var wrote = false
+        for o in outputs {
+            switch o {
+            case .send(let packet):
+                if logger.logLevel <= .trace { logger.trace("> \(packet.encoded.hexString)") }
+                channel?.write(packet)
+                wrote = true
+            case .event(.transport(let e)): events.append(e)
+            case .event(.controllerReady): break  // `.transport(.ready)` carries it
+            case .event(.warning(let m)): events.append(.warning(m))
+            case .event(.fatal(let m)): fatal = m
+            }
+        }
+        if wrote { channel?.flush() }
+        armTimer()
+        for e in events { onEvent?(e) }
+        if let fatal {
+            logger.error("\(fatal); resetting the transport")
+            channel?.close()  // `closed` reports `.lost`
+        }
+    }
+
+    private func armTimer() {
+        timer?.cancel()
+        timer = nil
+        guard let deadline = host.nextDeadline else { return }
+        timer = eventLoop.scheduleTask(in: TimeAmount(max(.zero, deadline - now))) { [weak self] in
+            guard let self else { return }
+            self.process(self.host.tick(now: self.now))
+        }
+    }
+
+    /// A transport error in a few words: the system's text for an errno ("Connection
+    /// refused") rather than NIO's nested description.
+    public static func describe(_ error: any Error) -> String {
+        if let e = error as? NIOConnectionError, let first = e.connectionErrors.first {
+            return describe(first.error)
+        }
+        if let e = error as? IOError {
+            return String(cString: strerror(e.errnoCode))
+        }
+        return "\(error)"
+    }
+}
+
+extension [UInt8] {
+    /// Lower-case hex, for trace lines.
+    public var hexString: String { AttributeValueLiteral.hexString(self) }
+}

@@ -1,0 +1,191 @@
+import GattCore
+import NIOCore
+
+// The centrals' ATT bearers and the advertising commands of the kernel transport.
+extension KernelPeripheralTransport {
+    // MARK: - Links
+
+    func accepted(_ bearer: KernelATTBearer) {
+        guard adapterState == .ready, !closing else {
+            bearer.close()
+            return
+        }
+        let handle = bearer.connectionHandle()
+        var chosen: ConnectionID
+        if let handle, links[ConnectionID(handle)] == nil, !disconnecting.contains(ConnectionID(handle)) {
+            chosen = ConnectionID(handle)
+        } else {
+            repeat {
+                chosen = ConnectionID(spareConnectionID)
+                spareConnectionID = spareConnectionID == .max ? 0x1000 : spareConnectionID + 1
+            } while links[chosen] != nil || disconnecting.contains(chosen)
+        }
+        let security = (try? bearer.securityLevel())?.level ?? .low
+        let id = chosen
+        links[id] = KernelLink(bearer: bearer, handle: handle, security: security)
+        let peer = TransportPeer(address: bearer.peer.address, addressType: bearer.peer.type.hciAddressType, handle: handle, security: security)
+        onEvent?(.connected(id, peer))
+        if let handle, peripheralHandles.insert(handle).inserted {
+            // The monitor has not reported this connection yet: it ended advertising all the same.
+            advertisingEndedByConnection()
+        }
+        bearer.start(
+            on: eventLoop,
+            onPDU: { [weak self] pdu in self?.received(pdu, on: id, from: bearer) },
+            onClose: { [weak self] reason in self?.bearerClosed(id, bearer: bearer, reason: reason) })
+        onEvent?(.readyToSend(id))
+    }
+
+    private func received(_ pdu: [UInt8], on id: ConnectionID, from bearer: KernelATTBearer) {
+        guard let link = links[id], link.bearer === bearer else { return }
+        logger.trace("\(id) < \(pdu.hexString)")
+        // The kernel's SMP may have encrypted the link since the last PDU (the central paired
+        // after Insufficient Encryption): the core must know before it checks permissions.
+        if let level = (try? bearer.securityLevel())?.level, level != link.security {
+            links[id]?.security = level
+            onEvent?(.securityChanged(id, level))
+        }
+        onEvent?(.received(id, pdu))
+    }
+
+    private func bearerClosed(_ id: ConnectionID, bearer: KernelATTBearer, reason: KernelATTBearer.CloseReason) {
+        guard let link = links[id], link.bearer === bearer else { return }
+        links[id] = nil
+        bearer.close()
+        if let handle = link.handle { peripheralHandles.remove(handle) }
+        var why: String?
+        if case .error(let code) = reason { why = "read error \(code)" }
+        reportDisconnection(id, link, why: why)
+    }
+
+    /// The HCI reason comes from the adapter monitor's Disconnection Complete, which may
+    /// arrive just after the socket's ECONNRESET: wait briefly for it.
+    private func reportDisconnection(_ id: ConnectionID, _ link: KernelLink, why: String?, waited: Bool = false) {
+        let known = link.handle.flatMap { disconnectReasons.removeValue(forKey: $0) }.map { HCIStatus($0) }
+        if known == nil, !waited {
+            // Until it is reported, the id stays taken: a new link on the same handle gets another.
+            disconnecting.insert(id)
+            eventLoop.scheduleTask(in: .milliseconds(100)) { self.reportDisconnection(id, link, why: why, waited: true) }
+            return
+        }
+        disconnecting.remove(id)
+        onEvent?(.disconnected(id, reason: known ?? .connectionTimeout, detail: known == nil ? why ?? "unknown" : nil))
+    }
+
+    /// Sends the PDU, or keeps it until the socket has room; `.readyToSend` follows once it
+    /// is out (backpressure: the rest waits in the core's queues).
+    public func send(_ pdu: [UInt8], on id: ConnectionID) {
+        guard var link = links[id] else { return }
+        do {
+            guard try link.bearer.trySend(pdu) else {
+                link.unsent = pdu
+                links[id] = link
+                let bearer = link.bearer
+                bearer.whenWritable(on: eventLoop) { [weak self] in self?.writable(id, bearer: bearer) }
+                return
+            }
+        } catch {
+            // The link is going: the bearer's onClose cleans up.
+            logger.debug("\(id): \(error)")
+            return
+        }
+        logger.trace("\(id) > \(pdu.hexString)")
+        onEvent?(.readyToSend(id))
+    }
+
+    private func writable(_ id: ConnectionID, bearer: KernelATTBearer) {
+        guard let link = links[id], link.bearer === bearer, let pdu = link.unsent else { return }
+        links[id]?.unsent = nil
+        send(pdu, on: id)
+    }
+
+    /// HCI Disconnect on the central's link; the bearer's ECONNRESET then reports it.
+    public func disconnect(_ id: ConnectionID, reason: HCIStatus) {
+        guard let link = links[id] else { return }
+        guard let handle = link.handle, let controller else {
+            link.bearer.close()
+            return
+        }
+        let logger = self.logger
+        commandThread.submit { _ in
+            do {
+                _ = try controller.send(.disconnect(handle: handle, reason: reason))
+            } catch {
+                logger.warning("cannot disconnect \(link.bearer.peer.address): \(error)")
+            }
+        }
+    }
+
+    /// Raises the socket's BT_SECURITY, so the kernel sends an SMP Security Request and the
+    /// central pairs or re-encrypts before it retries (as iOS does).
+    public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {
+        guard let link = links[id] else { return }
+        let what = reason == .insufficientAuthentication ? "Insufficient Authentication" : "Insufficient Encryption"
+        do {
+            try link.bearer.requestSecurity(level)
+            logger.info("\(id): \(what); asked \(link.bearer.peer.address) to pair (SMP Security Request)")
+        } catch {
+            logger.warning(
+                "\(id): \(what), and \(error). If \(adapterName) was powered on before any mgmt client touched it, power-cycle it (btmgmt -i \(adapterName) power off; gattd powers it on again)"
+            )
+        }
+    }
+
+    // MARK: - Advertising
+
+    /// Each PDU is written as it comes: nothing to flush.
+    public func flush() {}
+
+    public func setAdvertising(_ payloads: AdvertisingPayloads?) {
+        guard adapterState == .ready, let batch = advertising.setDesired(payloads) else { return }
+        run(batch)
+    }
+
+    /// A connection in the peripheral role ended advertising.
+    func advertisingEndedByConnection() {
+        for e in advertising.connectionOpened() { onEvent?(e) }
+    }
+
+    /// Runs an advertising batch on the command thread. An enabling batch starts with a
+    /// disable whose failure is ignored (Command Disallowed when off), so a controller left
+    /// advertising by an earlier process can be reconfigured.
+    private func run(_ batch: AdvertisingDriver.Batch) {
+        guard let controller else { return }
+        let generation = self.generation
+        let commands = batch.enabling && batch.commands.first != AdvertisingPayloads.disableCommand
+            ? [AdvertisingPayloads.disableCommand] + batch.commands : batch.commands
+        let lenientFirst = commands.count > batch.commands.count
+        commandThread.runIfActive(eventLoop: eventLoop) { () -> (command: HCICommand, status: HCIStatus)? in
+            for (i, command) in commands.enumerated() {
+                do {
+                    _ = try controller.send(command)
+                } catch {
+                    if i == 0 && lenientFirst { continue }
+                    if case .commandFailed(let status)? = (error as? KernelTransportError)?.kind { return (command, HCIStatus(status)) }
+                    return (command, .unspecifiedError)
+                }
+            }
+            return nil
+        }.whenComplete { result in
+            guard generation == self.generation else { return }
+            let failure: (command: HCICommand, status: HCIStatus)? = switch result {
+            case .success(let f): f
+            case .failure: (commands[0], .unspecifiedError)
+            }
+            let connected = !self.links.isEmpty || !self.peripheralHandles.isEmpty
+            let (events, next) = self.advertising.batchFinished(failure: failure, connected: connected)
+            for e in events { self.onEvent?(e) }
+            if let next { self.run(next) }
+        }
+    }
+}
+
+/// One connected central on the kernel transport.
+struct KernelLink {
+    let bearer: KernelATTBearer
+    /// The LE connection handle (for HCI Disconnect), when the kernel told it.
+    let handle: UInt16?
+    var security: SecurityLevel
+    /// A PDU the socket had no room for: sent once it is writable.
+    var unsent: [UInt8]?
+}

@@ -1,0 +1,285 @@
+import GattCore
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The Linux kernel's Bluetooth stack below the seam (`--transport hciN`, `kernel:hciN`):
+/// the kernel runs the controller, the LE links, L2CAP and SMP; this transport advertises
+/// with raw HCI commands and moves ATT PDUs over the kernel's L2CAP ATT channel, one
+/// ``KernelATTBearer`` (one socket) per connected central.
+///
+/// One event loop owns all mutable state. HCI commands block until their Command Complete,
+/// so they run on `commandThread`, one at a time, and their results hop back to the loop.
+/// Socket input arrives through ``KernelPoller`` (one poll thread).
+public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Sendable {
+    public let eventLoop: any EventLoop
+    public var onEvent: ((TransportEvent) -> Void)?
+    public var onAvailable: (() -> Void)?
+    let logger: Logger
+    /// N of hciN.
+    public let index: Int
+    var adapterName: String { "hci\(index)" }
+    /// Runs the blocking HCI commands (and the adapter bring-up), one at a time.
+    let commandThread = NIOThreadPool(numberOfThreads: 1)
+
+    var poller: KernelPoller?
+    private var monitor: KernelAdapterMonitor?
+    /// Answers the kernel's Just Works confirmations (bluetoothd's agent is not running).
+    private var agent: KernelPairingAgent?
+    var controller: KernelHCIController?
+    private var listener: KernelATTListener?
+    var adapterState: AdapterState = .closed
+    /// The adapter went down or away: wait for it instead of powering it on again.
+    private var adapterAway = false
+    /// Bumped whenever work in flight must be forgotten (the adapter went down meanwhile).
+    var generation = 0
+    var closing = false
+
+    /// The connected centrals' ATT bearers.
+    var links: [ConnectionID: KernelLink] = [:]
+    /// Connection handles of LE links in the peripheral role (adapter monitor, accepted bearers).
+    var peripheralHandles: Set<UInt16> = []
+    /// Disconnection Complete reasons not yet reported, by connection handle.
+    var disconnectReasons: [UInt16: UInt8] = [:]
+    /// Closed links whose disconnection is not reported yet (their ids are not reused meanwhile).
+    var disconnecting: Set<ConnectionID> = []
+    /// ConnectionIDs for links whose handle is unknown or still in use start here.
+    var spareConnectionID: UInt16 = 0x1000
+    var advertising = AdvertisingDriver()
+
+    enum AdapterState: Equatable {
+        /// Gone or down, or not opened yet.
+        case closed
+        /// Being brought up on the command thread.
+        case opening
+        /// Controller open, listening on the ATT channel.
+        case ready
+    }
+
+    /// `connection.preferred`: set as the adapter's default connection parameters at open.
+    var preferredConnection: LEConnectionParameters?
+
+    public init(index: Int, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger) {
+        self.index = index
+        self.preferredConnection = configuration.advertising.preferredConnection?.connectionParameters
+        self.eventLoop = eventLoop
+        self.logger = logger
+        commandThread.start()
+    }
+
+    /// The kernel owns the adapter's addresses and routes the ATT channel by them.
+    public func refusal(of configuration: GattConfiguration) -> String? {
+        guard configuration.advertising.ownAddressType == .random else { return nil }
+        return "advertising.own_address_type: \"random\" is not supported with the kernel transport (kernel:\(adapterName)); "
+            + "give the adapter a static random address with `btmgmt -i \(adapterName) static-addr ADDR`, or use an H4 transport (user:, serial:, tcp:, unix:)"
+    }
+
+    public func configure(_ configuration: GattConfiguration) {
+        let preferred = configuration.advertising.preferredConnection?.connectionParameters
+        guard preferred != preferredConnection else { return }
+        preferredConnection = preferred
+        if adapterState == .ready { applyPreferredConnection() }
+    }
+
+    /// Makes the kernel ask each central for `connection.preferred`; a kernel without mgmt's
+    /// default system configuration (before 5.8) cannot, which is said once.
+    func applyPreferredConnection() {
+        guard let p = preferredConnection else { return }
+        let index = self.index, logger = self.logger, adapter = adapterName
+        commandThread.submit { _ in
+            do {
+                try KernelManagement.setDefaultConnectionParameters(index: index, p)
+                logger.debug("\(adapter): default LE connection parameters set to connection.preferred; the kernel asks each central for them")
+            } catch {
+                logger.warning("\(adapter): cannot set connection.preferred as the adapter's default (\(error)); centrals keep their own connection parameters")
+            }
+        }
+    }
+
+    // MARK: - Lifecycle
+
+    /// The first call refuses to run beside bluetoothd and sets up the poll thread, the
+    /// adapter monitor and the pairing agent; every call then brings the adapter up, reads
+    /// it and listens on the ATT channel.
+    public func open() -> EventLoopFuture<Void> {
+        if poller == nil {
+            if let warning = BluetoothdDetector.warning(adapter: adapterName) {
+                return eventLoop.makeFailedFuture(TransportOpenFailure(warning, retry: .never(exitCode: 69)))
+            }
+            do {
+                try startMonitoring()
+            } catch {
+                // No Bluetooth sockets in this kernel, or no permission: waiting cannot fix it.
+                let permission = (error as? KernelTransportError)?.kind == .permissionDenied
+                return eventLoop.makeFailedFuture(TransportOpenFailure("\(error)", retry: .never(exitCode: permission ? 77 : 69)))
+            }
+        }
+        if adapterAway {
+            return eventLoop.makeFailedFuture(TransportOpenFailure("\(adapterName) is down; waiting for it to come back", retry: .whenAvailable))
+        }
+        guard adapterState == .closed else { return eventLoop.makeSucceededVoidFuture() }
+        adapterState = .opening
+        generation += 1
+        let generation = self.generation
+        let index = self.index
+        return commandThread.runIfActive(eventLoop: eventLoop) { () throws -> (KernelHCIController, KernelAdapterInfo) in
+            let controller = try KernelHCIController(index: index)
+            do {
+                return (controller, try controller.info())
+            } catch {
+                controller.close()
+                throw error
+            }
+        }.flatMapErrorThrowing { error in
+            if generation == self.generation { self.adapterState = .closed }
+            throw Self.openFailure(error, adapter: self.adapterName)
+        }.flatMapThrowing { (controller, info) in
+            try self.adapterOpened(controller, info, generation: generation)
+        }
+    }
+
+    private func startMonitoring() throws {
+        let poller = try KernelPoller()
+        let monitor: KernelAdapterMonitor
+        do {
+            monitor = try KernelAdapterMonitor(index: index, poller: poller)
+        } catch {
+            poller.shutdown()
+            throw error
+        }
+        self.poller = poller
+        self.monitor = monitor
+        monitor.start(on: eventLoop) { [weak self] event in self?.adapterEvent(event) }
+        do {
+            let agent = try KernelPairingAgent(index: index, poller: poller)
+            self.agent = agent
+            agent.start(on: eventLoop) { [weak self] confirmation in self?.pairingConfirmed(confirmation) }
+        } catch {
+            logger.warning("no pairing agent (centrals cannot pair on kernels that ask user space to confirm Just Works): \(error)")
+        }
+    }
+
+    /// An open failure in the daemon's terms: missing capabilities and bluetoothd are final
+    /// (exit 77 and 69), a missing adapter is waited for, the rest retried with backoff.
+    static func openFailure(_ error: any Error, adapter: String) -> TransportOpenFailure {
+        switch (error as? KernelTransportError)?.kind {
+        case .permissionDenied?: TransportOpenFailure("\(error)", retry: .never(exitCode: 77))
+        case .bluetoothdRunning?: TransportOpenFailure("\(error)", retry: .never(exitCode: 69))
+        case .noSuchAdapter?: TransportOpenFailure("\(error); waiting for \(adapter) to appear", retry: .whenAvailable)
+        default: TransportOpenFailure("cannot open \(adapter): \(error)", retry: .withBackoff)
+        }
+    }
+
+    private func adapterOpened(_ controller: KernelHCIController, _ info: KernelAdapterInfo, generation: Int) throws {
+        guard generation == self.generation, !closing, let poller else {
+            commandThread.submit { _ in controller.close() }
+            throw TransportOpenFailure("\(adapterName) went away while opening", retry: .whenAvailable)
+        }
+        let listener: KernelATTListener
+        do {
+            listener = try KernelATTListener(address: KernelBDAddress(controller.address.address, type: .lePublic), adapter: adapterName, poller: poller)
+        } catch {
+            commandThread.submit { _ in controller.close() }
+            adapterState = .closed
+            throw Self.openFailure(error, adapter: adapterName)
+        }
+        self.controller = controller
+        self.listener = listener
+        adapterState = .ready
+        advertising.reset()
+        listener.start(on: eventLoop) { [weak self] bearer in self?.accepted(bearer) }
+        applyPreferredConnection()
+        let description = "\(controller.address.address) (\(adapterName), kernel): LE features 0x\(String(controller.leFeatures, radix: 16)), ACL \(info.aclMTU) bytes x \(info.aclPackets)"
+        onEvent?(.ready(address: controller.address.address, description: description))
+    }
+
+    /// Closes every socket and the command thread.
+    public func close() -> EventLoopFuture<Void> {
+        closing = true
+        generation += 1
+        for id in links.keys.sorted(by: { $0.rawValue < $1.rawValue }) { links.removeValue(forKey: id)?.bearer.close() }
+        listener?.close()
+        listener = nil
+        monitor?.close()
+        monitor = nil
+        agent?.close()
+        agent = nil
+        let poller = self.poller
+        self.poller = nil
+        let controller = self.controller
+        self.controller = nil
+        adapterState = .closed
+        return commandThread.runIfActive(eventLoop: eventLoop) {
+            controller?.close()
+            poller?.shutdown()
+        }.always { _ in
+            self.commandThread.shutdownGracefully { _ in }
+        }
+    }
+
+    // MARK: - Adapter events
+
+    /// The adapter went down or away: its centrals are gone; wait for it.
+    private func adapterLost(_ why: String) {
+        generation += 1
+        adapterAway = true
+        guard adapterState != .closed else { return }
+        let wasReady = adapterState == .ready
+        adapterState = .closed
+        if wasReady {
+            logger.warning("\(adapterName) \(why): dropping \(links.count) central(s); waiting for it to come back")
+        }
+        listener?.close()
+        listener = nil
+        for id in links.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let link = links.removeValue(forKey: id) else { continue }
+            link.bearer.close()
+            // Connection Terminated By Local Host: the adapter itself went.
+            onEvent?(.disconnected(id, reason: HCIStatus(0x16), detail: "adapter \(why)"))
+        }
+        peripheralHandles.removeAll()
+        disconnectReasons.removeAll()
+        advertising.reset()
+        if let controller { commandThread.submit { _ in controller.close() } }
+        controller = nil
+        if wasReady { onEvent?(.lost(reason: "\(adapterName) \(why)")) }
+    }
+
+    private func adapterEvent(_ event: KernelAdapterEvent) {
+        guard !closing else { return }
+        switch event {
+        case .registered, .up:
+            logger.debug("\(adapterName): \(event)")
+            adapterAway = false
+            if adapterState == .closed { onAvailable?() }
+        case .down:
+            adapterLost("went down")
+        case .unregistered:
+            adapterLost("was removed")
+        case .leConnectionComplete(let status, let handle, let role, _):
+            // Role 0x01: we are the peripheral, so this connection (or failed attempt) ended
+            // our advertising (Core Spec Vol 6 Part B §4.4.2). Role 0x00 links are not ours.
+            guard role == 0x01 else { return }
+            if status == 0 {
+                disconnectReasons[handle] = nil  // a stale reason of an earlier link with this handle
+                guard peripheralHandles.insert(handle).inserted else { return }
+            }
+            advertisingEndedByConnection()
+        case .disconnectionComplete(let status, let handle, let reason):
+            guard status == 0 else { return }
+            peripheralHandles.remove(handle)
+            // Kept for the bearer's disconnection, which may come before or after this.
+            disconnectReasons[handle] = reason
+            if disconnectReasons.count > 64 { disconnectReasons.removeAll() }
+        }
+    }
+
+    private func pairingConfirmed(_ c: KernelPairingAgent.Confirmation) {
+        let method = c.justWorks ? "Just Works" : "numeric comparison \(c.value)"
+        if c.accepted {
+            logger.info("pairing with \(c.peer.address): accepted \(method) (the kernel asked for a user confirmation)")
+        } else {
+            logger.warning("pairing with \(c.peer.address): could not answer the kernel's \(method) confirmation")
+        }
+    }
+}

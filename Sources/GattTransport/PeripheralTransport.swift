@@ -1,0 +1,57 @@
+import GattCore
+import NIOCore
+
+/// The seam between the peripheral core (`Peripheral`, above) and a way to reach a
+/// controller (below): the H4 host (`H4PeripheralTransport`) or the Linux kernel's stack
+/// (`KernelPeripheralTransport`). A transport moves ATT PDUs, reports connections,
+/// security and advertising (`TransportEvent`s through `onEvent`), advertises what it is
+/// asked to, and nothing else: everything both share lives once, above it.
+///
+/// Every member is called on, and every event delivered on, `eventLoop`.
+public protocol PeripheralTransport: AnyObject, Sendable {
+    var eventLoop: any EventLoop { get }
+    /// Where events go (set before `open`).
+    var onEvent: ((TransportEvent) -> Void)? { get set }
+    /// Called when a transport that waits for its controller sees it come back
+    /// (`TransportOpenFailure.Retry.whenAvailable`): open it now.
+    var onAvailable: (() -> Void)? { get set }
+    /// A config this transport cannot serve, in words; checked at start and on every reload.
+    func refusal(of configuration: GattConfiguration) -> String?
+    /// Connects to the controller and brings it up; `.ready` follows. Fails with a
+    /// `TransportOpenFailure` that says whether and when to try again.
+    func open() -> EventLoopFuture<Void>
+    /// One ATT PDU, after a `.readyToSend` for that connection; it may wait for `flush`.
+    func send(_ pdu: [UInt8], on id: ConnectionID)
+    /// Sends what `send` queued (the daemon calls it once it has performed a batch of outputs).
+    func flush()
+    /// Advertise with these payloads, or stop (nil); `.advertisingChanged` reports the result.
+    func setAdvertising(_ payloads: AdvertisingPayloads?)
+    func disconnect(_ id: ConnectionID, reason: HCIStatus)
+    /// Ask the central to pair or encrypt (SMP Security Request), where the transport can.
+    func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError)
+    /// Reload: the new config's transport settings (random address, preferred parameters).
+    func configure(_ configuration: GattConfiguration)
+    /// Closes the transport for good (the daemon stops); no `.lost` follows.
+    func close() -> EventLoopFuture<Void>
+}
+
+/// Why a transport could not be opened, and what the daemon should do about it.
+public struct TransportOpenFailure: Error, Sendable, CustomStringConvertible {
+    public enum Retry: Sendable, Equatable {
+        /// Try again with backoff (controller unreachable, transient errors).
+        case withBackoff
+        /// Wait for `onAvailable` (the adapter is down or missing).
+        case whenAvailable
+        /// Waiting cannot fix it (bluetoothd running, missing capability): at start the
+        /// daemon exits with `exitCode`.
+        case never(exitCode: Int32)
+    }
+
+    public var message: String
+    public var retry: Retry
+    public init(_ message: String, retry: Retry) {
+        self.message = message
+        self.retry = retry
+    }
+    public var description: String { message }
+}

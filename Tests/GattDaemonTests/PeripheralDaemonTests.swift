@@ -1,0 +1,147 @@
+import GattCore
+import GattTransport
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import GattDaemon
+
+/// A transport that records what the daemon asks and reports what the test scripts.
+final class FakeTransport: PeripheralTransport, @unchecked Sendable {
+    let eventLoop: any EventLoop
+    var onEvent: ((TransportEvent) -> Void)?
+    var onAvailable: (() -> Void)?
+    /// What `open()` answers, in turn (the last one repeats).
+    var openResults: [TransportOpenFailure?] = [nil]
+    var refusal: String?
+    private(set) var opens = 0
+    private(set) var sent: [(ConnectionID, [UInt8])] = []
+    private(set) var advertising: [AdvertisingPayloads?] = []
+    private(set) var disconnects: [ConnectionID] = []
+    private(set) var closed = false
+
+    init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
+
+    func refusal(of configuration: GattConfiguration) -> String? { refusal }
+    func open() -> EventLoopFuture<Void> {
+        let result = openResults[min(opens, openResults.count - 1)]
+        opens += 1
+        if let result { return eventLoop.makeFailedFuture(result) }
+        onEvent?(.ready(address: BluetoothAddress("C0:FF:EE:00:00:01")!, description: "fake"))
+        return eventLoop.makeSucceededVoidFuture()
+    }
+    func send(_ pdu: [UInt8], on id: ConnectionID) { sent.append((id, pdu)) }
+    func flush() {}
+    func setAdvertising(_ payloads: AdvertisingPayloads?) { advertising.append(payloads) }
+    func disconnect(_ id: ConnectionID, reason: HCIStatus) { disconnects.append(id) }
+    func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {}
+    func configure(_ configuration: GattConfiguration) {}
+    func close() -> EventLoopFuture<Void> {
+        closed = true
+        return eventLoop.makeSucceededVoidFuture()
+    }
+    /// Reports an event as the transport would, on its loop.
+    func report(_ events: TransportEvent...) throws {
+        try eventLoop.submit { for e in events { self.onEvent?(e) } }.wait()
+    }
+}
+
+/// The one daemon around the core, driven through a scripted transport: start, connect,
+/// subscribe, notify with backpressure, reload, stop.
+@Suite(.serialized) struct PeripheralDaemonTests {
+    static let config = """
+        {"name": "fake", "services": [{"uuid": "180D", "characteristics": [
+          {"id": "hr", "uuid": "2A37", "properties": ["notify"], "value": {"hex": "00"}}]}]}
+        """
+    static let central = TransportPeer(address: BluetoothAddress("11:22:33:44:55:66")!, addressType: .random, handle: 0x40)
+    static let a = ConnectionID(0x40)
+
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let transport: FakeTransport
+    let daemon: PeripheralDaemon
+    let configuration: GattConfiguration
+    let payloads: AdvertisingPayloads
+
+    init() throws {
+        configuration = try ConfigLoader.load(data: Array(Self.config.utf8))
+        payloads = try AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.name)
+        transport = FakeTransport(eventLoop: group.next())
+        daemon = PeripheralDaemon(configuration: configuration, payloads: payloads, transport: transport, logger: Logger(label: "test"))
+    }
+
+    func on<T: Sendable>(_ body: @escaping @Sendable () -> T) throws -> T { try group.next().submit(body).wait() }
+
+    /// The central's CCCD write for `hr` (notifications on).
+    func subscribe() throws {
+        let db = try on { self.daemon.database }
+        let cccd = db.characteristics[try #require(db.characteristicIndex(named: "hr"))].valueHandle.rawValue + 1
+        try transport.report(.connected(Self.a, Self.central), .received(Self.a, [0x12, UInt8(cccd & 0xFF), UInt8(cccd >> 8), 0x01, 0x00]), .readyToSend(Self.a))
+    }
+
+    @Test func startAdvertisesAndANotificationReachesTheSubscriber() throws {
+        try daemon.start().wait()
+        #expect(transport.advertising == [payloads])
+        try transport.report(.advertisingChanged(true))
+        #expect(try on { self.daemon.status().advertising })
+        try subscribe()
+        #expect(transport.sent.map(\.1) == [[0x13]])
+        let hr = try on { self.daemon.database.characteristicIndex(named: "hr")! }
+        try transport.report(.readyToSend(Self.a))
+        let r = try on { self.daemon.notify(characteristic: hr, value: [0x48], only: nil) }
+        #expect(r == .queued(1))
+        #expect(transport.sent.last?.1.suffix(1) == [0x48])
+        try daemon.stop().wait()
+    }
+
+    @Test func notifyIsBusyWhileTheTransportHasNoRoom() throws {
+        try daemon.start().wait()
+        try subscribe()
+        let hr = try on { self.daemon.database.characteristicIndex(named: "hr")! }
+        let results = try on { (0..<40).map { self.daemon.notify(characteristic: hr, value: [UInt8($0)], only: nil) } }
+        #expect(results.filter { $0 == .busy }.count == 8)
+        try daemon.stop().wait()
+    }
+
+    @Test func aReloadTheTransportRefusesChangesNothing() throws {
+        try daemon.start().wait()
+        transport.refusal = "not with this transport"
+        var other = configuration
+        other.name = "other"
+        #expect(throws: PeripheralDaemon.ReloadRefused.self) { try daemon.reload(configuration: other, payloads: payloads).wait() }
+        #expect(try on { self.daemon.configuration.name } == "fake")
+        transport.refusal = nil
+        try daemon.reload(configuration: other, payloads: payloads).wait()
+        #expect(try on { self.daemon.configuration.name } == "other")
+        try daemon.stop().wait()
+    }
+
+    @Test func stopWithdrawsAdvertisingDisconnectsAndWaitsForTheCentral() throws {
+        try daemon.start().wait()
+        try transport.report(.advertisingChanged(true), .connected(Self.a, Self.central), .advertisingChanged(false))
+        let stopped = daemon.stop()
+        _ = try on { () }
+        #expect(transport.disconnects == [Self.a])
+        #expect(!transport.closed)
+        try transport.report(.disconnected(Self.a, reason: .connectionTerminatedByLocalHost))
+        try stopped.wait()
+        #expect(transport.closed)
+    }
+
+    @Test func aTransportThatCanNeverOpenFailsTheStart() throws {
+        transport.openResults = [TransportOpenFailure("bluetoothd is running", retry: .never(exitCode: 69))]
+        #expect(throws: TransportOpenFailure.self) { try daemon.start().wait() }
+    }
+
+    @Test func anUnreachableControllerIsRetriedWithBackoff() throws {
+        transport.openResults = [TransportOpenFailure("cannot open", retry: .withBackoff), nil]
+        try daemon.start().wait()
+        #expect(transport.opens == 1)
+        // 250 ms later: opened, ready, advertising asked for.
+        for _ in 0..<40 where transport.advertising.isEmpty { try on { () }; usleep(25_000) }
+        #expect(transport.opens == 2)
+        #expect(transport.advertising == [payloads])
+        try daemon.stop().wait()
+    }
+}
