@@ -16,6 +16,7 @@ public struct DaemonOptions: Sendable {
     var attServerConfiguration: ATTServerConfiguration {
         var c = ATTServerConfiguration()
         c.controlTimeout = requestTimeout
+        c.persistWrites = stateDirectory != nil  // persist: acknowledge persisted writes once durable
         return c
     }
 

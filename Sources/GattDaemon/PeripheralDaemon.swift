@@ -243,7 +243,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         case .att(let e, let central):
             let db = core.database
             eventLog.att(e, database: db) { _ in central?.description }
-            if case .written(_, let c, let v) = e { persisted?.record(db, characteristic: c, value: v) }
+            if case .written(_, let c, let v) = e { persisted?.record(db, characteristic: c, value: v, on: eventLoop) }  // persist: Write Commands
+            if case .persistRequest(let request, _, let writes) = e { answerPersistRequest(request, writes, central: central?.description) }
             if let handler = controlEventHandler, let ce = ControlEvent.from(e, database: db, central: { _ in central?.description }) {
                 handler(ce)
             }
@@ -271,14 +272,48 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     public func notify(characteristic: Int, value: [UInt8], only: ConnectionID?) -> NotifyResult {
         let (result, outputs) = core.notify(characteristic: characteristic, value: value, only: only, now: now)
         process(outputs)
-        if case .queued = result { persisted?.record(database, characteristic: characteristic, value: value) }
+        if case .queued = result { persisted?.record(database, characteristic: characteristic, value: value, on: eventLoop) }
         return result
     }
 
     public func setValue(characteristic: Int, value: [UInt8]) -> Bool {
         guard core.setValue(characteristic: characteristic, value: value) else { return false }
-        persisted?.record(database, characteristic: characteristic, value: value)
+        persisted?.record(database, characteristic: characteristic, value: value, on: eventLoop)
         return true
+    }
+
+    /// Makes the persisted values among `writes` durable without changing the served values;
+    /// nil when none is persisted. A failure also sends watchers `persist_failed`.
+    public func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<Void>? {
+        let db = database
+        guard let persisted, writes.contains(where: { db.characteristics.indices.contains($0.characteristic) && db.characteristics[$0.characteristic].persist })
+        else { return nil }
+        let future = persisted.commit(db, writes, on: eventLoop)
+        future.whenFailure { error in
+            for w in writes where db.characteristics.indices.contains(w.characteristic) {
+                self.controlEventHandler?(.persistFailed(central: central, characteristic: db.characteristics[w.characteristic].displayName, message: "\(error)"))
+            }
+        }
+        return future
+    }
+
+    /// Answers a `.persistRequest` once the values are durable (Unlikely Error when they cannot
+    /// be); a durable value whose request is gone (its central left) is still put in place.
+    func answerPersistRequest(_ request: PendingRequestID, _ writes: [PersistedWrite], central: String?) {
+        guard let future = persist(writes, central: central) else {
+            eventLoop.execute { _ = self.respond(to: request, result: .success([])) }
+            return
+        }
+        future.whenComplete { result in
+            switch result {
+            case .success:
+                if !self.respond(to: request, result: .success([])) {
+                    for w in writes { _ = self.core.setValue(characteristic: w.characteristic, value: w.value) }
+                }
+            case .failure:
+                _ = self.respond(to: request, result: .failure(.unlikelyError))
+            }
+        }
     }
 
     public func status() -> ControlStatus {

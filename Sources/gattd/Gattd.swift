@@ -30,6 +30,9 @@ struct Gattd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Group allowed to use the control socket.", valueName: "group"))
     var controlGroup: String?
 
+    @Option(name: .long, help: ArgumentHelp("Control clients connected at once; one more gets an error line and is closed.", valueName: "n"))
+    var maxControlClients: Int = 256
+
     @Option(name: .long, help: ArgumentHelp("Where bonds and persisted values are kept.", valueName: "dir"))
     var stateDir: String = "/var/lib/gattd"
 

@@ -36,6 +36,7 @@ func runDaemon(_ options: Gattd) throws {
 
     var control = ControlServer.Options(path: options.control)
     control.group = options.controlGroup
+    control.maximumClients = max(1, options.maxControlClients)
     let runner = DaemonRunner(
         requestTimeout: options.requestTimeout, stateDirectory: options.stateDir, control: control, logger: logger,
         configName: options.config, loadConfig: { loadConfig(options.config) })

@@ -46,13 +46,25 @@ struct ControlRequestTests {
         #expect(try parse(#"{"op":"disconnect","central":"11:22:33:44:55:66"}"#).command == .disconnect(central: "11:22:33:44:55:66"))
     }
 
-    @Test func idIsAnyScalarEchoedAsWritten() throws {
+    @Test func idIsAShortStringOrAnInt64EchoedAsWritten() throws {
         #expect(try parse(#"{"op":"status","id":"abc"}"#).id == .string("abc"))
-        #expect(try parse(#"{"op":"status","id":1.50}"#).id == .rawNumber("1.50"))
-        #expect(try parse(#"{"op":"status","id":null}"#).id == .null)
-        #expect(try parse(#"{"op":"status","id":true}"#).id == .bool(true))
+        #expect(try parse(#"{"op":"status","id":-9223372036854775808}"#).id == .rawNumber("-9223372036854775808"))
+        #expect(try parse(#"{"op":"status","id":9223372036854775807}"#).id == .rawNumber("9223372036854775807"))
+        #expect(try parse(#"{"op":"status","id":"\#(String(repeating: "é", count: 64))"}"#).id == .string(String(repeating: "é", count: 64)))
+        // Anything else is rejected, not echoed.
+        let idRule = "\"id\" must be a string of at most 64 characters or an integer from -9223372036854775808 to 9223372036854775807"
+        for (text, got) in [
+            ("1.50", "a non-integer number (1.50)"), ("1e3", "a non-integer number (1e3)"), ("null", "null"), ("true", "a boolean"),
+            ("9223372036854775808", "an integer out of range (9223372036854775808)"),
+            (String(repeating: "9", count: 60_000), "a number of 60000 characters"),
+            ("\"\(String(repeating: "x", count: 65))\"", "a string of 65 characters"),
+        ] {
+            let e = failure(#"{"op":"status","id":\#(text)}"#)
+            #expect(e?.id == nil)
+            #expect(e?.error == ControlError(.invalidValue, "\(idRule), got \(got)"))
+        }
         let e = failure(#"{"op":"status","id":[1]}"#)
-        #expect(e?.error.code == .badJSON)
+        #expect(e?.error.code == .invalidValue)
         #expect(e?.id == nil)
     }
 
@@ -108,7 +120,7 @@ struct ControlReplyTests {
     }
 
     @Test func stringEscaping() {
-        #expect(ControlJSON.string("a\"b\\c\nd\u{1}é").text == #""a\"b\\c\nd\u0001é""#)
+        #expect(JSONText.string("a\"b\\c\nd\u{1}é").text == #""a\"b\\c\nd\u0001é""#)
     }
 
     @Test func events() {

@@ -22,6 +22,10 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
     var centrals: [BluetoothAddress: ConnectionID] = [:]
     var pending: Set<UInt64> = []
     var controlEventHandler: ((ControlEvent) -> Void)?
+    /// Characteristics whose `set`/`notify` wait for `persistPromises` (answered by the test).
+    var persistedCharacteristics: Set<Int> = []
+    var persistPromises: [EventLoopPromise<Void>] = []
+    var eventLoop: (any EventLoop)?
 
     init() {
         database = GATTDatabase(deviceName: "Fake", services: [
@@ -48,6 +52,12 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
     func disconnect(_ connection: ConnectionID) { centrals = centrals.filter { $0.value != connection } }
     func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool { pending.remove(request.rawValue) != nil }
     func setControlClientAttached(_ attached: Bool) { attachedHistory.append(attached) }
+    func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<Void>? {
+        guard let eventLoop, writes.contains(where: { persistedCharacteristics.contains($0.characteristic) }) else { return nil }
+        let p = eventLoop.makePromise(of: Void.self)
+        persistPromises.append(p)
+        return p.futureResult
+    }
 }
 
 /// A blocking Unix-socket client reading lines with a timeout.
@@ -103,13 +113,25 @@ final class ServerFixture: @unchecked Sendable {
     let path: String
     let server: ControlServer
 
-    init(maximumOutputBytes: Int? = nil) throws {
+    final class Lines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [String] = []
+        func append(_ l: String) { lock.lock(); list.append(l); lock.unlock() }
+        var all: [String] { lock.lock(); defer { lock.unlock() }; return list }
+    }
+    let logged = Lines()
+
+    init(maximumOutputBytes: Int? = nil, maximumClients: Int? = nil) throws {
         directory = NSTemporaryDirectory() + "gattd-control-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         path = directory + "/control.sock"
         var options = ControlServer.Options(path: path)
         if let maximumOutputBytes { options.maximumOutputBytes = maximumOutputBytes }
-        server = ControlServer(peripheral: peripheral, eventLoop: group.next(), options: options, logger: Logger(label: "test"))
+        if let maximumClients { options.maximumClients = maximumClients }
+        var handler = JournalLogHandler(label: "test", format: .journal) { [logged] line in logged.append(line) }
+        handler.logLevel = .info
+        server = ControlServer(peripheral: peripheral, eventLoop: group.next(), options: options, logger: Logger(label: "test", factory: { _ in handler }))
+        peripheral.eventLoop = server.eventLoop
         try server.start().wait()
     }
 
@@ -145,6 +167,32 @@ struct ControlServerTests {
         #expect(c.request(#"{"op":"status"}"#) == #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[]}"#)
         let notified = try f.onLoop { f.peripheral.notified.map { "\($0.0):\($0.1)" } }
         #expect(notified == ["5:[1, 2]"])
+    }
+
+    /// A `set` of a persisted value is answered once durable (or `persist_failed`), and the
+    /// replies to later requests wait behind it, in request order.
+    @Test func persistedSetRepliesLaterInRequestOrder() throws {
+        let f = try ServerFixture()
+        defer { f.shutdown() }
+        try f.onLoop { f.peripheral.persistedCharacteristics = [6] }
+        let c = try LineClient(path: f.path)
+        c.send(#"{"op":"set","characteristic":"plain","value":{"hex":"01"},"id":1}"# + "\n")
+        c.send(#"{"op":"get","characteristic":"plain","id":2}"# + "\n")
+        c.send(#"{"op":"set","characteristic":"plain","value":{"hex":"02"},"id":3}"# + "\n")
+        c.send(#"{"op":"status","id":4}"# + "\n")
+        #expect(c.line(timeout: 0.3) == nil)
+        #expect(try f.onLoop { f.peripheral.persistPromises.count } == 2)
+        // The second commit fails first: nothing is sent until the first reply is known.
+        try f.onLoop { f.peripheral.persistPromises[1].fail(PersistentStore.Error("cannot write /s/values.log: No space left on device")) }
+        #expect(c.line(timeout: 0.3) == nil)
+        try f.onLoop { f.peripheral.persistPromises[0].succeed() }
+        #expect(c.line() == #"{"ok":true,"id":1}"#)
+        // The get was executed when it arrived, before the set was durable.
+        #expect(c.line() == #"{"ok":true,"value":{"hex":"64"},"id":2}"#)
+        #expect(c.line() == #"{"ok":false,"error":"persist_failed","message":"cannot write /s/values.log: No space left on device","id":3}"#)
+        #expect(c.line()?.hasPrefix(#"{"ok":true,"advertising""#) == true)
+        // Durable first, then set: only the successful value is in place.
+        #expect(c.request(#"{"op":"get","characteristic":"plain"}"#) == #"{"ok":true,"value":{"hex":"01"}}"#)
     }
 
     @Test func busyThenReadyGoesToThatClientOnly() throws {
@@ -184,6 +232,30 @@ struct ControlServerTests {
             usleep(20_000)
         }
         #expect(history == [true, false])
+    }
+
+    @Test func clientsOverTheLimitGetOneErrorLineAndAreClosed() throws {
+        let f = try ServerFixture(maximumClients: 2)
+        defer { f.shutdown() }
+        let a = try LineClient(path: f.path)
+        let b = try LineClient(path: f.path)
+        #expect(a.request(#"{"op":"status","id":1}"#)?.hasPrefix(#"{"ok":true"#) == true)
+        #expect(b.request(#"{"op":"status","id":2}"#)?.hasPrefix(#"{"ok":true"#) == true)
+        let refused = #"{"ok":false,"error":"too_many_clients","message":"gattd already has 2 control clients (--max-control-clients); try again later"}"#
+        for _ in 0..<3 {
+            let c = try LineClient(path: f.path)
+            #expect(c.line() == refused)
+            #expect(c.line(timeout: 1) == nil)  // closed
+        }
+        #expect(try f.onLoop { f.server.clientCount.clients } == 2)
+        // Logged once while the limit holds.
+        #expect(f.logged.all.filter { $0.contains("refusing more") } == ["<4>control socket: 2 clients connected (--max-control-clients); refusing more until one leaves\n"])
+        // The refused ones did not count: after one leaves, one more is accepted.
+        _ = consume a
+        for _ in 0..<50 where try f.onLoop({ f.server.clientCount.clients }) == 2 { usleep(20_000) }
+        let d = try LineClient(path: f.path)
+        #expect(d.request(#"{"op":"status","id":4}"#)?.hasPrefix(#"{"ok":true"#) == true)
+        #expect(b.request(#"{"op":"status","id":5}"#)?.hasPrefix(#"{"ok":true"#) == true)
     }
 
     @Test func slowWatcherIsDropped() throws {

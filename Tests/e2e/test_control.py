@@ -444,7 +444,6 @@ def test_persisted_value_survives_kill_9_during_writes(controllers, gattd, tmp_p
         while not (acked and time.monotonic() - acked[0][0] > 0.8 and len(acked) > 20):
             assert time.monotonic() < deadline, f"only {len(acked)} writes acknowledged in 10 s"
             await asyncio.sleep(0.05)
-        killed_at = time.monotonic()
         first.kill()
         # Cancelling alone is not enough: on Python 3.11 asyncio.wait_for (inside Bumble's
         # request) swallows a cancel that lands as the write's response arrives, and the next
@@ -459,9 +458,8 @@ def test_persisted_value_survives_kill_9_during_writes(controllers, gattd, tmp_p
         value = (await read(peer, uuid(4))).decode()
         assert value.startswith("v")
         restored = int(value[1:])
-        # Every write acknowledged more than 0.5 s before the kill is on disk.
-        settled = max(n for t, n in acked if t < killed_at - 0.5)
-        assert settled <= restored <= acked[-1][1] + 1
+        # Every acknowledged write is on disk (the one in flight at the kill may be too).
+        assert acked[-1][1] <= restored <= acked[-1][1] + 1
         await close_central(device_cm)
 
     run(body(), timeout=60)

@@ -65,6 +65,14 @@ struct PendingOperation: Sendable {
         /// Execute Write with control characteristics in it: the store writes
         /// are applied only when every control write succeeded.
         case execute(storeWrites: [(AttributeHandle, [UInt8])])
+        /// A Write Request (`op` .writeRequest) or Execute Write (.executeWriteRequest)
+        /// waiting for `"persist": true` values to be durable; `writes` are applied on success.
+        case persist(ATTOpcode, writes: [(AttributeHandle, [UInt8])])
+    }
+    /// Whether the control client answers it (not the persistence layer).
+    var isControl: Bool {
+        if case .persist = kind { return false }
+        return true
     }
     var kind: Kind
     /// The handle reported in an error response when the request fails or times out.

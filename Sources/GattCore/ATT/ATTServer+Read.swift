@@ -209,8 +209,11 @@ extension ATTServer {
                 return takeOutputs()
             }
             bearers[id]?.pending = nil
-            for (h, v) in storeWrites { commitWrite(h, v, id) }
-            send(.executeWriteResponse, to: id)
+            finishWrites(storeWrites, .executeWriteRequest, id, now: now)  // persist: may wait for the disk
+        case (.persist(let op, let writes), .success):  // persist: the values are durable
+            bearers[id]?.pending = nil
+            for (h, v) in writes { commitWrite(h, v, id) }
+            send(op == .writeRequest ? .writeResponse : .executeWriteResponse, to: id)
         }
         drainHeld(id, now: now)
         return takeOutputs()

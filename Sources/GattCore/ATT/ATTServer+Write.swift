@@ -98,8 +98,31 @@ extension ATTServer {
             return
         }
         if let err = validateValue(a, v, b) { return sendError(.writeRequest, h, err, to: id) }
-        commitWrite(h, v, id)
-        send(.writeResponse, to: id)
+        finishWrites([(h, v)], .writeRequest, id, now: now)
+    }
+
+    /// Applies validated writes and answers `op` (Write Request or Execute Write): at once,
+    /// or, when `persistWrites` and some are `"persist": true` values, after the caller made
+    /// those durable (`.persistRequest`, answered through `respond(to:result:now:)`).
+    mutating func finishWrites(_ writes: [(AttributeHandle, [UInt8])], _ op: ATTOpcode, _ id: ConnectionID, now: Duration) {
+        var persisted: [PersistedWrite] = []
+        var firstHandle: AttributeHandle?
+        if configuration.persistWrites {
+            for (h, v) in writes {
+                guard let a = database.attribute(at: h), case .characteristicValue(let c) = a.role,
+                    database.characteristics[c].persist
+                else { continue }
+                persisted.append(PersistedWrite(characteristic: c, value: v))
+                firstHandle = firstHandle ?? h
+            }
+        }
+        guard let handle = firstHandle else {
+            for (h, v) in writes { commitWrite(h, v, id) }
+            return send(op == .writeRequest ? .writeResponse : .executeWriteResponse, to: id)
+        }
+        let rid = startPending(.persist(op, writes: writes), handle: handle, waiting: [handle], id, now: now)
+        bearers[id]?.pending?.deadline = now + configuration.persistTimeout
+        emit(.persistRequest(id: rid[0], id, values: persisted))
     }
 
     // MARK: Write Command / Signed Write Command (§3.4.5.3, §3.4.5.4): never answered
@@ -207,10 +230,7 @@ extension ATTServer {
                 storeWrites.append((h, v))
             }
         }
-        if controlWrites.isEmpty {
-            for (h, v) in storeWrites { commitWrite(h, v, id) }
-            return send(.executeWriteResponse, to: id)
-        }
+        if controlWrites.isEmpty { return finishWrites(storeWrites, .executeWriteRequest, id, now: now) }
         let rids = startPending(
             .execute(storeWrites: storeWrites), handle: controlWrites[0].handle,
             waiting: controlWrites.map(\.handle), id, now: now)

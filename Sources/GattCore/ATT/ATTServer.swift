@@ -17,7 +17,8 @@ import DequeModule
 /// - `notify(characteristic:value:only:now:)` / `notifyMultiple(_:only:now:)` /
 ///   `setValue(characteristic:value:)` from the app (`notify` returns its result and outputs).
 /// - `respond(to:result:now:)` answers `.readRequest` / `.writeRequest` events of
-///   `.control` characteristics; `failPendingRequests(now:)` when the control client leaves.
+///   `.control` characteristics and `.persistRequest` events (with `persistWrites`);
+///   `failPendingRequests(now:)` when the control client leaves (persist requests stay).
 /// Every call that can cause something returns `[ATTServerOutput]` to act on, in order.
 ///
 /// Decisions where the specification leaves room:
@@ -316,7 +317,7 @@ public struct ATTServer: Sendable {
     /// client went away); emits `.requestTimedOut` for each.
     public mutating func failPendingRequests(now: Duration) -> [ATTServerOutput] {
         outputs = []
-        for id in bearers.keys.sorted(by: { $0.rawValue < $1.rawValue }) where bearers[id]?.pending != nil {
+        for id in bearers.keys.sorted(by: { $0.rawValue < $1.rawValue }) where bearers[id]?.pending?.isControl == true {
             failPending(id, now: now)
         }
         return takeOutputs()
@@ -340,6 +341,7 @@ extension PendingOperation {
         case .read(let op): op
         case .write: .writeRequest
         case .execute: .executeWriteRequest
+        case .persist(let op, _): op
         }
     }
 }

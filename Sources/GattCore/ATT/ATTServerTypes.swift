@@ -41,6 +41,13 @@ public enum ATTServerEvent: Equatable, Sendable {
     /// Prepare/Execute write): answer with `respond(to:result:now:)` (the value of
     /// a success is ignored). The server stores nothing; the control client owns the value.
     case writeRequest(id: PendingRequestID, ConnectionID, characteristic: Int, value: [UInt8], offset: Int)
+    /// A Write Request or Execute Write that changes `"persist": true` values (only with
+    /// `ATTServerConfiguration.persistWrites`): make `values` durable, then answer with
+    /// `respond(to:result:now:)`. Success stores the values (`.written` follows for each)
+    /// and sends the Write/Execute Write Response; a failure (e.g. `.unlikelyError`) is sent
+    /// as that ATT error and the stored values stay as they were. Later PDUs of the
+    /// bearer wait, in order, like behind a control request.
+    case persistRequest(id: PendingRequestID, ConnectionID, values: [PersistedWrite])
     /// A Write Command or Signed Write Command to a `.control` characteristic: no answer.
     case writeCommand(ConnectionID, characteristic: Int, value: [UInt8])
     /// A control request got no answer within `Configuration.controlTimeout`;
@@ -52,6 +59,16 @@ public enum ATTServerEvent: Equatable, Sendable {
     /// Every queue that made `notify` return `.busy` has room again
     /// (`peripheralManagerIsReadyToUpdateSubscribers`).
     case ready
+}
+
+/// One value of a `.persistRequest`: the characteristic index and its complete new value.
+public struct PersistedWrite: Equatable, Sendable {
+    public var characteristic: Int
+    public var value: [UInt8]
+    public init(characteristic: Int, value: [UInt8]) {
+        self.characteristic = characteristic
+        self.value = value
+    }
 }
 
 /// What a server call asks its caller to do.
@@ -100,5 +117,11 @@ public struct ATTServerConfiguration: Equatable, Sendable {
     /// PDUs held while a request waits for the control client; beyond this
     /// a misbehaving client's extra PDUs are dropped.
     public var maxHeldPDUs: Int = 64
+    /// Whether Write Requests and Execute Writes of `"persist": true` characteristics wait
+    /// for the caller to make the value durable (`.persistRequest`). Off: stored at once.
+    /// Write Commands are never held (best effort: stored at once, `.written` emitted).
+    public var persistWrites = false
+    /// Time the caller has to answer a `.persistRequest` before the client gets Unlikely Error.
+    public var persistTimeout: Duration = .seconds(30)
     public init() {}
 }

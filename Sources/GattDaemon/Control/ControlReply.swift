@@ -3,15 +3,15 @@ import GattCore
 /// The answer to one request: `{"ok":true,...}` or
 /// `{"ok":false,"error":CODE,"message":TEXT}`, with the request's `id` last.
 public enum ControlReply: Sendable, Equatable {
-    case ok([(String, ControlJSON)])
+    case ok([(String, JSONText)])
     case failure(ControlError)
 
     public static func == (a: ControlReply, b: ControlReply) -> Bool { a.json(id: nil) == b.json(id: nil) }
 
     public static let success = ControlReply.ok([])
 
-    public func json(id: ControlJSON?) -> ControlJSON {
-        var members: [(String, ControlJSON)]
+    public func json(id: JSONText?) -> JSONText {
+        var members: [(String, JSONText)]
         switch self {
         case .ok(let fields):
             members = [("ok", .bool(true))] + fields
@@ -23,7 +23,7 @@ public enum ControlReply: Sendable, Equatable {
     }
 
     /// The line to send (without the newline).
-    public func text(id: ControlJSON?) -> String { json(id: id).text }
+    public func text(id: JSONText?) -> String { json(id: id).text }
 }
 
 /// Something that happened, sent to watching clients as `{"event":NAME,"central":ADDR,...}`.
@@ -42,8 +42,11 @@ public enum ControlEvent: Sendable, Equatable {
     case ready
     /// A central confirmed an indication.
     case confirmed(central: String, characteristic: String)
+    /// A value of a persisted characteristic could not be made durable (`central`: the
+    /// central that wrote it; nil for a control-socket `set`/`notify`).
+    case persistFailed(central: String?, characteristic: String, message: String)
 
-    public var json: ControlJSON {
+    public var json: JSONText {
         switch self {
         case .connected(let c):
             return .object([("event", .string("connected")), ("central", .string(c))])
@@ -72,6 +75,10 @@ public enum ControlEvent: Sendable, Equatable {
             return .object([("event", .string("ready"))])
         case .confirmed(let c, let ch):
             return .object([("event", .string("confirmed")), ("central", .string(c)), ("characteristic", .string(ch))])
+        case .persistFailed(let c, let ch, let message):
+            return .object(
+                [("event", .string("persist_failed"))] + (c.map { [("central", JSONText.string($0))] } ?? [])
+                    + [("characteristic", .string(ch)), ("message", .string(message))])
         }
     }
 
@@ -97,7 +104,7 @@ public enum ControlEvent: Sendable, Equatable {
             return central(id).map { .confirmed(central: $0, characteristic: name(c)) }
         case .ready:
             return .ready
-        case .descriptorWritten, .clientFeaturesChanged, .requestTimedOut, .indicationTimedOut:
+        case .descriptorWritten, .clientFeaturesChanged, .requestTimedOut, .indicationTimedOut, .persistRequest:
             return nil
         }
     }

@@ -12,6 +12,10 @@ public enum ControlErrorCode: String, Sendable, CaseIterable {
     case busy
     case unknownRequest = "unknown_request"
     case unknownCentral = "unknown_central"
+    /// A persisted value could not be made durable; nothing was changed.
+    case persistFailed = "persist_failed"
+    /// Sent once to a client over `--max-control-clients`, which is then closed.
+    case tooManyClients = "too_many_clients"
 }
 
 /// A failed request: the code and a human-readable message.
@@ -43,9 +47,9 @@ public enum ControlCommand: Sendable, Equatable {
 /// One parsed request line: the command and the client's `id` to echo.
 public struct ControlRequest: Sendable, Equatable {
     /// The request's `"id"` (any JSON scalar), echoed in the reply.
-    public var id: ControlJSON?
+    public var id: JSONText?
     public var command: ControlCommand
-    public init(id: ControlJSON? = nil, command: ControlCommand) {
+    public init(id: JSONText? = nil, command: ControlCommand) {
         self.id = id
         self.command = command
     }
@@ -53,7 +57,7 @@ public struct ControlRequest: Sendable, Equatable {
 
 /// Why a line is not a valid request, with the `id` to echo when it could be read.
 public struct ControlRequestError: Error, Sendable, Equatable {
-    public var id: ControlJSON?
+    public var id: JSONText?
     public var error: ControlError
 }
 
@@ -79,17 +83,8 @@ extension ControlRequest {
             if fields[m.key] != nil { duplicate = duplicate ?? m.key }
             fields[m.key] = fields[m.key] ?? m.value
         }
-        var id: ControlJSON?
-        if let v = fields["id"] {
-            switch v.kind {
-            case .null: id = .null
-            case .bool(let b): id = .bool(b)
-            case .number(let n): id = .rawNumber(n)
-            case .string(let s): id = .string(s)
-            case .array, .object:
-                throw ControlRequestError(id: nil, error: ControlError(.badJSON, "\"id\" must be a string, number, boolean or null"))
-            }
-        }
+        var id: JSONText?
+        if let v = fields["id"] { id = try requestID(v) }
         if let d = duplicate {
             throw ControlRequestError(id: id, error: ControlError(.badJSON, "duplicate member \"\(d)\""))
         }
@@ -97,6 +92,25 @@ extension ControlRequest {
             return ControlRequest(id: id, command: try command(fields))
         } catch {
             throw ControlRequestError(id: id, error: error)
+        }
+    }
+
+    /// Longest string `id` echoed.
+    public static let maximumIDLength = 64
+
+    /// An `id` is echoed only when it is a short string or an integer within Int64's range;
+    /// anything else is rejected (not echoed).
+    private static func requestID(_ v: JSONValue) throws(ControlRequestError) -> JSONText {
+        let expected = "\"id\" must be a string of at most \(maximumIDLength) characters or an integer from -9223372036854775808 to 9223372036854775807"
+        switch v.kind {
+        case .string(let s) where s.count <= maximumIDLength:
+            return .string(s)
+        case .number(let n) where n.count <= 20 && Int64(n) != nil:
+            return .rawNumber(n)
+        case .string:
+            throw ControlRequestError(id: nil, error: ControlError(.invalidValue, "\(expected), got a string of \(v.kindLength) characters"))
+        default:
+            throw ControlRequestError(id: nil, error: ControlError(.invalidValue, "\(expected), got \(v.shortTypeDescription)"))
         }
     }
 
@@ -173,5 +187,22 @@ extension ControlRequest {
         } catch {
             throw ControlError(.invalidValue, "\"\(key)\".\"\(m.key)\": \(error.message)")
         }
+    }
+}
+
+extension JSONValue {
+    /// The type, without the text of a number (which may be huge).
+    fileprivate var shortTypeDescription: String {
+        switch kind {
+        case .number(let n) where n.count > 24: "a number of \(n.count) characters"
+        case .number(let n) where n.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }): "a non-integer number (\(n))"
+        case .number(let n): "an integer out of range (\(n))"
+        default: typeDescription
+        }
+    }
+
+    fileprivate var kindLength: Int {
+        if case .string(let s) = kind { return s.count }
+        return 0
     }
 }

@@ -16,6 +16,9 @@ public final class ControlServer: @unchecked Sendable {
         /// A client whose unsent output exceeds this is disconnected.
         public var maximumOutputBytes = 1 << 20
         public var maximumLineLength = ControlRequest.maximumLineLength
+        /// Clients connected at once; the next one gets a `too_many_clients` line and is closed.
+        public var maximumClients = Options.defaultMaximumClients
+        public static let defaultMaximumClients = 256
         public init(path: String, group: String? = nil) {
             self.path = path
             self.group = group
@@ -30,6 +33,8 @@ public final class ControlServer: @unchecked Sendable {
     private var clients: [ObjectIdentifier: ControlClient] = [:]
     private var nextClientNumber = 1
     private var attached = false
+    /// The client limit was hit and logged; logged again only after the count went below it.
+    private var refusing = false
 
     public init(peripheral: any PeripheralControl, eventLoop: any EventLoop, options: Options, logger: Logger) {
         self.peripheral = peripheral
@@ -87,7 +92,21 @@ public final class ControlServer: @unchecked Sendable {
 
     // MARK: - Clients
 
-    fileprivate func added(_ channel: any Channel) -> ControlClient {
+    /// A new connection: its client, or nil when over `maximumClients` (it then gets one
+    /// error line and is closed).
+    fileprivate func added(_ channel: any Channel) -> ControlClient? {
+        guard clients.count < options.maximumClients else {
+            if !refusing {
+                refusing = true
+                logger.warning("control socket: \(options.maximumClients) clients connected (--max-control-clients); refusing more until one leaves")
+            }
+            let line = ControlReply.failure(ControlError(.tooManyClients, "gattd already has \(options.maximumClients) control clients (--max-control-clients); try again later")).text(id: nil)
+            var buffer = channel.allocator.buffer(capacity: line.utf8.count + 1)
+            buffer.writeString(line + "\n")
+            channel.writeAndFlush(buffer).whenComplete { _ in channel.close(promise: nil) }
+            return nil
+        }
+        if refusing, clients.count < options.maximumClients - 1 { refusing = false }
         let c = ControlClient(number: nextClientNumber, channel: channel)
         nextClientNumber += 1
         clients[ObjectIdentifier(c)] = c
@@ -108,32 +127,56 @@ public final class ControlServer: @unchecked Sendable {
         peripheral.setControlClientAttached(now)
     }
 
-    /// Handles one received line; the reply is written at once (replies keep request order).
+    /// Handles one received line. A reply is written as soon as it and every earlier
+    /// reply to this client are known (persisted `set`/`notify` wait for the disk), so
+    /// replies keep request order.
     fileprivate func received(_ framed: ControlLineFramer.Output, from c: ControlClient) {
-        let reply: String
         switch framed {
         case .tooLong:
-            reply = ControlReply.failure(ControlError(.badJSON, "line too long (more than \(options.maximumLineLength) bytes)")).text(id: nil)
+            reply(.now(.failure(ControlError(.badJSON, "line too long (more than \(options.maximumLineLength) bytes)"))), id: nil, to: c)
         case .line(let bytes):
             do {
                 let request = try ControlRequest.parse(bytes)
-                let r = execute(request.command, for: c)
-                reply = r.text(id: request.id)
+                reply(execute(request.command, for: c), id: request.id, to: c)
             } catch {
-                reply = ControlReply.failure(error.error).text(id: error.id)
+                reply(.now(.failure(error.error)), id: error.id, to: c)
             }
         }
-        send(reply, to: c, flush: false)
     }
 
-    private func execute(_ command: ControlCommand, for client: ControlClient) -> ControlReply {
+    private func reply(_ outcome: ControlOutcome, id: JSONText?, to c: ControlClient) {
+        switch outcome {
+        case .now(let r) where c.unsentReplies.isEmpty:
+            send(r.text(id: id), to: c, flush: false)
+        case .now(let r):
+            c.unsentReplies.append(ControlClient.ReplySlot(text: r.text(id: id)))
+        case .later(let future):
+            let slot = ControlClient.ReplySlot(text: nil)
+            c.unsentReplies.append(slot)
+            future.assumeIsolated().whenComplete { [self] result in
+                let r: ControlReply
+                switch result {
+                case .success(let reply): r = reply
+                case .failure(let error): r = .failure(ControlError(.persistFailed, "\(error)"))
+                }
+                if case .failure(let e) = r, e.code == .busy { c.owesReady = true }
+                slot.text = r.text(id: id)
+                while let first = c.unsentReplies.first, let text = first.text {
+                    c.unsentReplies.removeFirst()
+                    send(text, to: c, flush: true)
+                }
+            }
+        }
+    }
+
+    private func execute(_ command: ControlCommand, for client: ControlClient) -> ControlOutcome {
         if case .watch = command {
             client.watching = true
             updateAttached()
-            return .success
+            return .now(.success)
         }
         let r = ControlDispatcher.execute(command, on: peripheral)
-        if case .failure(let e) = r, e.code == .busy { client.owesReady = true }
+        if case .now(.failure(let e)) = r, e.code == .busy { client.owesReady = true }
         return r
     }
 
@@ -153,21 +196,23 @@ public final class ControlServer: @unchecked Sendable {
         var buffer = c.channel.allocator.buffer(capacity: line.utf8.count + 1)
         buffer.writeString(line)
         buffer.writeInteger(UInt8(0x0A))
-        let size = buffer.readableBytes
-        if c.pendingBytes + size > options.maximumOutputBytes {
+        // What the channel holds unsent (no promise per write: a client that stops reading
+        // must not cost a closure and a promise per queued line).
+        let pending = (try? c.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        if pending + buffer.readableBytes > options.maximumOutputBytes {
             c.dropped = true
             logger.warning("control client \(c.number) does not read its replies/events (over \(options.maximumOutputBytes) bytes unsent); dropping it")
+            c.unsentReplies = []
+            // Once its queued writes are released, give the freed heap back to the system.
+            c.channel.closeFuture.whenComplete { _ in ReleaseMemory.now() }
             c.channel.close(mode: .all, promise: nil)
             removed(c)
             return
         }
-        c.pendingBytes += size
-        let promise = c.channel.eventLoop.makePromise(of: Void.self)
-        promise.futureResult.whenComplete { _ in c.pendingBytes -= size }
         if flush {
-            c.channel.writeAndFlush(buffer, promise: promise)
+            c.channel.writeAndFlush(buffer, promise: nil)
         } else {
-            c.channel.write(buffer, promise: promise)
+            c.channel.write(buffer, promise: nil)
         }
     }
 }
@@ -179,9 +224,13 @@ final class ControlClient: @unchecked Sendable {
     var watching = false
     /// A `notify` answered `busy`: `ready` is due to this client.
     var owesReady = false
-    /// Bytes written and not yet handed to the kernel.
-    var pendingBytes = 0
     var dropped = false
+    /// Replies waiting for an earlier one that is not known yet (a persisted `set`).
+    var unsentReplies: [ReplySlot] = []
+    final class ReplySlot {
+        var text: String?
+        init(text: String?) { self.text = text }
+    }
     init(number: Int, channel: any Channel) {
         self.number = number
         self.channel = channel
@@ -203,7 +252,7 @@ final class ControlClientHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         client = server.added(context.channel)
-        context.fireChannelActive()
+        if client != nil { context.fireChannelActive() }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -234,17 +283,24 @@ final class ControlClientHandler: ChannelInboundHandler {
 @available(*, unavailable)
 extension ControlClientHandler: Sendable {}
 
+/// A request's reply: known now, or once persisted values are durable.
+public enum ControlOutcome {
+    case now(ControlReply)
+    /// A failed future is answered `persist_failed`.
+    case later(EventLoopFuture<ControlReply>)
+}
+
 /// Executes one request against the peripheral (everything but `watch`).
 public enum ControlDispatcher {
-    public static func execute(_ command: ControlCommand, on p: any PeripheralControl) -> ControlReply {
+    public static func execute(_ command: ControlCommand, on p: any PeripheralControl) -> ControlOutcome {
         do {
             return try run(command, on: p)
         } catch {
-            return .failure(error)
+            return .now(.failure(error))
         }
     }
 
-    private static func run(_ command: ControlCommand, on p: any PeripheralControl) throws(ControlError) -> ControlReply {
+    private static func run(_ command: ControlCommand, on p: any PeripheralControl) throws(ControlError) -> ControlOutcome {
         switch command {
         case .notify(let name, let value, let central):
             let (index, c) = try characteristic(name, in: p.database)
@@ -253,38 +309,56 @@ public enum ControlDispatcher {
             }
             try checkLength(value, c)
             let only = try central.map { a throws(ControlError) in try connection(a, p) }
-            switch p.notify(characteristic: index, value: value, only: only) {
-            case .queued(let n): return .ok([("sent", .int(n))])
-            case .busy: throw ControlError(.busy, "a subscriber's transmit queue is full; nothing was changed; wait for the \"ready\" event")
-            case .valueTooLong: throw ControlError(.valueTooLong, "value longer than the maximum length of \(c.displayName) (\(c.maxLength) bytes)")
-            case .notNotifiable: throw ControlError(.notNotifiable, "\(c.displayName) has neither notify nor indicate")
-            case .unknownCharacteristic: throw ControlError(.unknownCharacteristic, "no characteristic \"\(name)\"")
+            // A persisted value is made durable first, then set and sent.
+            if let durable = p.persist([PersistedWrite(characteristic: index, value: value)], central: nil) {
+                return .later(durable.assumeIsolated().map {
+                    let result = p.notify(characteristic: index, value: value, only: only)
+                    if result == .busy {
+                        _ = p.setValue(characteristic: index, value: value)  // memory matches the disk
+                        return .failure(ControlError(.busy, "the value was saved and set, but a subscriber's transmit queue is full and it was not sent; wait for the \"ready\" event"))
+                    }
+                    return notifyReply(result, name, c)
+                }.nonisolated())
             }
+            return .now(notifyReply(p.notify(characteristic: index, value: value, only: only), name, c))
         case .set(let name, let value):
             let (index, c) = try characteristic(name, in: p.database)
             try checkLength(value, c)
+            if let durable = p.persist([PersistedWrite(characteristic: index, value: value)], central: nil) {
+                return .later(durable.assumeIsolated().map { p.setValue(characteristic: index, value: value) ? .success : .failure(ControlError(.invalidValue, "cannot set \(c.displayName)")) }.nonisolated())
+            }
             guard p.setValue(characteristic: index, value: value) else {
                 throw ControlError(.invalidValue, "cannot set \(c.displayName)")
             }
-            return .success
+            return .now(.success)
         case .get(let name):
             let (index, _) = try characteristic(name, in: p.database)
-            return .ok([("value", .hexValue(p.database.value(ofCharacteristic: index)))])
+            return .now(.ok([("value", .hexValue(p.database.value(ofCharacteristic: index)))]))
         case .status:
-            return .ok(p.status().fields)
+            return .now(.ok(p.status().fields))
         case .watch:
-            return .success
+            return .now(.success)
         case .respond(let request, let result):
             guard p.respond(to: PendingRequestID(request), result: result) else {
                 throw ControlError(.unknownRequest, "no pending request \(request) (already answered, timed out, or its central left)")
             }
-            return .success
+            return .now(.success)
         case .advertise(let enable):
             p.setAdvertising(enable)
-            return .success
+            return .now(.success)
         case .disconnect(let central):
             p.disconnect(try connection(central, p))
-            return .success
+            return .now(.success)
+        }
+    }
+
+    private static func notifyReply(_ result: NotifyResult, _ name: String, _ c: Characteristic) -> ControlReply {
+        switch result {
+        case .queued(let n): return .ok([("sent", .int(n))])
+        case .busy: return .failure(ControlError(.busy, "a subscriber's transmit queue is full; nothing was changed; wait for the \"ready\" event"))
+        case .valueTooLong: return .failure(ControlError(.valueTooLong, "value longer than the maximum length of \(c.displayName) (\(c.maxLength) bytes)"))
+        case .notNotifiable: return .failure(ControlError(.notNotifiable, "\(c.displayName) has neither notify nor indicate"))
+        case .unknownCharacteristic: return .failure(ControlError(.unknownCharacteristic, "no characteristic \"\(name)\""))
         }
     }
 

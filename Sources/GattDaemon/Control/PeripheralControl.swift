@@ -1,4 +1,5 @@
 import GattCore
+import NIOCore
 
 /// What the control socket drives: the running peripheral, whatever its transport
 /// (H4 `PeripheralDaemon`, the kernel transport). Every member is called on, and
@@ -23,6 +24,10 @@ public protocol PeripheralControl: AnyObject {
     /// Answers a forwarded read/write; false when the request is unknown
     /// (never issued, answered, timed out, or its central left).
     func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool
+    /// Makes the values of `"persist": true` characteristics among `writes` durable, without
+    /// changing the served values; nil when none is persisted (or values are not kept).
+    /// A failure also sends watchers `persist_failed` (`central`: who wrote, if a central).
+    func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<Void>?
     /// Whether at least one control client watches. Going to false must fail
     /// pending requests (`ATTServer.failPendingRequests(now:)`).
     func setControlClientAttached(_ attached: Bool)
@@ -84,7 +89,7 @@ public struct ControlStatus: Sendable, Equatable {
     }
 
     /// The `{"ok":true,...}` fields.
-    public var fields: [(String, ControlJSON)] {
+    public var fields: [(String, JSONText)] {
         [
             ("advertising", .bool(advertising)),
             ("address", .string(address.description)),

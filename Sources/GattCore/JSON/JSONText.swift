@@ -1,21 +1,20 @@
-import GattCore
-
-/// A JSON value to write on the control socket: objects keep their members in
-/// the order given, so every reply and event has a stable, testable text.
-public indirect enum ControlJSON: Sendable, Equatable {
+/// The one JSON writer (the strict reader is `JSONParser`): control-socket replies and
+/// events, and the state files. Objects keep their members in the order given, so every
+/// text is stable and testable.
+public indirect enum JSONText: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int)
     /// A number literal echoed as received (request ids).
     case rawNumber(String)
     case string(String)
-    case array([ControlJSON])
-    case object([(String, ControlJSON)])
+    case array([JSONText])
+    case object([(String, JSONText)])
 
-    public static func == (a: ControlJSON, b: ControlJSON) -> Bool { a.text == b.text }
+    public static func == (a: JSONText, b: JSONText) -> Bool { a.text == b.text }
 
     /// `{"hex": "..."}`: how values are reported.
-    public static func hexValue(_ bytes: [UInt8]) -> ControlJSON {
+    public static func hexValue(_ bytes: [UInt8]) -> JSONText {
         .object([("hex", .string(AttributeValueLiteral.hexString(bytes)))])
     }
 
@@ -26,7 +25,7 @@ public indirect enum ControlJSON: Sendable, Equatable {
         return s
     }
 
-    func write(to s: inout String) {
+    public func write(to s: inout String) {
         switch self {
         case .null: s += "null"
         case .bool(let b): s += b ? "true" : "false"
@@ -53,7 +52,7 @@ public indirect enum ControlJSON: Sendable, Equatable {
     }
 
     /// RFC 8259 §7 string escaping; non-ASCII is written as UTF-8.
-    static func writeString(_ t: String, to s: inout String) {
+    public static func writeString(_ t: String, to s: inout String) {
         s += "\""
         for u in t.unicodeScalars {
             switch u {

@@ -1,0 +1,212 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import SystemPackage
+
+/// A file operation that failed: what, on which path, and the system's error.
+public struct StateFileError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var operation: String
+    public var path: String
+    public var errno: Errno
+    public init(_ operation: String, _ path: String, _ errno: Errno) {
+        self.operation = operation
+        self.path = path
+        self.errno = errno
+    }
+    public var description: String { "cannot \(operation) \(path): \(errno.description)" }
+}
+
+/// The few file operations `PersistentStore` needs, on the files of one directory
+/// (names, not paths). Each mutating operation returns only once it is durable.
+/// `SystemStateDirectory` is the real one; tests use fakes that fail or tear writes.
+public protocol StateDirectory: AnyObject {
+    /// The directory, for messages.
+    var path: String { get }
+    /// The whole file; nil when it does not exist.
+    func read(_ name: String) throws(StateFileError) -> [UInt8]?
+    /// Replaces the file atomically and durably: temp file, fsync, rename, fsync of the
+    /// directory (created, mode 0700, when missing).
+    func replace(_ name: String, with bytes: [UInt8]) throws(StateFileError)
+    /// Writes `bytes` at `offset` (creating the file) and fdatasyncs it.
+    func write(_ name: String, _ bytes: [UInt8], at offset: Int) throws(StateFileError)
+    /// Cuts the file to `length` and fsyncs it (a missing file is fine).
+    func truncate(_ name: String, to length: Int) throws(StateFileError)
+    /// Renames the file to `name.<suffix>` (or `-2`, `-3`...); returns the new path.
+    func setAside(_ name: String, suffix: String) throws(StateFileError) -> String
+    /// Removes files whose names start with `prefix`; returns a sentence for each.
+    func removeFiles(withPrefix prefix: String) -> [String]
+}
+
+/// `StateDirectory` on the file system, with swift-system's `FileDescriptor` and `FilePath`
+/// (fsync, fdatasync, rename, mkdir and readdir, which swift-system lacks, are the libc calls).
+public final class SystemStateDirectory: StateDirectory {
+    public let directory: FilePath
+    public var path: String { directory.string }
+
+    public init(_ directory: String) { self.directory = FilePath(directory) }
+
+    func file(_ name: String) -> FilePath { directory.appending(name) }
+
+    public func read(_ name: String) throws(StateFileError) -> [UInt8]? {
+        let p = file(name)
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(p, .readOnly, options: [.closeOnExec])
+        } catch Errno.noSuchFileOrDirectory {
+            return nil
+        } catch {
+            throw StateFileError("read", p.string, error as? Errno ?? .ioError)
+        }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        do {
+            try fd.closeAfter {
+                while true {
+                    let n = try chunk.withUnsafeMutableBytes { try fd.read(into: $0) }
+                    if n == 0 { break }
+                    out += chunk[0..<n]
+                }
+            }
+        } catch {
+            throw StateFileError("read", p.string, error as? Errno ?? .ioError)
+        }
+        return out
+    }
+
+    public func replace(_ name: String, with bytes: [UInt8]) throws(StateFileError) {
+        try makeDirectory()
+        let target = file(name)
+        let temp = file("\(name).tmp-\(getpid())")
+        do {
+            let fd = try FileDescriptor.open(temp, .writeOnly, options: [.create, .truncate, .closeOnExec], permissions: [.ownerReadWrite])
+            do {
+                try fd.closeAfter {
+                    _ = try fd.writeAll(bytes)
+                    try Self.check(fsync(fd.rawValue))
+                }
+            } catch {
+                _ = temp.withPlatformString { unlink($0) }
+                throw error
+            }
+        } catch {
+            throw StateFileError("write", temp.string, error as? Errno ?? .ioError)
+        }
+        let moved = temp.withPlatformString { t in target.withPlatformString { rename(t, $0) } }
+        if moved != 0 {
+            let e = Errno(rawValue: errno)
+            _ = temp.withPlatformString { unlink($0) }
+            throw StateFileError("rename \(temp.string) to", target.string, e)
+        }
+        try syncDirectory()
+    }
+
+    public func write(_ name: String, _ bytes: [UInt8], at offset: Int) throws(StateFileError) {
+        let p = file(name)
+        do {
+            let fd: FileDescriptor
+            do {
+                fd = try FileDescriptor.open(p, .writeOnly, options: [.closeOnExec])
+            } catch .noSuchFileOrDirectory {
+                try makeDirectory()
+                fd = try FileDescriptor.open(p, .writeOnly, options: [.create, .closeOnExec], permissions: [.ownerReadWrite])
+                try fd.closeAfter { try Self.check(fsync(fd.rawValue)) }
+                try syncDirectory()
+                return try write(name, bytes, at: offset)
+            }
+            try fd.closeAfter {
+                _ = try fd.writeAll(toAbsoluteOffset: Int64(offset), bytes)
+                try Self.check(fdatasync(fd.rawValue))
+            }
+        } catch let e as StateFileError {
+            throw e
+        } catch {
+            throw StateFileError("write", p.string, error as? Errno ?? .ioError)
+        }
+    }
+
+    public func truncate(_ name: String, to length: Int) throws(StateFileError) {
+        let p = file(name)
+        do {
+            let fd = try FileDescriptor.open(p, .writeOnly, options: [.closeOnExec])
+            try fd.closeAfter {
+                try fd.resize(to: Int64(length))
+                try Self.check(fsync(fd.rawValue))
+            }
+        } catch Errno.noSuchFileOrDirectory {
+            return
+        } catch {
+            throw StateFileError("truncate", p.string, error as? Errno ?? .ioError)
+        }
+    }
+
+    public func setAside(_ name: String, suffix: String) throws(StateFileError) -> String {
+        let p = file(name)
+        var candidate = FilePath("\(p.string).\(suffix)")
+        var n = 2
+        while candidate.withPlatformString({ access($0, F_OK) }) == 0 {
+            candidate = FilePath("\(p.string).\(suffix)-\(n)")
+            n += 1
+        }
+        let moved = p.withPlatformString { from in candidate.withPlatformString { rename(from, $0) } }
+        guard moved == 0 else { throw StateFileError("rename", p.string, Errno(rawValue: errno)) }
+        return candidate.string
+    }
+
+    public func removeFiles(withPrefix prefix: String) -> [String] {
+        guard let dir = directory.withPlatformString({ opendir($0) }) else { return [] }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix(prefix) { names.append(name) }
+        }
+        closedir(dir)
+        return names.sorted().map { name in
+            let full = file(name)
+            if full.withPlatformString({ unlink($0) }) == 0 { return "removed \(full), left over from an interrupted save" }
+            return "cannot remove \(full), left over from an interrupted save: \(Errno(rawValue: errno))"
+        }
+    }
+
+    // MARK: Helpers
+
+    private static func check(_ result: Int32) throws(Errno) {
+        if result != 0 { throw Errno(rawValue: errno) }
+    }
+
+    private func syncDirectory() throws(StateFileError) {
+        do {
+            let fd = try FileDescriptor.open(directory, .readOnly, options: [.directory, .closeOnExec])
+            try fd.closeAfter { try Self.check(fsync(fd.rawValue)) }
+        } catch {
+            throw StateFileError("fsync", path, error as? Errno ?? .ioError)
+        }
+    }
+
+    /// `mkdir -p`: missing parents get 0755, the directory itself 0700.
+    private func makeDirectory() throws(StateFileError) {
+        var missing: [FilePath] = []
+        var current = directory
+        var st = stat()
+        while !current.isEmpty, current.withPlatformString({ stat($0, &st) }) != 0 {
+            let e = Errno(rawValue: errno)
+            guard e == .noSuchFileOrDirectory else { throw StateFileError("create", path, e) }
+            missing.append(current)
+            guard current.removeLastComponent() else { break }
+        }
+        if missing.isEmpty, (st.st_mode & S_IFMT) != S_IFDIR {
+            throw StateFileError("use", path, .notDirectory)
+        }
+        for (i, d) in missing.reversed().enumerated() {
+            let mode: mode_t = i == missing.count - 1 ? 0o700 : 0o755
+            if d.withPlatformString({ mkdir($0, mode) }) != 0, errno != EEXIST {
+                throw StateFileError("create", d.string, Errno(rawValue: errno))
+            }
+        }
+    }
+}

@@ -1,0 +1,330 @@
+"""Acknowledged means durable: `"persist": true` values a central or a control client was
+told are written survive `kill -9`, and a full or read-only state directory is answered
+with an error (ATT Unlikely Error, `persist_failed`) instead of a lie."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from bumble import att
+
+from control_client import ControlClient
+from harness import bumble_device, connect, named, read, run, scan_for, write
+
+
+def uuid(n: int) -> str:
+    return f"7a1d{n:04x}-0000-4000-8000-000000000000"
+
+
+CONFIG = """{
+  "name": "Persist Test",
+  "advertising": { "local_name": "PST", "interval_ms": [20, 30] },
+  "services": [
+    { "id": "svc", "uuid": "%s", "characteristics": [
+        { "id": "label", "uuid": "%s", "properties": ["read", "write"], "persist": true, "max_length": 64,
+          "value": { "utf8": "default" } },
+        { "id": "scratch", "uuid": "%s", "properties": ["read", "write"], "max_length": 64 } ] }
+  ]
+}
+""" % (uuid(0), uuid(1), uuid(2))
+
+LABEL = uuid(1)
+SCRATCH = uuid(2)
+UNLIKELY_ERROR = 0x0E
+
+
+_central_number = 0
+
+
+async def connect_central(controllers, address=None, attempts=3):
+    """A fresh Bumble central connected to gattd, with a new address each time: after a
+    `kill -9` the simulated link keeps the dead host's connection, and a new central with the
+    same address may then connect to that ghost (gattd never hears of it). An attempt that
+    hangs anyway is abandoned after 15 s and retried."""
+    global _central_number
+    for attempt in range(attempts):
+        _central_number += 1
+        own = address or f"C0:00:00:00:{(_central_number >> 8) & 0xFF:02X}:{_central_number & 0xFF:02X}"
+        device_cm = bumble_device(controllers[1], "central", own)
+        device = await device_cm.__aenter__()
+
+        async def attempt_connect():
+            advertisement = await scan_for(device, named("PST"))
+            return await connect(device, advertisement.address)
+
+        task = asyncio.ensure_future(attempt_connect())
+        done, _ = await asyncio.wait({task}, timeout=15)
+        if done and task.exception() is None:
+            return device_cm, task.result()
+        task.cancel()
+        try:
+            await task
+        except BaseException:
+            pass
+        await device_cm.__aexit__(None, None, None)
+        if attempt == attempts - 1:
+            raise TimeoutError(f"could not connect to gattd in {attempts} attempts")
+        print(f"\nconnect attempt {attempt + 1} failed; retrying with a new central")
+
+
+async def close_central(device_cm, peer=None):
+    if peer is not None:
+        try:
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+        except Exception:
+            pass
+    await device_cm.__aexit__(None, None, None)
+
+
+# ----------------------------------------------------------------------------------------
+# Crash consistency
+# ----------------------------------------------------------------------------------------
+TRIALS = int(os.environ.get("GATTD_PERSIST_TRIALS", "50"))
+SEED = int(os.environ.get("GATTD_PERSIST_SEED", "20261123"))
+
+
+def test_no_acknowledged_write_is_lost_across_seeded_kill_9(controllers, gattd, tmp_path):
+    """A central writes persisted values back to back while gattd is killed with SIGKILL at a
+    seeded random moment; after each restart the value is the last acknowledged one, or the
+    one in flight at the kill (durable but not yet acknowledged) — never older."""
+    rng = random.Random(SEED)
+    last_acked: str | None = None  # across trials
+    total_acked = 0
+
+    async def trial(number: int) -> None:
+        nonlocal last_acked, total_acked
+        process = gattd(CONFIG)
+        device_cm, peer = await connect_central(controllers)
+        # What the restart must show: this trial's first write may not have been acknowledged.
+        restored = (await read(peer, LABEL)).decode()
+        expected_start = last_acked or "default"
+        assert restored == expected_start, f"trial {number}: restored {restored!r}, expected {expected_start!r}"
+        acked: list[str] = []
+        in_flight: list[str] = []
+
+        async def writer() -> None:
+            n = 0
+            while True:
+                value = f"t{number:03d}n{n:05d}"
+                in_flight.append(value)
+                await write(peer, LABEL, value.encode())
+                acked.append(value)
+                n += 1
+
+        task = asyncio.ensure_future(writer())
+        await asyncio.sleep(rng.uniform(0.02, 0.5))
+        process.kill()
+        task.cancel()
+        try:
+            await task
+        except BaseException:
+            pass
+        await close_central(device_cm)
+        total_acked += len(acked)
+        # The value after the restart must be the last acknowledged one or the one in flight.
+        if acked:
+            last_acked = acked[-1]
+        allowed = {last_acked or "default"} | ({in_flight[-1]} if in_flight else set())
+        state[number] = allowed
+
+    state: dict[int, set[str]] = {}
+
+    async def body() -> None:
+        nonlocal last_acked
+        for number in range(TRIALS):
+            await trial(number)
+            # Check this trial's outcome through a fresh daemon before the next kill.
+            process = gattd(CONFIG)
+            device_cm, peer = await connect_central(controllers)
+            restored = (await read(peer, LABEL)).decode()
+            await close_central(device_cm, peer)
+            process.stop()
+            assert restored in state[number], f"trial {number} (seed {SEED}): restored {restored!r}, allowed {state[number]}"
+            last_acked = restored  # an in-flight value that became durable is the new baseline
+
+    run(body(), timeout=60 + 20 * TRIALS)
+    print(f"\n{TRIALS} kill -9 trials (seed {SEED}): {total_acked} acknowledged writes, none lost")
+    assert total_acked > TRIALS  # the trials did write
+
+
+# ----------------------------------------------------------------------------------------
+# Full and read-only state directory
+# ----------------------------------------------------------------------------------------
+def mount_tmpfs(path: Path, size: str) -> None:
+    path.mkdir(exist_ok=True)
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN): {result.stderr.strip()}")
+
+
+def umount(path: Path) -> None:
+    subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+@pytest.fixture
+def small_state_dir(tmp_path: Path):
+    """tmp_path/state (the gattd fixture's --state-dir) as a 64 KiB tmpfs."""
+    state = tmp_path / "state"
+    mount_tmpfs(state, "64k")
+    yield state
+    umount(state)
+
+
+def fill(directory: Path) -> Path:
+    """Fills the file system until ENOSPC; returns the filler file."""
+    filler = directory / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return filler
+
+
+async def write_error(peer, uuid_: str, value: bytes) -> int | None:
+    try:
+        await write(peer, uuid_, value)
+        return None
+    except att.ATT_Error as error:
+        return error.error_code
+
+
+def error_lines(process) -> list[str]:
+    return [l for l in process.log().splitlines() if "cannot save persisted values" in l]
+
+
+def assert_kept_after_kill_9(process, controllers, gattd, value: bytes) -> None:
+    """Kills gattd (no shutdown compaction: the log alone must hold the value) and reads
+    the value through a fresh one."""
+    process.kill()
+    second = gattd(CONFIG)
+
+    async def check():
+        device_cm, peer = await connect_central(controllers)
+        assert await read(peer, LABEL) == value
+        await close_central(device_cm, peer)
+
+    run(check())
+    second.stop()
+
+
+def test_full_disk_is_answered_with_an_error_and_recovers(controllers, gattd, tmp_path, small_state_dir):
+    process = gattd(CONFIG)
+    filler = fill(small_state_dir)
+
+    async def body():
+        watcher = await ControlClient.open(tmp_path / "control.sock")
+        assert await watcher.request({"op": "watch"}) == {"ok": True}
+        control = await ControlClient.open(tmp_path / "control.sock")
+        device_cm, peer = await connect_central(controllers)
+        for n in range(3):
+            assert await write_error(peer, LABEL, f"full{n}".encode()) == UNLIKELY_ERROR
+        assert (await read(peer, LABEL)) == b"default"  # not changed in memory either
+        event = await watcher.event("persist_failed")
+        assert event["characteristic"] == "label" and event["central"].startswith("C0:00:00:00:")
+        assert "No space left on device" in event["message"]
+        reply = await control.request({"op": "set", "characteristic": "label", "value": {"utf8": "socket"}, "id": 7})
+        assert reply["ok"] is False and reply["error"] == "persist_failed" and reply["id"] == 7
+        assert "No space left on device" in reply["message"]
+        assert (await control.request({"op": "get", "characteristic": "label"}))["value"] == {"hex": b"default".hex()}
+        # Writes of values that are not persisted still work.
+        await write(peer, SCRATCH, b"fine")
+        # Once per condition, not per write.
+        assert len(error_lines(process)) == 1, process.log()
+        # Room again: the next write is saved, with no restart.
+        filler.unlink()
+        await write(peer, LABEL, b"recovered")
+        assert await control.request({"op": "set", "characteristic": "label", "value": {"utf8": "again"}}) == {"ok": True}
+        assert "persisted values are saved again" in process.log()
+        await control.close()
+        await watcher.close()
+        await close_central(device_cm, peer)
+
+    run(body(), timeout=60)
+    assert_kept_after_kill_9(process, controllers, gattd, b"again")
+
+
+def test_read_only_state_directory_is_answered_with_an_error_and_recovers(controllers, gattd, tmp_path,
+                                                                          small_state_dir):
+    process = gattd(CONFIG)
+
+    async def body():
+        device_cm, peer = await connect_central(controllers)
+        await write(peer, LABEL, b"before")
+        result = subprocess.run(["mount", "-o", "remount,ro", str(small_state_dir)], capture_output=True, text=True)
+        if result.returncode != 0:
+            await close_central(device_cm, peer)
+            pytest.skip(f"cannot remount read-only: {result.stderr.strip()}")
+        try:
+            for n in range(3):
+                assert await write_error(peer, LABEL, f"ro{n}".encode()) == UNLIKELY_ERROR
+            assert await read(peer, LABEL) == b"before"
+            assert len(error_lines(process)) == 1, process.log()
+            assert "Read-only file system" in error_lines(process)[0]
+        finally:
+            subprocess.run(["mount", "-o", "remount,rw", str(small_state_dir)], check=True)
+        await write(peer, LABEL, b"after")
+        await close_central(device_cm, peer)
+
+    run(body(), timeout=60)
+    assert_kept_after_kill_9(process, controllers, gattd, b"after")
+
+
+# ----------------------------------------------------------------------------------------
+# Figures (printed, not asserted: run with -s)
+# ----------------------------------------------------------------------------------------
+def test_report_persisted_write_latency_and_burst_rate(controllers, gattd, tmp_path):
+    process = gattd(CONFIG)
+    count = int(os.environ.get("GATTD_PERSIST_WRITES", "200"))
+    burst = int(os.environ.get("GATTD_PERSIST_BURST", "5000"))
+
+    async def body():
+        device_cm, peer = await connect_central(controllers)
+        timings = {}
+        for name, target in (("not persisted", SCRATCH), ("persisted", LABEL)):
+            samples = []
+            for n in range(count):
+                started = time.perf_counter()
+                await write(peer, target, f"{n:06d}".encode())
+                samples.append(time.perf_counter() - started)
+                await asyncio.sleep(0.01)  # low rate
+            samples.sort()
+            timings[name] = (sum(samples) / len(samples), samples[len(samples) // 2], samples[int(len(samples) * 0.99)])
+        assert await read(peer, LABEL) == f"{count - 1:06d}".encode()
+        # Burst: one client pipelines `set`s of the persisted value; group commit shares flushes.
+        control = await ControlClient.open(tmp_path / "control.sock")
+        started = time.perf_counter()
+        for n in range(burst):
+            control.send({"op": "set", "characteristic": "label", "value": {"utf8": f"b{n}"}, "id": n})
+        await control.writer.drain()
+        replies = [await control.reply(30) for _ in range(burst)]
+        elapsed = time.perf_counter() - started
+        assert [r["id"] for r in replies] == list(range(burst)) and all(r["ok"] for r in replies)
+        # Several centrals' writes... and a sequential central: rate bounded by one flush per write.
+        started = time.perf_counter()
+        for n in range(count):
+            await write(peer, LABEL, f"s{n}".encode())
+        sequential = count / (time.perf_counter() - started)
+        await control.close()
+        await close_central(device_cm, peer)
+        persisted, plain = timings["persisted"], timings["not persisted"]
+        print(f"\nwrite round trip at low rate (mean / median / p99, ms): not persisted "
+              f"{plain[0] * 1e3:.2f} / {plain[1] * 1e3:.2f} / {plain[2] * 1e3:.2f}; persisted "
+              f"{persisted[0] * 1e3:.2f} / {persisted[1] * 1e3:.2f} / {persisted[2] * 1e3:.2f}; added (median) "
+              f"{(persisted[1] - plain[1]) * 1e3:.2f} ms")
+        print(f"burst of {burst} pipelined control-socket sets: {burst / elapsed:.0f} acknowledged persisted writes/s")
+        print(f"one central writing back to back: {sequential:.0f} acknowledged persisted writes/s")
+
+    run(body(), timeout=120)
+    process.stop()
