@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "fuzz-att", targets: ["FuzzATT"]),
         .executable(name: "fuzz-config", targets: ["FuzzConfig"]),
         .executable(name: "fuzz-host", targets: ["FuzzHost"]),
+        .executable(name: "fuzz-smp", targets: ["FuzzSMP"]),
     ],
     dependencies: [
         .package(name: "gattd", path: ".."),
@@ -28,6 +29,8 @@ let package = Package(
         .executableTarget(name: "FuzzConfig", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
         // Host: H4 streams after a scripted bring-up; well-formed HCI out, ACL flow control kept.
         .executableTarget(name: "FuzzHost", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
+        // PairingResponder: SMP PDUs in every state; nothing completes, no LTK, commands round-trip.
+        .executableTarget(name: "FuzzSMP", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
     ],
     swiftLanguageModes: [.v6]
 )
