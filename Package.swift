@@ -33,6 +33,9 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // The control socket's requests, replies and events as types, with their one JSON codec
+        // (shared by gattd and gattctl).
+        .target(name: "GattControlProtocol", dependencies: ["GattCore"]),
         // I/O shell: H4 transports (TCP, Unix, UART, HCI user channel) and the kernel transport.
         .target(
             name: "GattTransport",
@@ -48,7 +51,7 @@ let package = Package(
         .target(
             name: "GattDaemon",
             dependencies: [
-                "GattCore", "GattTransport",
+                "GattCore", "GattTransport", "GattControlProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -66,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "gattctl",
             dependencies: [
-                "GattCore",
+                "GattCore", "GattControlProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -74,6 +77,7 @@ let package = Package(
             name: "GattCoreTests",
             dependencies: ["GattCore"]
         ),
+        .testTarget(name: "GattControlProtocolTests", dependencies: ["GattControlProtocol", "GattCore"]),
         .testTarget(name: "GattTransportTests", dependencies: ["GattTransport"]),
         .testTarget(name: "GattDaemonTests", dependencies: ["GattDaemon", "GattCore"]),
     ],

@@ -3,7 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
+import GattControlProtocol
+import GattCore
 
 /// Why gattctl gives up, with the message to print and the exit code.
 struct GattctlFailure: Error {
@@ -20,15 +21,14 @@ struct GattctlFailure: Error {
     static func usage(_ message: String) -> GattctlFailure { GattctlFailure(message: message, exitCode: 64) }
 }
 
-/// A JSON object as JSONSerialization reads it.
-typealias JSONObject = [String: Any]
-
 /// A blocking newline-delimited-JSON client for gattd's control socket.
 final class ControlClient {
     let path: String
     private let fd: Int32
     private var buffer: [UInt8] = []
     private var nextID = 1
+    /// The `"id"` of the last reply, as gattd echoed it.
+    private(set) var lastReplyID: JSONText?
 
     /// How long to wait for the reply to a request.
     static let replyTimeout: Duration = .seconds(10)
@@ -77,40 +77,33 @@ final class ControlClient {
 
     // MARK: - Requests
 
-    /// Sends `request` with a fresh `"id"` and returns the matching reply, skipping any
+    /// Sends `command` with a fresh `"id"` and returns the matching reply, skipping any
     /// events that arrive first.
-    func request(_ request: JSONObject) throws(GattctlFailure) -> JSONObject {
-        var request = request
+    func request(_ command: ControlCommand) throws(GattctlFailure) -> ControlReply {
         let id = nextID
         nextID += 1
-        request["id"] = id
-        try send(request)
+        try send(ControlRequest(id: .rawNumber(String(id)), command: command))
         while true {
-            guard let object = try readObject(timeout: Self.replyTimeout) else {
+            guard let message = try readMessage(timeout: Self.replyTimeout, answering: command.op) else {
                 throw .reply("gattd did not answer within \(Self.replyTimeout.components.seconds) s")
             }
-            if object["event"] != nil { continue }
-            if let echoed = object["id"] as? Int, echoed != id { continue }
-            return object
+            guard case .reply(let reply, let echoed) = message else { continue }
+            if case .rawNumber(let n)? = echoed, Int(n) != id { continue }
+            lastReplyID = echoed
+            return reply
         }
     }
 
     /// Like `request`, but an `{"ok":false}` reply becomes a failure with its message.
     @discardableResult
-    func expectOK(_ request: JSONObject) throws(GattctlFailure) -> JSONObject {
-        let reply = try self.request(request)
-        if reply["ok"] as? Bool == true { return reply }
-        throw .reply(Self.errorText(reply))
+    func expectOK(_ command: ControlCommand) throws(GattctlFailure) -> ControlReply {
+        let reply = try request(command)
+        if case .failure(let e) = reply { throw .reply(Self.errorText(e)) }
+        return reply
     }
 
-    func send(_ object: JSONObject) throws(GattctlFailure) {
-        let data: Data
-        do {
-            data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        } catch {
-            throw .reply("cannot encode request: \(error)")
-        }
-        var bytes = [UInt8](data)
+    func send(_ request: ControlRequest) throws(GattctlFailure) {
+        var bytes = Array(request.text.utf8)
         bytes.append(0x0A)
         var offset = 0
         while offset < bytes.count {
@@ -160,24 +153,25 @@ final class ControlClient {
         }
     }
 
-    /// The next line parsed as a JSON object; nil on timeout.
-    func readObject(timeout: Duration?) throws(GattctlFailure) -> JSONObject? {
+    /// The next line decoded (a reply read as the answer to `op`); nil on timeout.
+    func readMessage(timeout: Duration?, answering op: String) throws(GattctlFailure) -> ControlMessage? {
         guard let line = try readLine(timeout: timeout) else { return nil }
-        return try Self.parse(line)
+        return try Self.decode(line, answering: op)
     }
 
-    static func parse(_ line: String) throws(GattctlFailure) -> JSONObject {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? JSONObject else {
+    static func decode(_ line: String, answering op: String) throws(GattctlFailure) -> ControlMessage {
+        do {
+            return try ControlMessage.decode(Array(line.utf8), answering: op)
+        } catch where error.code == .badJSON {
             throw .reply("gattd sent something that is not a JSON object: \(line)")
+        } catch {
+            throw .reply("gattd sent something unexpected (\(error.message)): \(line)")
         }
-        return object
     }
 
-    /// "message" of an error reply, or the code, or the whole reply.
-    static func errorText(_ reply: JSONObject) -> String {
-        if let message = reply["message"] as? String, !message.isEmpty { return message }
-        if let code = reply["error"] as? String { return code }
-        return "unexpected reply: \(reply)"
+    /// The message of an error reply, else its code.
+    static func errorText(_ e: ControlError) -> String {
+        e.message.isEmpty ? e.code.rawValue : e.message
     }
 
     private static func errnoText() -> String { String(cString: strerror(errno)) }

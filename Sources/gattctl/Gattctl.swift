@@ -1,5 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ArgumentParser
-import Foundation
+import GattControlProtocol
 import GattCore
 
 /// `gattctl`: talks to a running gattd over its control socket.
@@ -32,7 +37,7 @@ struct GlobalOptions: ParsableArguments {
 
     var socketPath: String {
         if let socket { return socket }
-        if let env = ProcessInfo.processInfo.environment["GATTD_SOCKET"], !env.isEmpty { return env }
+        if let env = getenv("GATTD_SOCKET").map({ String(cString: $0) }), !env.isEmpty { return env }
         return "/run/gattd/control.sock"
     }
 
@@ -62,15 +67,14 @@ enum ValueEncoding: String, EnumerableFlag {
     }
 
     /// Checks `text` locally (for a clear message before anything is sent) and returns the
-    /// protocol's value object, e.g. `{"utf8": "21.5"}`.
-    func valueObject(_ text: String) throws(GattctlFailure) -> [String: String] {
+    /// protocol's value, sent as written, e.g. `{"utf8": "21.5"}`.
+    func value(_ text: String) throws(GattctlFailure) -> ControlValue {
         do {
-            _ = try AttributeValueLiteral.decode(text, as: literal)
+            return try ControlValue(text, as: literal)
         } catch {
             let hint = self == .hex ? " (use --utf8 to send text)" : ""
             throw .usage("invalid \(rawValue) value \"\(text)\": \(error.message)\(hint)")
         }
-        return [rawValue: text]
     }
 }
 
@@ -79,14 +83,37 @@ func runReportingFailures(_ body: () throws(GattctlFailure) -> Void) throws {
     do {
         try body()
     } catch {
-        FileHandle.standardError.write(Data("gattctl: \(error.message)\n".utf8))
+        StandardStream.error("gattctl: \(error.message)\n")
         throw ExitCode(error.exitCode)
     }
 }
 
-/// Prints a line and flushes (stdout is often a pipe).
+/// Prints a line, unbuffered (stdout is often a pipe).
 func emit(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    StandardStream.output(line + "\n")
+}
+
+/// stdout and stderr through write(2): nothing buffered, nothing lost at exit.
+enum StandardStream {
+    static func output(_ text: String) { write(text, to: 1) }
+    static func error(_ text: String) { write(text, to: 2) }
+
+    private static func write(_ text: String, to fd: Int32) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                #if canImport(Glibc)
+                Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                #else
+                Darwin.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                #endif
+            }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return }
+            offset += n
+        }
+    }
 }
 
 // MARK: - notify
@@ -120,9 +147,9 @@ struct Notify: ParsableCommand {
             if value == "-" {
                 try streamFromStandardInput()
             } else {
-                let object = try encoding.valueObject(value)
+                let v = try encoding.value(value)
                 let client = try global.connect()
-                if let failure = try send(object, client: client) { throw .reply(failure.message) }
+                if let failure = try send(v, client: client) { throw .reply(failure.message) }
             }
         }
     }
@@ -135,18 +162,18 @@ struct Notify: ParsableCommand {
             lineNumber += 1
             if line.hasSuffix("\r") { line.removeLast() }
             if line.isEmpty { continue }
-            let object: [String: String]
+            let v: ControlValue
             do {
-                object = try encoding.valueObject(line)
+                v = try encoding.value(line)
             } catch {
-                FileHandle.standardError.write(Data("gattctl: stdin line \(lineNumber): \(error.message); skipped\n".utf8))
+                StandardStream.error("gattctl: stdin line \(lineNumber): \(error.message); skipped\n")
                 failed += 1
                 continue
             }
-            if let failure = try send(object, client: client) {
+            if let failure = try send(v, client: client) {
                 let message = "stdin line \(lineNumber): \(failure.message)"
                 guard failure.skippable else { throw .reply(message) }
-                FileHandle.standardError.write(Data("gattctl: \(message); skipped\n".utf8))
+                StandardStream.error("gattctl: \(message); skipped\n")
                 failed += 1
             }
         }
@@ -160,20 +187,15 @@ struct Notify: ParsableCommand {
     }
 
     /// Sends one notify, waiting out `busy`. Returns nil when sent.
-    private func send(_ value: [String: String], client: ControlClient) throws(GattctlFailure) -> Rejection? {
-        var request: JSONObject = ["op": "notify", "characteristic": id, "value": value]
-        if let central { request["central"] = central }
+    private func send(_ value: ControlValue, client: ControlClient) throws(GattctlFailure) -> Rejection? {
+        let command = ControlCommand.notify(characteristic: id, value: value, central: central)
         while true {
-            let reply = try client.request(request)
-            if reply["ok"] as? Bool == true { return nil }
-            let code = reply["error"] as? String
-            if code == "busy" {
+            guard case .failure(let e) = try client.request(command) else { return nil }
+            if e.code == .busy {
                 try waitForReady(client)
                 continue
             }
-            return Rejection(
-                message: ControlClient.errorText(reply),
-                skippable: code == "invalid_value" || code == "value_too_long")
+            return Rejection(message: ControlClient.errorText(e), skippable: e.code == .invalidValue || e.code == .valueTooLong)
         }
     }
 
@@ -183,8 +205,8 @@ struct Notify: ParsableCommand {
         let deadline = ContinuousClock.now + Self.readyTimeout
         while true {
             let left = deadline - ContinuousClock.now
-            guard left > .zero, let object = try client.readObject(timeout: left) else { return }
-            if object["event"] as? String == "ready" { return }
+            guard left > .zero, let message = try client.readMessage(timeout: left, answering: "notify") else { return }
+            if message == .event(.ready) { return }
         }
     }
 }
@@ -201,8 +223,7 @@ struct SetValue: ParsableCommand {
 
     func run() throws {
         try runReportingFailures { () throws(GattctlFailure) in
-            let object = try encoding.valueObject(value)
-            try global.connect().expectOK(["op": "set", "characteristic": id, "value": object])
+            try global.connect().expectOK(.set(characteristic: id, value: try encoding.value(value)))
         }
     }
 }
@@ -217,8 +238,10 @@ struct GetValue: ParsableCommand {
 
     func run() throws {
         try runReportingFailures { () throws(GattctlFailure) in
-            let reply = try global.connect().expectOK(["op": "get", "characteristic": id])
-            let bytes = try Self.bytes(of: reply["value"])
+            guard case .value(let value) = try global.connect().expectOK(.get(characteristic: id)) else {
+                throw .reply("gattd's reply has no value")
+            }
+            let bytes = value.bytes
             switch encoding {
             case .hex: emit(AttributeValueLiteral.hexString(bytes))
             case .base64: emit(AttributeValueLiteral.base64String(bytes))
@@ -228,20 +251,6 @@ struct GetValue: ParsableCommand {
                 }
                 emit(text)
             }
-        }
-    }
-
-    /// Decodes a protocol value object (`{"hex": ...}`, `{"utf8": ...}` or `{"base64": ...}`).
-    static func bytes(of value: Any?) throws(GattctlFailure) -> [UInt8] {
-        guard let object = value as? [String: Any], object.count == 1, let (key, raw) = object.first,
-            let text = raw as? String, let encoding = AttributeValueLiteral.Encoding(rawValue: key)
-        else {
-            throw .reply("gattd's reply has no readable value: \(String(describing: value))")
-        }
-        do {
-            return try AttributeValueLiteral.decode(text, as: encoding)
-        } catch {
-            throw .reply("gattd's reply has an invalid \(key) value: \(error.message)")
         }
     }
 }
@@ -256,17 +265,15 @@ struct Status: ParsableCommand {
 
     func run() throws {
         try runReportingFailures { () throws(GattctlFailure) in
-            let reply = try global.connect().expectOK(["op": "status"])
+            let client = try global.connect()
+            let reply = try client.expectOK(.status)
+            guard case .status(let status) = reply else { throw .reply("gattd's reply has no status") }
             if json {
-                emit(Rendering.json(reply))
+                emit(Rendering.sortedKeys(reply.json(id: client.lastReplyID)).text)
             } else {
-                emit(Rendering.statusTable(reply), terminator: "")
+                StandardStream.output(Rendering.statusTable(status))
             }
         }
-    }
-
-    private func emit(_ text: String, terminator: String = "\n") {
-        FileHandle.standardOutput.write(Data((text + terminator).utf8))
     }
 }
 
@@ -281,13 +288,13 @@ struct Watch: ParsableCommand {
     func run() throws {
         try runReportingFailures { () throws(GattctlFailure) in
             let client = try global.connect()
-            try client.expectOK(["op": "watch"])
+            try client.expectOK(.watch)
             while true {
                 guard let line = try client.readLine(timeout: nil) else { continue }
                 if json {
                     emit(line)
                 } else {
-                    emit(Rendering.event(try ControlClient.parse(line), at: Date()))
+                    emit(Rendering.line(try ControlClient.decode(line, answering: "watch"), at: Rendering.now()))
                 }
             }
         }
@@ -308,7 +315,7 @@ struct Advertise: ParsableCommand {
 
     func run() throws {
         try runReportingFailures { () throws(GattctlFailure) in
-            try global.connect().expectOK(["op": "advertise", "enable": state == .on])
+            try global.connect().expectOK(.advertise(enable: state == .on))
         }
     }
 }
@@ -321,7 +328,7 @@ struct Disconnect: ParsableCommand {
 
     func run() throws {
         try runReportingFailures { () throws(GattctlFailure) in
-            try global.connect().expectOK(["op": "disconnect", "central": address])
+            try global.connect().expectOK(.disconnect(central: address))
         }
     }
 }

@@ -1,4 +1,9 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import GattControlProtocol
 import GattCore
 
 /// Human-readable forms of gattd's replies and events.
@@ -11,27 +16,24 @@ enum Rendering {
     /// CENTRAL            TYPE    MTU  SECURITY  QUEUE  SUBSCRIPTIONS
     /// 11:22:33:44:55:66  random  247  medium        0  hr_measurement (notify)
     /// ```
-    static func statusTable(_ reply: JSONObject) -> String {
-        let advertising = (reply["advertising"] as? Bool).map { $0 ? "yes" : "no" } ?? "?"
-        let connections = reply["connections"] as? [JSONObject] ?? []
-        var out = "advertising  \(advertising)\n"
-        out += "address      \(reply["address"] as? String ?? "?")\n"
-        out += "connections  \(connections.count)\n"
-        guard !connections.isEmpty else { return out }
+    static func statusTable(_ status: ControlStatus) -> String {
+        var out = "advertising  \(status.advertising ? "yes" : "no")\n"
+        out += "address      \(status.address)\n"
+        out += "connections  \(status.connections.count)\n"
+        guard !status.connections.isEmpty else { return out }
 
         var rows: [[String]] = [["CENTRAL", "TYPE", "MTU", "SECURITY", "QUEUE", "SUBSCRIPTIONS"]]
-        for c in connections {
-            let subscriptions = (c["subscriptions"] as? [JSONObject] ?? []).map { s -> String in
-                let kinds = [(s["notify"] as? Bool == true) ? "notify" : nil, (s["indicate"] as? Bool == true) ? "indicate" : nil]
-                    .compactMap { $0 }
-                return "\(s["characteristic"].map(scalar) ?? "?") (\(kinds.isEmpty ? "off" : kinds.joined(separator: ", ")))"
+        for c in status.connections {
+            let subscriptions = c.subscriptions.map { s -> String in
+                let kinds = [s.notify ? "notify" : nil, s.indicate ? "indicate" : nil].compactMap { $0 }
+                return "\(s.characteristic) (\(kinds.isEmpty ? "off" : kinds.joined(separator: ", ")))"
             }
             rows.append([
-                c["central"].map(scalar) ?? "?",
-                c["address_type"].map(scalar) ?? "?",
-                c["mtu"].map(scalar) ?? "?",
-                c["security"].map(scalar) ?? "?",
-                c["queue"].map(scalar) ?? "?",
+                c.address.description,
+                c.addressType.rawValue & 0x01 == 0 ? "public" : "random",
+                String(c.mtu),
+                c.security.description,
+                String(c.queue),
                 subscriptions.isEmpty ? "-" : subscriptions.joined(separator: ", "),
             ])
         }
@@ -55,21 +57,33 @@ enum Rendering {
     }
 
     /// `10:00:00.123 written central=11:22:33:44:55:66 characteristic=label value=4869 "Hi"`
-    /// (local time; known keys first, the rest sorted).
-    static func event(_ event: JSONObject, at date: Date) -> String {
+    /// (known keys first, the rest sorted). `time` is `now()`.
+    static func line(_ message: ControlMessage, at time: String) -> String {
+        let json: JSONText
+        switch message {
+        case .event(let e): json = e.json
+        case .unknownEvent(_, let j): json = j
+        case .reply(let r, let id): json = r.json(id: id)
+        }
+        guard case .object(let members) = json else { return time + " " + scalar(json) }
         let order = ["central", "characteristic", "request", "mtu", "notify", "indicate", "offset", "reason", "value"]
-        var parts = [time(date), event["event"].map(scalar) ?? "?"]
-        let others = event.keys.filter { $0 != "event" && !order.contains($0) }.sorted()
+        var fields: [String: JSONText] = [:]
+        for (k, v) in members where fields[k] == nil { fields[k] = v }
+        var parts = [time, fields["event"].map(scalar) ?? "?"]
+        let others = fields.keys.filter { $0 != "event" && !order.contains($0) }.sorted()
         for key in order + others {
-            guard let v = event[key] else { continue }
+            guard let v = fields[key] else { continue }
             parts.append(key == "value" ? "value=\(value(v))" : "\(key)=\(scalar(v))")
         }
         return parts.joined(separator: " ")
     }
 
     /// A value object as hex, followed by the text in quotes when it is printable ASCII.
-    static func value(_ v: Any) -> String {
-        guard let bytes = try? GetValue.bytes(of: v) else { return scalar(v) }
+    static func value(_ v: JSONText) -> String {
+        guard case .object(let m) = v, m.count == 1, case .string(let text) = m[0].1,
+            let encoding = AttributeValueLiteral.Encoding(rawValue: m[0].0),
+            let bytes = try? AttributeValueLiteral.decode(text, as: encoding)
+        else { return scalar(v) }
         let hex = AttributeValueLiteral.hexString(bytes)
         if !bytes.isEmpty, bytes.allSatisfy({ (0x20...0x7E).contains($0) }) {
             return "\(hex) \"\(String(decoding: bytes, as: UTF8.self))\""
@@ -77,29 +91,34 @@ enum Rendering {
         return hex.isEmpty ? "\"\"" : hex
     }
 
-    static func scalar(_ v: Any) -> String {
+    /// Strings bare, numbers as written, anything else as JSON (keys sorted).
+    static func scalar(_ v: JSONText) -> String {
         switch v {
-        case let s as String: return s
-        case let n as NSNumber:
-            // JSONSerialization gives booleans as NSNumber too, with the objCType of a char.
-            if String(cString: n.objCType) == "c" { return n.boolValue ? "true" : "false" }
-            return n.stringValue
-        default:
-            return json(v)
+        case .string(let s): s
+        case .rawNumber(let n): n
+        default: sortedKeys(v).text
         }
     }
 
-    static func json(_ v: Any) -> String {
-        guard JSONSerialization.isValidJSONObject(v),
-            let data = try? JSONSerialization.data(withJSONObject: v, options: [.sortedKeys, .withoutEscapingSlashes])
-        else { return "\(v)" }
-        return String(decoding: data, as: UTF8.self)
+    /// The same JSON with every object's members sorted by key (`status --json`).
+    static func sortedKeys(_ v: JSONText) -> JSONText {
+        switch v {
+        case .array(let items): .array(items.map(sortedKeys))
+        case .object(let members): .object(members.map { ($0.0, sortedKeys($0.1)) }.sorted { $0.0 < $1.0 })
+        default: v
+        }
     }
 
-    private static func time(_ date: Date) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.dateFormat = "HH:mm:ss.SSS"
-        return f.string(from: date)
+    /// The local time as `HH:mm:ss.SSS`.
+    static func now() -> String {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var seconds = ts.tv_sec
+        var t = tm()
+        localtime_r(&seconds, &t)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let ms = Int(ts.tv_nsec) / 1_000_000
+        let millis = ms < 10 ? "00\(ms)" : ms < 100 ? "0\(ms)" : "\(ms)"
+        return "\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)).\(millis)"
     }
 }

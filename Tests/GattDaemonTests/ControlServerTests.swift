@@ -39,11 +39,14 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
     func connection(of central: BluetoothAddress) -> ConnectionID? { centrals[central] }
     func notify(characteristic: Int, value: [UInt8], only: ConnectionID?) -> NotifyResult {
         notified.append((characteristic, value, only))
+        // As the core answers: the control server maps this, it does not check it first.
+        if let refusal = database.valueUpdateRefusal(characteristic: characteristic, value: value, notifying: true) { return refusal }
         let r = notifyResults.isEmpty ? .queued(1) : notifyResults.removeFirst()
         if case .queued = r { _ = setValue(characteristic: characteristic, value: value) }
         return r
     }
     func setValue(characteristic: Int, value: [UInt8]) -> Bool {
+        guard database.valueUpdateRefusal(characteristic: characteristic, value: value, notifying: false) == nil else { return false }
         database.setValue(value, at: database.characteristics[characteristic].valueHandle)
         return true
     }
@@ -158,15 +161,22 @@ struct ControlServerTests {
         let c = try LineClient(path: f.path)
         #expect(c.request(#"{"op":"get","characteristic":"plain","id":1}"#) == #"{"ok":true,"value":{"hex":"64"},"id":1}"#)
         #expect(c.request(#"{"op":"notify","characteristic":"hr","value":{"hex":"0102"}}"#) == #"{"ok":true,"sent":1}"#)
-        #expect(c.request(#"{"op":"notify","characteristic":"plain","value":{"hex":"01"}}"#)?.contains(#""error":"not_notifiable""#) == true)
-        #expect(c.request(#"{"op":"notify","characteristic":"hr","value":{"hex":"0102030405"}}"#)?.contains(#""error":"value_too_long""#) == true)
+        // The core refuses these (nothing changes); the server maps its answer.
+        #expect(c.request(#"{"op":"notify","characteristic":"plain","value":{"hex":"01"}}"#)
+            == #"{"ok":false,"error":"not_notifiable","message":"plain has neither notify nor indicate"}"#)
+        #expect(c.request(#"{"op":"notify","characteristic":"hr","value":{"hex":"0102030405"}}"#)
+            == #"{"ok":false,"error":"value_too_long","message":"5 bytes is longer than the maximum length of hr (4 bytes)"}"#)
+        #expect(c.request(#"{"op":"set","characteristic":"plain","value":{"hex":"0102"}}"#)
+            == #"{"ok":false,"error":"value_too_long","message":"2 bytes is longer than the maximum length of plain (1 bytes)"}"#)
+        #expect(c.request(#"{"op":"get","characteristic":"hr"}"#) == #"{"ok":true,"value":{"hex":"0102"}}"#)
+        #expect(c.request(#"{"op":"get","characteristic":"plain"}"#) == #"{"ok":true,"value":{"hex":"64"}}"#)
         #expect(c.request(#"{"op":"get","characteristic":"nope"}"#)?.contains(#""error":"unknown_characteristic""#) == true)
         #expect(c.request(#"{"op":"respond","request":4,"status":"success"}"#)?.contains(#""error":"unknown_request""#) == true)
         #expect(c.request(#"{"op":"disconnect","central":"01:02:03:04:05:06"}"#)?.contains(#""error":"unknown_central""#) == true)
         #expect(c.request(#"{"op":"advertise","enable":false}"#) == #"{"ok":true}"#)
         #expect(c.request(#"{"op":"status"}"#) == #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[]}"#)
         let notified = try f.onLoop { f.peripheral.notified.map { "\($0.0):\($0.1)" } }
-        #expect(notified == ["5:[1, 2]"])
+        #expect(notified == ["5:[1, 2]", "6:[1]", "5:[1, 2, 3, 4, 5]"])
     }
 
     /// A `set` of a persisted value is answered once durable (or `persist_failed`), and the
@@ -265,7 +275,7 @@ struct ControlServerTests {
         #expect(w.request(#"{"op":"watch"}"#) == #"{"ok":true}"#)
         // ~2 MB of events, never read: more than the kernel buffers plus 4 KiB.
         try f.onLoop {
-            for _ in 0..<20_000 { f.peripheral.controlEventHandler?(.written(central: "01:02:03:04:05:06", characteristic: "plain", value: Array(repeating: 0, count: 100))) }
+            for _ in 0..<20_000 { f.peripheral.controlEventHandler?(.written(central: "01:02:03:04:05:06", characteristic: "plain", value: ControlValue(hex: Array(repeating: 0, count: 100)))) }
         }
         var count: (clients: Int, watchers: Int) = (1, 1)
         for _ in 0..<50 {

@@ -29,10 +29,7 @@ extension ATTServer {
     {
         outputs = []
         for (c, v) in updates {
-            guard database.characteristics.indices.contains(c) else { return (.unknownCharacteristic, []) }
-            let ch = database.characteristics[c]
-            guard ch.properties.canNotify || ch.properties.canIndicate else { return (.notNotifiable, []) }
-            guard v.count <= ch.maxLength else { return (.valueTooLong, []) }
+            if let refusal = database.valueUpdateRefusal(characteristic: c, value: v, notifying: true) { return (refusal, []) }
         }
         // Plan every connection's PDUs before changing anything.
         var plans: [(id: ConnectionID, notifications: [[UInt8]], indications: [ATTBearer.WaitingIndication])] = []

@@ -128,10 +128,8 @@ public struct ATTServer: Sendable {
 
     /// Sets a characteristic's stored value without notifying.
     public mutating func setValue(characteristic: Int, value: [UInt8]) -> Bool {
-        guard database.characteristics.indices.contains(characteristic) else { return false }
-        let c = database.characteristics[characteristic]
-        guard value.count <= c.maxLength else { return false }
-        database.setValue(value, at: c.valueHandle)
+        guard database.valueUpdateRefusal(characteristic: characteristic, value: value, notifying: false) == nil else { return false }
+        database.setValue(value, at: database.characteristics[characteristic].valueHandle)
         return true
     }
 

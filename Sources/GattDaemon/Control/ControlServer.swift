@@ -136,7 +136,7 @@ public final class ControlServer: @unchecked Sendable {
             reply(.now(.failure(ControlError(.badJSON, "line too long (more than \(options.maximumLineLength) bytes)"))), id: nil, to: c)
         case .line(let bytes):
             do {
-                let request = try ControlRequest.parse(bytes)
+                let request = try ControlRequest.decode(bytes)
                 reply(execute(request.command, for: c), id: request.id, to: c)
             } catch {
                 reply(.now(.failure(error.error)), id: error.id, to: c)
@@ -282,104 +282,3 @@ final class ControlClientHandler: ChannelInboundHandler {
 
 @available(*, unavailable)
 extension ControlClientHandler: Sendable {}
-
-/// A request's reply: known now, or once persisted values are durable.
-public enum ControlOutcome {
-    case now(ControlReply)
-    /// A failed future is answered `persist_failed`.
-    case later(EventLoopFuture<ControlReply>)
-}
-
-/// Executes one request against the peripheral (everything but `watch`).
-public enum ControlDispatcher {
-    public static func execute(_ command: ControlCommand, on p: any PeripheralControl) -> ControlOutcome {
-        do {
-            return try run(command, on: p)
-        } catch {
-            return .now(.failure(error))
-        }
-    }
-
-    private static func run(_ command: ControlCommand, on p: any PeripheralControl) throws(ControlError) -> ControlOutcome {
-        switch command {
-        case .notify(let name, let value, let central):
-            let (index, c) = try characteristic(name, in: p.database)
-            guard c.properties.canNotify || c.properties.canIndicate else {
-                throw ControlError(.notNotifiable, "\(c.displayName) has neither notify nor indicate")
-            }
-            try checkLength(value, c)
-            let only = try central.map { a throws(ControlError) in try connection(a, p) }
-            // A persisted value is made durable first, then set and sent.
-            if let durable = p.persist([PersistedWrite(characteristic: index, value: value)], central: nil) {
-                return .later(durable.assumeIsolated().map {
-                    let result = p.notify(characteristic: index, value: value, only: only)
-                    if result == .busy {
-                        _ = p.setValue(characteristic: index, value: value)  // memory matches the disk
-                        return .failure(ControlError(.busy, "the value was saved and set, but a subscriber's transmit queue is full and it was not sent; wait for the \"ready\" event"))
-                    }
-                    return notifyReply(result, name, c)
-                }.nonisolated())
-            }
-            return .now(notifyReply(p.notify(characteristic: index, value: value, only: only), name, c))
-        case .set(let name, let value):
-            let (index, c) = try characteristic(name, in: p.database)
-            try checkLength(value, c)
-            if let durable = p.persist([PersistedWrite(characteristic: index, value: value)], central: nil) {
-                return .later(durable.assumeIsolated().map { p.setValue(characteristic: index, value: value) ? .success : .failure(ControlError(.invalidValue, "cannot set \(c.displayName)")) }.nonisolated())
-            }
-            guard p.setValue(characteristic: index, value: value) else {
-                throw ControlError(.invalidValue, "cannot set \(c.displayName)")
-            }
-            return .now(.success)
-        case .get(let name):
-            let (index, _) = try characteristic(name, in: p.database)
-            return .now(.ok([("value", .hexValue(p.database.value(ofCharacteristic: index)))]))
-        case .status:
-            return .now(.ok(p.status().fields))
-        case .watch:
-            return .now(.success)
-        case .respond(let request, let result):
-            guard p.respond(to: PendingRequestID(request), result: result) else {
-                throw ControlError(.unknownRequest, "no pending request \(request) (already answered, timed out, or its central left)")
-            }
-            return .now(.success)
-        case .advertise(let enable):
-            p.setAdvertising(enable)
-            return .now(.success)
-        case .disconnect(let central):
-            p.disconnect(try connection(central, p))
-            return .now(.success)
-        }
-    }
-
-    private static func notifyReply(_ result: NotifyResult, _ name: String, _ c: Characteristic) -> ControlReply {
-        switch result {
-        case .queued(let n): return .ok([("sent", .int(n))])
-        case .busy: return .failure(ControlError(.busy, "a subscriber's transmit queue is full; nothing was changed; wait for the \"ready\" event"))
-        case .valueTooLong: return .failure(ControlError(.valueTooLong, "value longer than the maximum length of \(c.displayName) (\(c.maxLength) bytes)"))
-        case .notNotifiable: return .failure(ControlError(.notNotifiable, "\(c.displayName) has neither notify nor indicate"))
-        case .unknownCharacteristic: return .failure(ControlError(.unknownCharacteristic, "no characteristic \"\(name)\""))
-        }
-    }
-
-    private static func characteristic(_ name: String, in db: GATTDatabase) throws(ControlError) -> (Int, Characteristic) {
-        guard let i = db.characteristicIndex(named: name), db.characteristics.indices.contains(i) else {
-            throw ControlError(.unknownCharacteristic, "no characteristic \"\(name)\" (use its config id, or its UUID when unique)")
-        }
-        return (i, db.characteristics[i])
-    }
-
-    private static func checkLength(_ value: [UInt8], _ c: Characteristic) throws(ControlError) {
-        guard value.count <= c.maxLength else {
-            throw ControlError(.valueTooLong, "\(value.count) bytes is longer than the maximum length of \(c.displayName) (\(c.maxLength) bytes)")
-        }
-    }
-
-    private static func connection(_ central: String, _ p: any PeripheralControl) throws(ControlError) -> ConnectionID {
-        guard let a = BluetoothAddress(central) else {
-            throw ControlError(.unknownCentral, "\"\(central)\" is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
-        }
-        guard let id = p.connection(of: a) else { throw ControlError(.unknownCentral, "no central \(a) is connected") }
-        return id
-    }
-}

@@ -1,4 +1,6 @@
 import GattCore
+// The protocol's types are part of this API (and of everything that drives it).
+@_exported import GattControlProtocol
 import NIOCore
 
 /// What the control socket drives: the running peripheral, whatever its transport
@@ -35,76 +37,18 @@ public protocol PeripheralControl: AnyObject {
     var controlEventHandler: ((ControlEvent) -> Void)? { get set }
 }
 
-/// The `status` reply.
-public struct ControlStatus: Sendable, Equatable {
-    public var advertising: Bool
-    /// The controller's (identity) address.
-    public var address: BluetoothAddress
-    public var connections: [Central]
-
-    public init(advertising: Bool, address: BluetoothAddress, connections: [Central]) {
-        self.advertising = advertising
-        self.address = address
-        self.connections = connections
-    }
-
-    public struct Subscription: Sendable, Equatable {
-        public var characteristic: String
-        public var notify: Bool
-        public var indicate: Bool
-    }
-
-    /// One connected central.
-    public struct Central: Sendable, Equatable {
-        public var address: BluetoothAddress
-        public var addressType: BluetoothAddressType
-        public var mtu: Int
-        public var security: SecurityLevel
-        public var subscriptions: [Subscription]
-        /// Notifications/indications queued and not yet sent.
-        public var queue: Int
-
-        public init(address: BluetoothAddress, addressType: BluetoothAddressType, mtu: Int, security: SecurityLevel, subscriptions: [Subscription], queue: Int) {
-            self.address = address
-            self.addressType = addressType
-            self.mtu = mtu
-            self.security = security
-            self.subscriptions = subscriptions
-            self.queue = queue
-        }
-
-        /// Reads MTU, subscriptions and queue of `id` from the ATT server.
-        public init(address: BluetoothAddress, addressType: BluetoothAddressType, security: SecurityLevel, id: ConnectionID, att: ATTServer) {
-            let db = att.database
-            var subs: [Subscription] = []
-            for (i, c) in db.characteristics.enumerated() {
-                let bits = att.clientConfiguration(for: id, characteristic: i) ?? 0
-                if bits & 0x0003 != 0 {
-                    subs.append(Subscription(characteristic: c.displayName, notify: bits & 0x0001 != 0, indicate: bits & 0x0002 != 0))
-                }
+extension ControlStatus.Central {
+    /// Reads MTU, subscriptions and queue of `id` from the ATT server.
+    public init(address: BluetoothAddress, addressType: BluetoothAddressType, security: SecurityLevel, id: ConnectionID, att: ATTServer) {
+        let db = att.database
+        var subs: [ControlStatus.Subscription] = []
+        for (i, c) in db.characteristics.enumerated() {
+            let bits = att.clientConfiguration(for: id, characteristic: i) ?? 0
+            if bits & 0x0003 != 0 {
+                subs.append(ControlStatus.Subscription(characteristic: c.displayName, notify: bits & 0x0001 != 0, indicate: bits & 0x0002 != 0))
             }
-            self.init(address: address, addressType: addressType, mtu: att.mtu(for: id) ?? 23, security: security,
-                      subscriptions: subs, queue: att.queuedUpdates(for: id) ?? 0)
         }
-    }
-
-    /// The `{"ok":true,...}` fields.
-    public var fields: [(String, JSONText)] {
-        [
-            ("advertising", .bool(advertising)),
-            ("address", .string(address.description)),
-            ("connections", .array(connections.map { c in
-                .object([
-                    ("central", .string(c.address.description)),
-                    ("address_type", .string(c.addressType.rawValue & 0x01 == 0 ? "public" : "random")),
-                    ("mtu", .int(c.mtu)),
-                    ("security", .string(c.security.description)),
-                    ("subscriptions", .array(c.subscriptions.map { s in
-                        .object([("characteristic", .string(s.characteristic)), ("notify", .bool(s.notify)), ("indicate", .bool(s.indicate))])
-                    })),
-                    ("queue", .int(c.queue)),
-                ])
-            })),
-        ]
+        self.init(address: address, addressType: addressType, mtu: att.mtu(for: id) ?? 23, security: security,
+                  subscriptions: subs, queue: att.queuedUpdates(for: id) ?? 0)
     }
 }

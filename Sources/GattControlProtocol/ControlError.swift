@@ -1,0 +1,39 @@
+import GattCore
+
+/// The error codes of the control protocol (`{"ok":false,"error":CODE,...}`).
+public enum ControlErrorCode: String, Sendable, CaseIterable {
+    case badJSON = "bad_json"
+    case unknownOp = "unknown_op"
+    case missingField = "missing_field"
+    case unknownCharacteristic = "unknown_characteristic"
+    case invalidValue = "invalid_value"
+    case valueTooLong = "value_too_long"
+    case notNotifiable = "not_notifiable"
+    case busy
+    case unknownRequest = "unknown_request"
+    case unknownCentral = "unknown_central"
+    /// A persisted value could not be made durable; nothing was changed.
+    case persistFailed = "persist_failed"
+    /// Sent once to a client over `--max-control-clients`, which is then closed.
+    case tooManyClients = "too_many_clients"
+}
+
+/// A failed request (or an undecodable line): the code and a human-readable message.
+public struct ControlError: Error, Sendable, Equatable {
+    public var code: ControlErrorCode
+    public var message: String
+    public init(_ code: ControlErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// Why a line is not a valid request, with the `id` to echo when it could be read.
+public struct ControlRequestError: Error, Sendable, Equatable {
+    public var id: JSONText?
+    public var error: ControlError
+    public init(id: JSONText?, error: ControlError) {
+        self.id = id
+        self.error = error
+    }
+}

@@ -1,0 +1,124 @@
+import GattCore
+
+/// Something that happened, sent to watching clients as `{"event":NAME,"central":ADDR,...}`.
+/// Characteristics are named by config id (else UUID), centrals by address.
+public enum ControlEvent: Sendable, Equatable {
+    case connected(central: String)
+    case disconnected(central: String, reason: String)
+    case mtu(central: String, mtu: Int)
+    /// `subscribed` when either bit is set, else `unsubscribed`.
+    case subscription(central: String, characteristic: String, notify: Bool, indicate: Bool)
+    /// A central wrote a value (also a Write Command to a control characteristic).
+    case written(central: String, characteristic: String, value: ControlValue)
+    case readRequest(central: String, request: UInt64, characteristic: String, offset: Int)
+    case writeRequest(central: String, request: UInt64, characteristic: String, offset: Int, value: ControlValue)
+    /// Every transmit queue that made `notify` answer `busy` has room again.
+    case ready
+    /// A central confirmed an indication.
+    case confirmed(central: String, characteristic: String)
+    /// A value of a persisted characteristic could not be made durable (`central`: the
+    /// central that wrote it; nil for a control-socket `set`/`notify`).
+    case persistFailed(central: String?, characteristic: String, message: String)
+
+    /// The `"event"` member.
+    public var name: String {
+        switch self {
+        case .connected: "connected"
+        case .disconnected: "disconnected"
+        case .mtu: "mtu"
+        case .subscription(_, _, let n, let i): n || i ? "subscribed" : "unsubscribed"
+        case .written: "written"
+        case .readRequest: "read_request"
+        case .writeRequest: "write_request"
+        case .ready: "ready"
+        case .confirmed: "confirmed"
+        case .persistFailed: "persist_failed"
+        }
+    }
+
+    public var json: JSONText {
+        var m: [(String, JSONText)] = [("event", .string(name))]
+        switch self {
+        case .connected(let c):
+            m.append(("central", .string(c)))
+        case .disconnected(let c, let reason):
+            m += [("central", .string(c)), ("reason", .string(reason))]
+        case .mtu(let c, let mtu):
+            m += [("central", .string(c)), ("mtu", .int(mtu))]
+        case .subscription(let c, let ch, let n, let i):
+            m += [("central", .string(c)), ("characteristic", .string(ch)), ("notify", .bool(n)), ("indicate", .bool(i))]
+        case .written(let c, let ch, let v):
+            m += [("central", .string(c)), ("characteristic", .string(ch)), ("value", v.json)]
+        case .readRequest(let c, let r, let ch, let offset):
+            m += [("central", .string(c)), ("request", .rawNumber(String(r))), ("characteristic", .string(ch)), ("offset", .int(offset))]
+        case .writeRequest(let c, let r, let ch, let offset, let v):
+            m += [("central", .string(c)), ("request", .rawNumber(String(r))), ("characteristic", .string(ch)), ("offset", .int(offset)), ("value", v.json)]
+        case .ready:
+            break
+        case .confirmed(let c, let ch):
+            m += [("central", .string(c)), ("characteristic", .string(ch))]
+        case .persistFailed(let c, let ch, let message):
+            if let c { m.append(("central", .string(c))) }
+            m += [("characteristic", .string(ch)), ("message", .string(message))]
+        }
+        return .object(m)
+    }
+
+    public var text: String { json.text }
+
+    /// The event named by `"event"`; `unknown_op` when this version does not know it.
+    static func decode(_ o: ControlObjectReader) throws(ControlError) -> ControlEvent {
+        let name = try o.string("event")
+        switch name {
+        case "connected":
+            return .connected(central: try o.string("central"))
+        case "disconnected":
+            return .disconnected(central: try o.string("central"), reason: try o.string("reason"))
+        case "mtu":
+            return .mtu(central: try o.string("central"), mtu: try o.count("mtu"))
+        case "subscribed", "unsubscribed":
+            let e = ControlEvent.subscription(
+                central: try o.string("central"), characteristic: try o.string("characteristic"),
+                notify: try o.bool("notify"), indicate: try o.bool("indicate"))
+            guard e.name == name else {
+                throw ControlError(.invalidValue, "\"\(name)\" does not match \(o.path("notify")) and \(o.path("indicate")) (\(e.name))")
+            }
+            return e
+        case "written":
+            return .written(central: try o.string("central"), characteristic: try o.string("characteristic"), value: try o.value("value"))
+        case "read_request":
+            return .readRequest(
+                central: try o.string("central"), request: try o.unsigned("request"),
+                characteristic: try o.string("characteristic"), offset: try o.count("offset"))
+        case "write_request":
+            return .writeRequest(
+                central: try o.string("central"), request: try o.unsigned("request"),
+                characteristic: try o.string("characteristic"), offset: try o.count("offset"), value: try o.value("value"))
+        case "ready":
+            return .ready
+        case "confirmed":
+            return .confirmed(central: try o.string("central"), characteristic: try o.string("characteristic"))
+        case "persist_failed":
+            return .persistFailed(central: try o.optionalString("central"), characteristic: try o.string("characteristic"), message: try o.string("message"))
+        default:
+            throw ControlError(.unknownOp, "unknown event \"\(name)\"")
+        }
+    }
+}
+
+extension HCIStatus {
+    /// snake_case name for the `disconnected` event ("remote_user_terminated_connection").
+    public var controlName: String {
+        guard let n = name else { return "0x" + String(rawValue, radix: 16) }
+        var out = ""
+        for ch in n.lowercased() {
+            if ch.isLetter || ch.isNumber {
+                out.append(ch)
+            } else if !out.hasSuffix("_") {
+                out.append("_")
+            }
+        }
+        while out.hasSuffix("_") { out.removeLast() }
+        return out
+    }
+}

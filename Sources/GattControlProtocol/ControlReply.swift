@@ -1,0 +1,142 @@
+import GattCore
+
+/// The answer to one request: `{"ok":true,...}` or
+/// `{"ok":false,"error":CODE,"message":TEXT}`, with the request's `id` last.
+public enum ControlReply: Sendable, Equatable {
+    /// `{"ok":true}`: set, watch, respond, advertise, disconnect (and a notify reply without `sent`).
+    case success
+    /// `notify`: `{"ok":true,"sent":N}`, the PDUs queued.
+    case sent(Int)
+    /// `get`: `{"ok":true,"value":{"hex":...}}`.
+    case value(ControlValue)
+    /// `status`: `{"ok":true,"advertising":...,"address":...,"connections":[...]}`.
+    case status(ControlStatus)
+    case failure(ControlError)
+
+    public func json(id: JSONText?) -> JSONText {
+        var members: [(String, JSONText)]
+        switch self {
+        case .success: members = [("ok", .bool(true))]
+        case .sent(let n): members = [("ok", .bool(true)), ("sent", .int(n))]
+        case .value(let v): members = [("ok", .bool(true)), ("value", v.json)]
+        case .status(let s): members = [("ok", .bool(true))] + s.fields
+        case .failure(let e):
+            members = [("ok", .bool(false)), ("error", .string(e.code.rawValue)), ("message", .string(e.message))]
+        }
+        if let id { members.append(("id", id)) }
+        return .object(members)
+    }
+
+    /// The line to send (without the newline).
+    public func text(id: JSONText?) -> String { json(id: id).text }
+
+    /// Decodes the members of a reply to `op` (an unknown `op` reads as `success`).
+    static func decode(_ o: ControlObjectReader, op: String) throws(ControlError) -> ControlReply {
+        guard try o.bool("ok") else {
+            let code = try o.string("error")
+            guard let c = ControlErrorCode(rawValue: code) else {
+                throw ControlError(.invalidValue, "\(o.path("error")) must be an error code such as \"busy\", got \"\(code)\"")
+            }
+            return .failure(ControlError(c, try o.string("message")))
+        }
+        switch op {
+        case "notify" where o.has("sent"): return .sent(try o.count("sent"))
+        case "get": return .value(try o.value("value"))
+        case "status": return .status(try ControlStatus(o))
+        default: return .success
+        }
+    }
+}
+
+/// The `status` reply.
+public struct ControlStatus: Sendable, Equatable {
+    public var advertising: Bool
+    /// The controller's (identity) address.
+    public var address: BluetoothAddress
+    public var connections: [Central]
+
+    public init(advertising: Bool, address: BluetoothAddress, connections: [Central]) {
+        self.advertising = advertising
+        self.address = address
+        self.connections = connections
+    }
+
+    public struct Subscription: Sendable, Equatable {
+        public var characteristic: String
+        public var notify: Bool
+        public var indicate: Bool
+        public init(characteristic: String, notify: Bool, indicate: Bool) {
+            self.characteristic = characteristic
+            self.notify = notify
+            self.indicate = indicate
+        }
+    }
+
+    /// One connected central.
+    public struct Central: Sendable, Equatable {
+        public var address: BluetoothAddress
+        /// Reported as `public` or `random` (identity types by their low bit).
+        public var addressType: BluetoothAddressType
+        public var mtu: Int
+        public var security: SecurityLevel
+        public var subscriptions: [Subscription]
+        /// Notifications/indications queued and not yet sent.
+        public var queue: Int
+
+        public init(address: BluetoothAddress, addressType: BluetoothAddressType, mtu: Int, security: SecurityLevel, subscriptions: [Subscription], queue: Int) {
+            self.address = address
+            self.addressType = addressType
+            self.mtu = mtu
+            self.security = security
+            self.subscriptions = subscriptions
+            self.queue = queue
+        }
+    }
+
+    /// The `{"ok":true,...}` members after `ok`.
+    var fields: [(String, JSONText)] {
+        [
+            ("advertising", .bool(advertising)),
+            ("address", .string(address.description)),
+            ("connections", .array(connections.map { c in
+                .object([
+                    ("central", .string(c.address.description)),
+                    ("address_type", .string(c.addressType.rawValue & 0x01 == 0 ? "public" : "random")),
+                    ("mtu", .int(c.mtu)),
+                    ("security", .string(c.security.description)),
+                    ("subscriptions", .array(c.subscriptions.map { s in
+                        .object([("characteristic", .string(s.characteristic)), ("notify", .bool(s.notify)), ("indicate", .bool(s.indicate))])
+                    })),
+                    ("queue", .int(c.queue)),
+                ])
+            })),
+        ]
+    }
+
+    init(_ o: ControlObjectReader) throws(ControlError) {
+        advertising = try o.bool("advertising")
+        address = try Self.address(o, "address")
+        connections = []
+        for c in try o.objects("connections") {
+            let type: BluetoothAddressType = try c.oneOf("address_type", ["public", "random"]) == "public" ? .public : .random
+            let securityNames = [SecurityLevel.low, .medium, .high].map(\.description)
+            let security = try c.oneOf("security", securityNames)
+            var subscriptions: [Subscription] = []
+            for s in try c.objects("subscriptions") {
+                subscriptions.append(Subscription(characteristic: try s.string("characteristic"), notify: try s.bool("notify"), indicate: try s.bool("indicate")))
+            }
+            connections.append(Central(
+                address: try Self.address(c, "central"), addressType: type, mtu: try c.count("mtu"),
+                security: [SecurityLevel.low, .medium, .high].first { $0.description == security } ?? .low,
+                subscriptions: subscriptions, queue: try c.count("queue")))
+        }
+    }
+
+    private static func address(_ o: ControlObjectReader, _ key: String) throws(ControlError) -> BluetoothAddress {
+        let s = try o.string(key)
+        guard let a = BluetoothAddress(s) else {
+            throw ControlError(.invalidValue, "\(o.path(key)) must be a Bluetooth address (AA:BB:CC:DD:EE:FF), got \"\(s)\"")
+        }
+        return a
+    }
+}

@@ -1,0 +1,164 @@
+import GattCore
+
+/// What a control client asks for (one line of the protocol).
+public enum ControlCommand: Sendable, Equatable {
+    /// Set a value and notify/indicate subscribers (`central`: only that one).
+    case notify(characteristic: String, value: ControlValue, central: String?)
+    /// Set a value without notifying.
+    case set(characteristic: String, value: ControlValue)
+    case get(characteristic: String)
+    case status
+    /// Turn the connection into an event stream.
+    case watch
+    /// Answer a forwarded read/write request (a success without `"value"` is the empty value).
+    case respond(request: UInt64, result: Result<ControlValue, ATTError>)
+    case advertise(enable: Bool)
+    case disconnect(central: String)
+
+    /// The `"op"` member.
+    public var op: String {
+        switch self {
+        case .notify: "notify"
+        case .set: "set"
+        case .get: "get"
+        case .status: "status"
+        case .watch: "watch"
+        case .respond: "respond"
+        case .advertise: "advertise"
+        case .disconnect: "disconnect"
+        }
+    }
+}
+
+/// One request line: the command and the client's `id` to echo.
+public struct ControlRequest: Sendable, Equatable {
+    /// The request's `"id"` (a short string or an integer), echoed in the reply.
+    public var id: JSONText?
+    public var command: ControlCommand
+    public init(id: JSONText? = nil, command: ControlCommand) {
+        self.id = id
+        self.command = command
+    }
+}
+
+// MARK: - Encoding
+
+extension ControlRequest {
+    /// `{"op":...,<the op's members>,"id":...}`: `op` first, `id` last.
+    public var json: JSONText {
+        var m: [(String, JSONText)] = [("op", .string(command.op))]
+        switch command {
+        case .notify(let c, let v, let central):
+            m += [("characteristic", .string(c)), ("value", v.json)]
+            if let central { m.append(("central", .string(central))) }
+        case .set(let c, let v):
+            m += [("characteristic", .string(c)), ("value", v.json)]
+        case .get(let c):
+            m.append(("characteristic", .string(c)))
+        case .status, .watch:
+            break
+        case .respond(let r, .success(let v)):
+            m += [("request", .rawNumber(String(r))), ("status", .string("success")), ("value", v.json)]
+        case .respond(let r, .failure(let e)):
+            m += [("request", .rawNumber(String(r))), ("status", .string(e.name))]
+        case .advertise(let enable):
+            m.append(("enable", .bool(enable)))
+        case .disconnect(let central):
+            m.append(("central", .string(central)))
+        }
+        if let id { m.append(("id", id)) }
+        return .object(m)
+    }
+
+    /// The line to send (without the newline).
+    public var text: String { json.text }
+}
+
+// MARK: - Decoding
+
+extension ControlRequest {
+    /// Longest request line accepted (without its newline).
+    public static let maximumLineLength = 64 * 1024
+    /// Longest string `id` echoed.
+    public static let maximumIDLength = 64
+
+    /// Decodes one line (without the newline) of newline-delimited JSON.
+    /// Unknown members are ignored so newer clients can add optional fields.
+    public static func decode(_ line: [UInt8]) throws(ControlRequestError) -> ControlRequest {
+        let o: ControlObjectReader
+        do {
+            o = try readObjectLine(line, what: "a request")
+        } catch {
+            throw ControlRequestError(id: nil, error: error)
+        }
+        let id = try o.raw("id").map { v throws(ControlRequestError) in try requestID(v) }
+        do {
+            try o.rejectDuplicates()
+            return ControlRequest(id: id, command: try command(o))
+        } catch {
+            throw ControlRequestError(id: id, error: error)
+        }
+    }
+
+    /// An `id` is echoed only when it is a short string or an integer within Int64's range;
+    /// anything else is rejected (not echoed).
+    private static func requestID(_ v: JSONValue) throws(ControlRequestError) -> JSONText {
+        let expected = "\"id\" must be a string of at most \(maximumIDLength) characters or an integer from -9223372036854775808 to 9223372036854775807"
+        switch v.kind {
+        case .string(let s) where s.count <= maximumIDLength:
+            return .string(s)
+        case .number(let n) where n.count <= 20 && Int64(n) != nil:
+            return .rawNumber(n)
+        case .string(let s):
+            throw ControlRequestError(id: nil, error: ControlError(.invalidValue, "\(expected), got a string of \(s.count) characters"))
+        default:
+            throw ControlRequestError(id: nil, error: ControlError(.invalidValue, "\(expected), got \(v.shortTypeDescription)"))
+        }
+    }
+
+    private static func command(_ o: ControlObjectReader) throws(ControlError) -> ControlCommand {
+        let op = try o.string("op")
+        switch op {
+        case "notify":
+            let characteristic = try o.string("characteristic")
+            let value = try o.value("value")
+            return .notify(characteristic: characteristic, value: value, central: try o.optionalString("central"))
+        case "set":
+            let characteristic = try o.string("characteristic")
+            return .set(characteristic: characteristic, value: try o.value("value"))
+        case "get":
+            return .get(characteristic: try o.string("characteristic"))
+        case "status":
+            return .status
+        case "watch":
+            return .watch
+        case "respond":
+            let request = try o.unsigned("request")
+            let status = try o.string("status")
+            let value = o.has("value") ? try o.value("value") : ControlValue(hex: [])
+            if status == "success" { return .respond(request: request, result: .success(value)) }
+            guard let e = ATTError(name: status) else {
+                throw ControlError(.invalidValue, "\"status\" must be \"success\" or an ATT error name such as \"write_not_permitted\", got \"\(status)\"")
+            }
+            return .respond(request: request, result: .failure(e))
+        case "advertise":
+            return .advertise(enable: try o.bool("enable"))
+        case "disconnect":
+            return .disconnect(central: try o.string("central"))
+        default:
+            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise or disconnect")
+        }
+    }
+}
+
+extension JSONValue {
+    /// The type, without the text of a number (which may be huge).
+    fileprivate var shortTypeDescription: String {
+        switch kind {
+        case .number(let n) where n.count > 24: "a number of \(n.count) characters"
+        case .number(let n) where n.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }): "a non-integer number (\(n))"
+        case .number(let n): "an integer out of range (\(n))"
+        default: typeDescription
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import GattControlProtocol
+import GattCore
+import NIOCore
+
+/// A request's reply: known now, or once persisted values are durable.
+public enum ControlOutcome {
+    case now(ControlReply)
+    /// A failed future is answered `persist_failed`.
+    case later(EventLoopFuture<ControlReply>)
+}
+
+/// Executes one decoded request against the peripheral (everything but `watch`). What a
+/// value may be (length, notify/indicate) is the core's to say: its answer is mapped here.
+public enum ControlDispatcher {
+    public static func execute(_ command: ControlCommand, on p: any PeripheralControl) -> ControlOutcome {
+        do {
+            return try run(command, on: p)
+        } catch {
+            return .now(.failure(error))
+        }
+    }
+
+    private static func run(_ command: ControlCommand, on p: any PeripheralControl) throws(ControlError) -> ControlOutcome {
+        switch command {
+        case .notify(let name, let value, let central):
+            let (index, c) = try characteristic(name, in: p.database)
+            let only = try central.map { a throws(ControlError) in try connection(a, p) }
+            // A persisted value is made durable first (if the core would take it), then set and sent.
+            if c.persist, let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: true) {
+                throw error(refusal, name, value, c)
+            }
+            if let durable = p.persist([PersistedWrite(characteristic: index, value: value.bytes)], central: nil) {
+                return .later(durable.assumeIsolated().map {
+                    let result = p.notify(characteristic: index, value: value.bytes, only: only)
+                    if result == .busy {
+                        _ = p.setValue(characteristic: index, value: value.bytes)  // memory matches the disk
+                        return .failure(ControlError(.busy, "the value was saved and set, but a subscriber's transmit queue is full and it was not sent; wait for the \"ready\" event"))
+                    }
+                    return reply(result, name, value, c)
+                }.nonisolated())
+            }
+            return .now(reply(p.notify(characteristic: index, value: value.bytes, only: only), name, value, c))
+        case .set(let name, let value):
+            let (index, c) = try characteristic(name, in: p.database)
+            if c.persist, let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: false) {
+                throw error(refusal, name, value, c)
+            }
+            func set() -> ControlReply {
+                guard !p.setValue(characteristic: index, value: value.bytes) else { return .success }
+                // Refused by the core: its reason.
+                let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: false) ?? .unknownCharacteristic
+                return .failure(error(refusal, name, value, c))
+            }
+            if let durable = p.persist([PersistedWrite(characteristic: index, value: value.bytes)], central: nil) {
+                return .later(durable.assumeIsolated().map { set() }.nonisolated())
+            }
+            return .now(set())
+        case .get(let name):
+            let (index, _) = try characteristic(name, in: p.database)
+            return .now(.value(ControlValue(hex: p.database.value(ofCharacteristic: index))))
+        case .status:
+            return .now(.status(p.status()))
+        case .watch:
+            return .now(.success)
+        case .respond(let request, let result):
+            guard p.respond(to: PendingRequestID(request), result: result.map(\.bytes)) else {
+                throw ControlError(.unknownRequest, "no pending request \(request) (already answered, timed out, or its central left)")
+            }
+            return .now(.success)
+        case .advertise(let enable):
+            p.setAdvertising(enable)
+            return .now(.success)
+        case .disconnect(let central):
+            p.disconnect(try connection(central, p))
+            return .now(.success)
+        }
+    }
+
+    /// The reply to the core's answer to a notify.
+    private static func reply(_ result: NotifyResult, _ name: String, _ value: ControlValue, _ c: Characteristic) -> ControlReply {
+        switch result {
+        case .queued(let n): .sent(n)
+        case .busy: .failure(ControlError(.busy, "a subscriber's transmit queue is full; nothing was changed; wait for the \"ready\" event"))
+        case .valueTooLong, .notNotifiable, .unknownCharacteristic: .failure(error(result, name, value, c))
+        }
+    }
+
+    /// The error for a value the core refuses.
+    private static func error(_ refusal: NotifyResult, _ name: String, _ value: ControlValue, _ c: Characteristic) -> ControlError {
+        switch refusal {
+        case .valueTooLong:
+            ControlError(.valueTooLong, "\(value.bytes.count) bytes is longer than the maximum length of \(c.displayName) (\(c.maxLength) bytes)")
+        case .notNotifiable:
+            ControlError(.notNotifiable, "\(c.displayName) has neither notify nor indicate")
+        case .unknownCharacteristic, .queued, .busy:
+            ControlError(.unknownCharacteristic, "no characteristic \"\(name)\"")
+        }
+    }
+
+    private static func characteristic(_ name: String, in db: GATTDatabase) throws(ControlError) -> (Int, Characteristic) {
+        guard let i = db.characteristicIndex(named: name), db.characteristics.indices.contains(i) else {
+            throw ControlError(.unknownCharacteristic, "no characteristic \"\(name)\" (use its config id, or its UUID when unique)")
+        }
+        return (i, db.characteristics[i])
+    }
+
+    private static func connection(_ central: String, _ p: any PeripheralControl) throws(ControlError) -> ConnectionID {
+        guard let a = BluetoothAddress(central) else {
+            throw ControlError(.unknownCentral, "\"\(central)\" is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
+        }
+        guard let id = p.connection(of: a) else { throw ControlError(.unknownCentral, "no central \(a) is connected") }
+        return id
+    }
+}

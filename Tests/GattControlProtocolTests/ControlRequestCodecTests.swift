@@ -1,0 +1,127 @@
+import GattControlProtocol
+import GattCore
+import Testing
+
+func decode(_ line: String) throws(ControlRequestError) -> ControlRequest {
+    try ControlRequest.decode(Array(line.utf8))
+}
+
+func failure(_ line: String) -> ControlRequestError? {
+    do {
+        _ = try decode(line)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+func value(_ text: String, _ encoding: AttributeValueLiteral.Encoding = .hex) -> ControlValue {
+    (try? ControlValue(text, as: encoding)) ?? ControlValue(hex: [0xEE, 0xEE])
+}
+
+@Suite("Control requests: one codec, exact text")
+struct ControlRequestCodecTests {
+    /// Every op: the typed request encodes to exactly this line, and the line decodes to it.
+    @Test(arguments: [
+        (ControlRequest(id: .rawNumber("1"), command: .notify(characteristic: "hr", value: value("00 48"), central: nil)),
+         #"{"op":"notify","characteristic":"hr","value":{"hex":"00 48"},"id":1}"#),
+        (ControlRequest(command: .notify(characteristic: "t", value: value("21.5", .utf8), central: "11:22:33:44:55:66")),
+         #"{"op":"notify","characteristic":"t","value":{"utf8":"21.5"},"central":"11:22:33:44:55:66"}"#),
+        (ControlRequest(id: .string("a"), command: .set(characteristic: "2A19", value: value("ZA==", .base64))),
+         #"{"op":"set","characteristic":"2A19","value":{"base64":"ZA=="},"id":"a"}"#),
+        (ControlRequest(command: .get(characteristic: "level")), #"{"op":"get","characteristic":"level"}"#),
+        (ControlRequest(id: .rawNumber("-3"), command: .status), #"{"op":"status","id":-3}"#),
+        (ControlRequest(command: .watch), #"{"op":"watch"}"#),
+        (ControlRequest(command: .respond(request: 7, result: .success(value("01")))),
+         #"{"op":"respond","request":7,"status":"success","value":{"hex":"01"}}"#),
+        (ControlRequest(command: .respond(request: 18446744073709551615, result: .failure(.writeNotPermitted))),
+         #"{"op":"respond","request":18446744073709551615,"status":"write_not_permitted"}"#),
+        (ControlRequest(command: .advertise(enable: false)), #"{"op":"advertise","enable":false}"#),
+        (ControlRequest(command: .advertise(enable: true)), #"{"op":"advertise","enable":true}"#),
+        (ControlRequest(id: .rawNumber("9"), command: .disconnect(central: "11:22:33:44:55:66")),
+         #"{"op":"disconnect","central":"11:22:33:44:55:66","id":9}"#),
+    ])
+    func roundTrip(request: ControlRequest, line: String) throws {
+        #expect(request.text == line)
+        #expect(try decode(line) == request)
+    }
+
+    @Test func decodingIgnoresMemberOrderAndUnknownMembers() throws {
+        #expect(try decode(#"{"id":1,"extra":[1,2],"value":{"hex":"01"},"characteristic":"x","op":"set"}"#)
+            == ControlRequest(id: .rawNumber("1"), command: .set(characteristic: "x", value: value("01"))))
+        #expect(try decode(#"{"op":"notify","characteristic":"hr","value":{"hex":"0048"}}"#).command
+            == .notify(characteristic: "hr", value: value("0048"), central: nil))
+    }
+
+    @Test func valuesKeepTheirLiteralAndMeanTheirBytes() throws {
+        guard case .notify(_, let v, _) = try decode(#"{"op":"notify","characteristic":"hr","value":{"hex":"00:48"}}"#).command else {
+            Issue.record("not a notify")
+            return
+        }
+        #expect((v.encoding, v.text, v.bytes) == (.hex, "00:48", [0x00, 0x48]))
+        #expect(ControlValue(hex: [0x00, 0xAB]).json.text == #"{"hex":"00ab"}"#)
+    }
+
+    @Test func respondWithoutValueIsTheEmptyValue() throws {
+        #expect(try decode(#"{"op":"respond","request":8,"status":"success"}"#).command
+            == .respond(request: 8, result: .success(ControlValue(hex: []))))
+    }
+
+    @Test func idIsAShortStringOrAnInt64EchoedAsWritten() throws {
+        #expect(try decode(#"{"op":"status","id":"abc"}"#).id == .string("abc"))
+        #expect(try decode(#"{"op":"status","id":-9223372036854775808}"#).id == .rawNumber("-9223372036854775808"))
+        #expect(try decode(#"{"op":"status","id":9223372036854775807}"#).id == .rawNumber("9223372036854775807"))
+        #expect(try decode(#"{"op":"status","id":"\#(String(repeating: "é", count: 64))"}"#).id == .string(String(repeating: "é", count: 64)))
+        let idRule = "\"id\" must be a string of at most 64 characters or an integer from -9223372036854775808 to 9223372036854775807"
+        for (text, got) in [
+            ("1.50", "a non-integer number (1.50)"), ("1e3", "a non-integer number (1e3)"), ("null", "null"), ("true", "a boolean"),
+            ("9223372036854775808", "an integer out of range (9223372036854775808)"),
+            (String(repeating: "9", count: 60_000), "a number of 60000 characters"),
+            ("\"\(String(repeating: "x", count: 65))\"", "a string of 65 characters"), ("[1]", "an array"),
+        ] {
+            let e = failure(#"{"op":"status","id":\#(text)}"#)
+            #expect(e == ControlRequestError(id: nil, error: ControlError(.invalidValue, "\(idRule), got \(got)")))
+        }
+    }
+
+    /// Every decoding error: its code and its exact message, naming the member's path.
+    @Test(arguments: [
+        (#"{"op":"get""#, ControlError(.badJSON, "malformed JSON: line 1, column 12: unexpected end of file inside an object; expected ',' or '}'")),
+        ("[]", ControlError(.badJSON, "a request must be a JSON object, got an array")),
+        ("\"op\"", ControlError(.badJSON, "a request must be a JSON object, got a string")),
+        (#"{"op":"get","characteristic":"a","characteristic":"b"}"#, ControlError(.badJSON, "duplicate member \"characteristic\"")),
+        (#"{"op":"fly"}"#, ControlError(.unknownOp, "unknown op \"fly\"; expected notify, set, get, status, watch, respond, advertise or disconnect")),
+        (#"{"characteristic":"a"}"#, ControlError(.missingField, "missing \"op\"")),
+        (#"{"op":"notify","value":{"hex":"01"}}"#, ControlError(.missingField, "missing \"characteristic\"")),
+        (#"{"op":"notify","characteristic":"a"}"#, ControlError(.missingField, "missing \"value\"")),
+        (#"{"op":"set","characteristic":"a"}"#, ControlError(.missingField, "missing \"value\"")),
+        (#"{"op":"get"}"#, ControlError(.missingField, "missing \"characteristic\"")),
+        (#"{"op":"respond","status":"success"}"#, ControlError(.missingField, "missing \"request\"")),
+        (#"{"op":"respond","request":1}"#, ControlError(.missingField, "missing \"status\"")),
+        (#"{"op":"advertise"}"#, ControlError(.missingField, "missing \"enable\"")),
+        (#"{"op":"disconnect"}"#, ControlError(.missingField, "missing \"central\"")),
+        (#"{"op":1}"#, ControlError(.invalidValue, "\"op\" must be a string, got a number (1)")),
+        (#"{"op":"notify","characteristic":"a","value":{"hex":"01"},"central":7}"#, ControlError(.invalidValue, "\"central\" must be a string, got a number (7)")),
+        (#"{"op":"set","characteristic":"a","value":{"hex":"0g"}}"#, ControlError(.invalidValue, "\"value\".\"hex\": 'g' at position 2 is not a hex digit")),
+        (#"{"op":"set","characteristic":"a","value":{"hex":"012"}}"#, ControlError(.invalidValue, #""value"."hex": odd number of hex digits (3); every byte needs two digits, e.g. "0A" not "A""#)),
+        (#"{"op":"set","characteristic":"a","value":{"latin1":"x"}}"#, ControlError(.invalidValue, "\"value\" must be an object with one of \"hex\", \"utf8\" or \"base64\"")),
+        (#"{"op":"set","characteristic":"a","value":{"hex":"01","utf8":"x"}}"#, ControlError(.invalidValue, "\"value\" must be an object with one of \"hex\", \"utf8\" or \"base64\"")),
+        (#"{"op":"set","characteristic":"a","value":"01"}"#, ControlError(.invalidValue, "\"value\" must be an object with one of \"hex\", \"utf8\" or \"base64\", got a string")),
+        (#"{"op":"set","characteristic":"a","value":{"hex":1}}"#, ControlError(.invalidValue, "\"value\".\"hex\" must be a string, got a number (1)")),
+        (#"{"op":"respond","request":-1,"status":"success"}"#, ControlError(.invalidValue, "\"request\" must be a non-negative integer, got a number (-1)")),
+        (#"{"op":"respond","request":1.5,"status":"success"}"#, ControlError(.invalidValue, "\"request\" must be a non-negative integer, got a number (1.5)")),
+        (#"{"op":"respond","request":1,"status":"meh"}"#, ControlError(.invalidValue, "\"status\" must be \"success\" or an ATT error name such as \"write_not_permitted\", got \"meh\"")),
+        (#"{"op":"respond","request":1,"status":"unlikely_error","value":{"hex":"x"}}"#, ControlError(.invalidValue, "\"value\".\"hex\": 'x' at position 1 is not a hex digit")),
+        (#"{"op":"advertise","enable":1}"#, ControlError(.invalidValue, "\"enable\" must be true or false, got a number (1)")),
+    ])
+    func errors(line: String, expected: ControlError) {
+        #expect(failure(line)?.error == expected, "\(line)")
+    }
+
+    @Test func idEchoedOnErrorsOnceTheObjectIsRead() {
+        #expect(failure(#"{"op":"fly","id":"q"}"#)?.id == .string("q"))
+        #expect(failure(#"{"op":"get","id":5}"#)?.id == .rawNumber("5"))
+        #expect(failure(#"{"op":"get","op":"set","id":5}"#) == ControlRequestError(id: .rawNumber("5"), error: ControlError(.badJSON, "duplicate member \"op\"")))
+        #expect(failure(#"{"op":"get","id":5"#)?.id == nil)
+    }
+}
