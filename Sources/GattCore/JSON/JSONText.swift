@@ -70,3 +70,17 @@ public indirect enum JSONText: Sendable, Equatable {
         s += "\""
     }
 }
+
+extension JSONText {
+    /// The parsed value as text to write (numbers as written, members in order).
+    public init(_ v: JSONValue) {
+        switch v.kind {
+        case .null: self = .null
+        case .bool(let b): self = .bool(b)
+        case .number(let n): self = .rawNumber(n)
+        case .string(let s): self = .string(s)
+        case .array(let items): self = .array(items.map(JSONText.init))
+        case .object(let members): self = .object(members.map { ($0.key, JSONText($0.value)) })
+        }
+    }
+}
