@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "gattd", targets: ["gattd"]),
         .executable(name: "gattctl", targets: ["gattctl"]),
         .library(name: "GattCore", targets: ["GattCore"]),
+        .library(name: "GattControlProtocol", targets: ["GattControlProtocol"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

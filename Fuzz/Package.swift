@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "fuzz-config", targets: ["FuzzConfig"]),
         .executable(name: "fuzz-host", targets: ["FuzzHost"]),
         .executable(name: "fuzz-smp", targets: ["FuzzSMP"]),
+        .executable(name: "fuzz-control", targets: ["FuzzControl"]),
     ],
     dependencies: [
         .package(name: "gattd", path: ".."),
@@ -31,6 +32,10 @@ let package = Package(
         .executableTarget(name: "FuzzHost", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
         // PairingResponder: SMP PDUs in every state; nothing completes, no LTK, commands round-trip.
         .executableTarget(name: "FuzzSMP", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
+        // The control socket's request and reply/event parsers: what decodes round-trips.
+        .executableTarget(
+            name: "FuzzControl",
+            dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd"), .product(name: "GattControlProtocol", package: "gattd")]),
     ],
     swiftLanguageModes: [.v6]
 )
