@@ -216,7 +216,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         case .controllerLost(let reason):
             if stopping { finishStop() } else { retry(after: reason) }
         case .advertisingChanged(let on):
-            eventLog.advertising(on, as: advertisedName)
+            eventLog.advertising(on, core.payloads)
             if on { refusalLogged = false }
             if on, !readyNotified {
                 readyNotified = true

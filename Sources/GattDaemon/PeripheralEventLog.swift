@@ -6,9 +6,10 @@ import Logging
 struct PeripheralEventLog {
     let logger: Logger
 
-    /// Advertising went on (under the advertised name) or off.
-    func advertising(_ on: Bool, as name: String) {
-        logger.info(on ? "advertising as \"\(name)\"" : "advertising stopped")
+    /// Advertising went on (saying what scanners see: the name as advertised, whether it
+    /// is shortened, which UUID lists are complete) or off.
+    func advertising(_ on: Bool, _ payloads: AdvertisingPayloads) {
+        logger.info(on ? "\(payloads.facts.logDescription(beaconOnly: payloads.isBeaconOnly))" : "advertising stopped")
     }
 
     /// A central connected; `handle` nil when the transport did not tell it.

@@ -22,7 +22,26 @@ enum CheckConfig {
             return (dataError, "", lines + "gattd: \(path): \(count) error\(count == 1 ? "" : "s")\n")
         }
         let db = config.makeDatabase()
-        return (0, summary(path: path, config: config, database: db) + "\n\n" + AttributeTable.render(db), "")
+        let out = summary(path: path, config: config, database: db) + "\n\n" + AttributeTable.render(db)
+        let payloads: AdvertisingPayloads
+        do {
+            payloads = try AdvertisingPayloadBuilder.build(config.advertising, deviceName: config.name)
+        } catch {
+            return (dataError, "", "\(path): \(error)\ngattd: \(path): 1 error\n")
+        }
+        let warnings = payloads.facts.warnings.map { "\(path): warning: \($0)\n" }.joined()
+        return (0, out + (out.hasSuffix("\n") ? "" : "\n") + "\n" + advertising(payloads), warnings)
+    }
+
+    /// The advertising data and scan response exactly as sent, decoded, and what the log
+    /// line will say.
+    static func advertising(_ p: AdvertisingPayloads) -> String {
+        var lines = AdvertisingDataStructure.describe(payload: p.advertisingData, title: "advertising data")
+        lines += p.parameters.advertisingType.isScannable || !p.scanResponseData.isEmpty
+            ? AdvertisingDataStructure.describe(payload: p.scanResponseData, title: "scan response")
+            : ["scan response: none (the advertisement is not scannable)"]
+        lines.append("log: " + p.facts.logDescription(beaconOnly: p.isBeaconOnly))
+        return lines.map { $0 + "\n" }.joined()
     }
 
     /// One line: name, counts, Database Hash (as a client reads it).

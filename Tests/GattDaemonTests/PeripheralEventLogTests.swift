@@ -22,10 +22,11 @@ import Testing
 
     private let central = BluetoothAddress("C0:00:00:00:00:01") ?? .zero
 
-    @Test func advertisingConnectionsAndShutdown() {
+    @Test func advertisingConnectionsAndShutdown() throws {
+        let payloads = try AdvertisingPayloadBuilder.build(AdvertisingConfiguration(), deviceName: "gattd-test")
         let logged = lines { log in
-            log.advertising(true, as: "gattd-test")
-            log.advertising(false, as: "gattd-test")
+            log.advertising(true, payloads)
+            log.advertising(false, payloads)
             log.connected(central, type: "random", handle: 64)
             log.connected(central, type: "public", handle: nil)
             log.disconnected(central, reason: "\(HCIStatus.remoteUserTerminatedConnection)")
@@ -34,7 +35,7 @@ import Testing
             log.restored(persistedValues: 3)
         }
         #expect(logged == [
-            "<6>advertising as \"gattd-test\"\n",
+            "<6>advertising as \"gattd-test\" (complete local name)\n",
             "<6>advertising stopped\n",
             "<6>connected: C0:00:00:00:00:01 (random), handle 64\n",
             "<6>connected: C0:00:00:00:00:01 (public), handle ?\n",

@@ -37,6 +37,29 @@ expect_line "$TMP/out" 'config/heart-rate.json: OK: "Demo Heart Rate": 2 service
 expect_line "$TMP/out" '0x0011  Characteristic Value  2A37 Heart Rate Measurement               notify       readable            id=hr_measurement max=20            0048'
 [[ -s "$TMP/err" ]] && fail "heart-rate: unexpected stderr"
 
+# The advertising data and scan response as sent, decoded, with their byte counts.
+expect_line "$TMP/out" 'advertising data: 16 of 31 bytes: 020106080948522d44656d6f03030d18'
+expect_line "$TMP/out" '  03030d18         Complete List of 16-bit Service UUIDs 180D'
+expect_line "$TMP/out" 'scan response: 0 of 31 bytes'
+expect_line "$TMP/out" 'log: advertising as "HR-Demo" (complete local name; 16-bit service UUIDs complete)'
+
+# A name too long for the advertising data: shortened, said on stderr naming the field, still exit 0.
+run long-name 0 --check-config config/test/long-name.json
+expect_line "$TMP/err" 'config/test/long-name.json: warning: name: the local name "Kitchen Window Thermometer 7" (28 bytes) is advertised shortened as "Kitchen Windo" in the advertising data; the complete name is in the scan response'
+[[ $(wc -l <"$TMP/err") == 1 ]] || fail "long-name: $(wc -l <"$TMP/err") lines on stderr, expected 1"
+expect_line "$TMP/out" '  0e084b69746368656e2057696e646f Shortened Local Name "Kitchen Windo"'
+expect_line "$TMP/out" 'scan response: 30 of 31 bytes: 1d094b69746368656e2057696e646f7720546865726d6f6d657465722037'
+expect_line "$TMP/out" 'log: advertising as "Kitchen Windo" (shortened local name of "Kitchen Window Thermometer 7", complete name in the scan response; 16-bit service UUIDs complete)'
+
+# A manufacturer data entry that only fits in the scan response, and a split UUID list.
+cat >"$TMP/moved.json" <<'JSON'
+{ "name": "Moved", "advertising": { "service_uuids": ["1801", "1802", "1803", "1804", "1805", "1806", "1807", "1808", "1809", "180A"],
+  "manufacturer_data": [{ "company_id": 89, "data": { "hex": "01020304" } }] } }
+JSON
+run moved 0 --check-config "$TMP/moved.json"
+expect_line "$TMP/err" "$TMP/moved.json: warning: advertising.service_uuids: the 16-bit service UUID list in the advertising data is incomplete (9 of 10); the rest are in the scan response"
+expect_line "$TMP/err" "$TMP/moved.json: warning: advertising.manufacturer_data[0]: moved to the scan response (no room in the advertising data)"
+
 run full-example 0 --check-config config/full-example.json
 grep -q '^config/full-example.json: OK: "gattd Full Example": 4 services, 8 characteristics' "$TMP/out" || fail "full-example: summary"
 

@@ -97,7 +97,7 @@ def check_config_table(config: Path) -> list[TableRow]:
     rows = []
     for line in lines[dashes_index + 1:]:
         if not line.strip():
-            continue
+            break  # the table ends; the advertising payloads follow
         cells = [line[start:(spans[i + 1][0] if i + 1 < len(spans) else len(line))].strip()
                  for i, (start, _) in enumerate(spans)]
         handle, kind, uuid, properties, permissions, notes, value = cells

@@ -93,10 +93,14 @@ def test_scan_sees_name_services_manufacturer_data_and_flags(controllers, gattd)
 
 
 def test_long_name_is_shortened_with_complete_name_in_scan_response(controllers, gattd):
-    gattd(LONG_NAME_CONFIG)
+    gattd_process = gattd(LONG_NAME_CONFIG)
 
     async def body():
         await wait_until_advertising(controllers[0])
+        # The log line names what is on the air, not the configured name.
+        await gattd_process.wait_for_log(
+            r'advertising as "Kitchen Windo" \(shortened local name of "Kitchen Window Thermometer 7", '
+            r"complete name in the scan response; 16-bit service UUIDs complete\)")
         async with central_device(controllers[1]) as device:
             # Passive: the advertising data alone, with the Shortened Local Name (0x08).
             advertisement = await scan_for(device, from_address(controllers[0].address), active=False)
@@ -122,6 +126,8 @@ def test_ibeacon_is_seen_non_connectable(controllers, gattd):
 
     async def body():
         await wait_until_advertising(controllers[0])
+        await gattd_process.wait_for_log(r"advertising an iBeacon \(non-connectable, no local name\)")
+        assert "advertising as" not in gattd_process.log()
         async with central_device(controllers[1]) as device:
             advertisement = await scan_for(device, from_address(controllers[0].address))
             assert not advertisement.is_connectable

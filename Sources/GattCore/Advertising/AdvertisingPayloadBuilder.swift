@@ -9,12 +9,18 @@ public struct AdvertisingPayloads: Sendable, Hashable {
     /// True when the configuration is an iBeacon alone (see `AdvertisingPayloadBuilder`)
     /// and was therefore made non-connectable.
     public var isBeaconOnly: Bool
+    /// Where the name, the UUID lists and the other fields went (for warnings and logs).
+    public var facts: AdvertisingFacts
 
-    public init(advertisingData: [UInt8], scanResponseData: [UInt8], parameters: AdvertisingParameters, isBeaconOnly: Bool) {
+    public init(
+        advertisingData: [UInt8], scanResponseData: [UInt8], parameters: AdvertisingParameters, isBeaconOnly: Bool,
+        facts: AdvertisingFacts = AdvertisingFacts()
+    ) {
         self.advertisingData = advertisingData
         self.scanResponseData = scanResponseData
         self.parameters = parameters
         self.isBeaconOnly = isBeaconOnly
+        self.facts = facts
     }
 
     /// LE Set Advertising Parameters, LE Set Advertising Data, LE Set Scan Response
@@ -117,8 +123,12 @@ public enum AdvertisingPayloadBuilder {
             ownAddressType: config.ownAddressType == .random ? .random : .public)
 
         let layout = try Layout.best(config: config, name: beaconOnly ? "" : (config.localName ?? deviceName), useScanResponse: useScanResponse, beaconOnly: beaconOnly)
+        var facts = layout.facts
+        // The loader copies `name` into `localName` when the config has no `local_name`.
+        facts.nameField = config.localName == nil || config.localName == deviceName ? "name" : "advertising.local_name"
         return AdvertisingPayloads(
-            advertisingData: layout.advertising, scanResponseData: layout.scanResponse, parameters: parameters, isBeaconOnly: beaconOnly)
+            advertisingData: layout.advertising, scanResponseData: layout.scanResponse, parameters: parameters, isBeaconOnly: beaconOnly,
+            facts: facts)
     }
 
     /// True when `config` is an iBeacon alone (see the type documentation).
@@ -154,6 +164,7 @@ private struct Layout {
     var advertising: [UInt8]
     var scanResponse: [UInt8]
     let useScanResponse: Bool
+    var facts = AdvertisingFacts()
 
     var advertisingLeft: Int { AdvertisingPayloadBuilder.maximumDataLength - advertising.count }
     var scanResponseLeft: Int { useScanResponse ? AdvertisingPayloadBuilder.maximumDataLength - scanResponse.count : 0 }
@@ -189,7 +200,8 @@ private struct Layout {
             if useScanResponse { attempts += shortened.map { (nil, NamePart(bytes: $0, complete: false)) } }
         }
         for attempt in attempts {
-            if case .success(let layout) = place(config: config, nameInAdvertising: attempt.adv, nameInScanResponse: attempt.sr, useScanResponse: useScanResponse, beaconOnly: beaconOnly) {
+            if case .success(var layout) = place(config: config, nameInAdvertising: attempt.adv, nameInScanResponse: attempt.sr, useScanResponse: useScanResponse, beaconOnly: beaconOnly) {
+                layout.facts.name = nameFact(advertising: attempt.adv, scanResponse: attempt.sr, full: name)
                 return layout
             }
         }
@@ -254,6 +266,7 @@ private struct Layout {
                 let range = inAdvertising..<(inAdvertising + inScanResponse)
                 layout.scanResponse += AdvertisingDataStructure(type: type, data: members[range].flatMap(\.bytes)).encoded
             }
+            layout.facts.uuidLists.append(.init(bits: group.size * 8, count: members.count, inAdvertising: inAdvertising, inScanResponse: inScanResponse))
             if inAdvertising + inScanResponse < members.count {
                 // Reported after placing what fits, so the counts say what is really left.
                 let first = members[inAdvertising + inScanResponse]
@@ -288,11 +301,26 @@ private struct Layout {
                 layout.advertising += item.structure
             } else if item.structure.count <= layout.scanResponseLeft {
                 layout.scanResponse += item.structure
+                layout.facts.movedToScanResponse.append(item.field)
             } else {
                 return failure(item.field, item.structure.count)
             }
         }
         return .success(layout)
+    }
+
+    /// The name's placement as a fact: the parts of one of `best`'s attempts, of the name `full`.
+    static func nameFact(advertising: NamePart?, scanResponse: NamePart?, full: String) -> AdvertisingFacts.Name {
+        func text(_ p: NamePart) -> String { String(decoding: p.bytes, as: UTF8.self) }
+        switch (advertising, scanResponse) {
+        case (nil, nil):
+            return .none
+        case (let a?, let s):
+            if a.complete { return .complete(full, inScanResponse: false) }
+            return .shortened(text(a), of: full, inScanResponse: false, completeInScanResponse: s?.complete ?? false)
+        case (nil, let s?):
+            return s.complete ? .complete(full, inScanResponse: true) : .shortened(text(s), of: full, inScanResponse: true, completeInScanResponse: false)
+        }
     }
 
     /// 2, 4 or 16 little-endian bytes: the shortest advertising form of `uuid`.
