@@ -176,7 +176,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         processing += 1
         for o in outputs {
             switch o {
-            case .send(let id, let pdu): transport.send(pdu, on: id)
+            case .send(let id, let pdu):
+                eventLog.attPDU(pdu, sent: true, central: self.centralName(id))
+                transport.send(pdu, on: id)
             case .setAdvertising(let payloads): transport.setAdvertising(payloads)
             case .disconnect(let id, let reason): transport.disconnect(id, reason: reason)
             case .requestSecurity(let id, let level, let reason): transport.requestSecurity(id, level: level, reason: reason)
@@ -186,6 +188,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         processing -= 1
         guard processing == 0 else { return }
         while let e = pendingEvents.popFirst() {
+            if case .received(let id, let pdu) = e { eventLog.attPDU(pdu, sent: false, central: self.centralName(id)) }
             processing += 1
             let more = core.handle(e, now: now)
             processing -= 1
@@ -254,6 +257,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             logger.warning("\(m)")
         }
     }
+
+    /// A connection's central address, for log lines (its number if it is gone).
+    private func centralName(_ id: ConnectionID) -> String { core.connections[id]?.address.description ?? id.description }
 
     /// The systemd STATUS= text.
     func statusLine() -> String {

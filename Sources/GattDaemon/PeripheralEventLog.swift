@@ -12,6 +12,14 @@ struct PeripheralEventLog {
         logger.info(on ? "\(payloads.facts.logDescription(beaconOnly: payloads.isBeaconOnly))" : "advertising stopped")
     }
 
+    /// One ATT PDU, at debug level: `C0:00:00:00:00:01 → Read Request handle 0x0012` from
+    /// the central, `… ← Read Response "hello" (5 B)` to it. Nothing is built (not even
+    /// `central`) unless debug is enabled.
+    func attPDU(_ pdu: [UInt8], sent: Bool, central: @autoclosure () -> String) {
+        guard logger.logLevel <= .debug else { return }
+        logger.debug("\(central()) \(sent ? "←" : "→") \(ATTPDU.logDescription(of: pdu))")
+    }
+
     /// A central connected; `handle` nil when the transport did not tell it.
     func connected(_ address: BluetoothAddress, type: String, handle: UInt16?) {
         logger.info("connected: \(address) (\(type)), handle \(handle.map { String($0) } ?? "?")")

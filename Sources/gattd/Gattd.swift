@@ -42,6 +42,9 @@ struct Gattd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Log level.", valueName: "level"))
     var logLevel: Logger.Level = .info
 
+    @Option(name: .long, help: ArgumentHelp("Write every HCI packet to FILE in the btsnoop format (Wireshark, btmon -r); H4 transports only: on the kernel transport use btmon.", valueName: "file"))
+    var btsnoop: String?
+
     func run() throws {
         if let file = checkConfig {
             let (code, out, err) = CheckConfig.run(path: file)

@@ -34,6 +34,20 @@ func runDaemon(_ options: Gattd) throws {
         throw fail("--transport: \(error)", 64)
     }
 
+    var capture: BtsnoopWriter?
+    if let path = options.btsnoop {
+        if case .kernel = spec {
+            logger.warning("--btsnoop records nothing on the kernel transport (the kernel owns the HCI link); capture with btmon -w FILE instead")
+        } else {
+            do {
+                capture = try BtsnoopWriter(path: path) { logger.warning("\($0)") }
+            } catch {
+                throw fail("--btsnoop \(path): \(error)", 73)
+            }
+            logger.info("capturing HCI traffic to \(path) (btsnoop)")
+        }
+    }
+
     var control = ControlServer.Options(path: options.control)
     control.group = options.controlGroup
     control.maximumClients = max(1, options.maxControlClients)
@@ -46,7 +60,7 @@ func runDaemon(_ options: Gattd) throws {
                 // The kernel runs the controller, the links and SMP; gattd advertises and serves ATT.
                 return KernelPeripheralTransport(index: index, eventLoop: eventLoop, configuration: configuration, logger: logger)
             }
-            return H4PeripheralTransport(spec: spec, eventLoop: eventLoop, configuration: configuration, logger: logger)
+            return H4PeripheralTransport(spec: spec, eventLoop: eventLoop, configuration: configuration, logger: logger, btsnoop: capture)
         }
     } catch {
         throw fail(error.message, error.exitCode)

@@ -46,6 +46,26 @@ import Testing
         ])
     }
 
+    @Test func attPDUsOneLineEachWayAtDebugOnly() {
+        let logged = lines { log in
+            log.attPDU([0x0A, 0x12, 0x00], sent: false, central: "C0:00:00:00:00:01")
+            log.attPDU([0x01, 0x0A, 0x12, 0x00, 0x02], sent: true, central: "C0:00:00:00:00:01")
+        }
+        #expect(logged == [
+            "<7>C0:00:00:00:00:01 → Read Request handle 0x0012\n",
+            "<7>C0:00:00:00:00:01 ← Error Response to Read Request handle 0x0012: Read Not Permitted (0x02)\n",
+        ])
+        // At info level nothing is logged, and nothing is built: not even the central's name.
+        let count = Mutex(0)
+        var handler = JournalLogHandler(label: "test", format: .journal) { _ in count.withLock { $0 += 1 } }
+        handler.logLevel = .info
+        let log = PeripheralEventLog(logger: Logger(label: "test", factory: { _ in handler }))
+        let asked = Mutex(false)
+        log.attPDU([0x0A, 0x12, 0x00], sent: false, central: { asked.withLock { $0 = true }; return "x" }())
+        #expect(count.withLock { $0 } == 0)
+        #expect(!asked.withLock { $0 })
+    }
+
     @Test func attEventsNameTheCharacteristicOrItsIndex() throws {
         let db = GATTDatabase(deviceName: "T", services: [
             ServiceDefinition(id: "s", uuid: 0x180D, characteristics: [

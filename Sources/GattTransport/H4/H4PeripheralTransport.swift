@@ -22,9 +22,12 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     private var channel: H4Transport?
     private var timer: Scheduled<Void>?
     private var closing = false
+    /// `--btsnoop`: every HCI packet both ways, as it crosses the H4 link.
+    private let btsnoop: BtsnoopWriter?
 
-    public init(spec: TransportSpec, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger) {
+    public init(spec: TransportSpec, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger, btsnoop: BtsnoopWriter? = nil) {
         self.spec = spec
+        self.btsnoop = btsnoop
         self.eventLoop = eventLoop
         self.logger = logger
         self.hostConfiguration = HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising)
@@ -65,6 +68,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     public func close() -> EventLoopFuture<Void> {
         closing = true
         timer?.cancel()
+        btsnoop?.close()
         guard let channel else { return eventLoop.makeSucceededVoidFuture() }
         self.channel = nil
         return channel.close()
@@ -74,6 +78,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
 
     private func received(_ packet: H4Packet) {
         logger.trace("< \(packet.encoded.hexString)")
+        btsnoop?.write(packet, direction: .received)
         process(host.receive(packet, now: now))
     }
 
@@ -96,6 +101,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
             case .send(let packet):
                 if logger.logLevel <= .trace { logger.trace("> \(packet.encoded.hexString)") }
                 channel?.write(packet)
+                btsnoop?.write(packet, direction: .sent)
                 wrote = true
             case .event(.transport(let e)): events.append(e)
             case .event(.controllerReady): break  // `.transport(.ready)` carries it
