@@ -10,7 +10,13 @@ public struct DaemonOptions: Sendable {
     public var stateDirectory: String?
     /// systemd notifications (no-ops unless started by systemd with Type=notify).
     public var notifier = SystemdNotifier()
+    /// Where the controller is (`tcp:127.0.0.1:9000`, `hci0`), for the systemd status
+    /// "waiting for the controller at …".
+    public var controllerLocation: String?
     public init() {}
+
+    /// The systemd STATUS= text while the controller is not (yet) there.
+    var waitingStatus: String { "waiting for the controller" + (controllerLocation.map { " at \($0)" } ?? "") }
 
     /// The ATT server settings these options ask for.
     var attServerConfiguration: ATTServerConfiguration {

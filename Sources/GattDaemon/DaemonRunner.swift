@@ -43,6 +43,8 @@ public struct DaemonRunner {
     public var configName: String
     /// Loads the config again (SIGHUP).
     public var loadConfig: ConfigLoading
+    /// Where the controller is, as `--transport` named it (for the systemd status).
+    public var controllerLocation: String?
 
     public init(
         requestTimeout: Double, stateDirectory: String?, control: ControlServer.Options, logger: Logger, configName: String,
@@ -70,6 +72,7 @@ public struct DaemonRunner {
         var options = DaemonOptions()
         options.requestTimeout = .milliseconds(Int64(requestTimeout * 1000))
         options.stateDirectory = stateDirectory
+        options.controllerLocation = controllerLocation
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let transport = makeTransport(group.next())

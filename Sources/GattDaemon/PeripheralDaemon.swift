@@ -28,7 +28,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     private var backoff = Backoff()
     private var retryTask: Scheduled<Void>?
     private var opening = false
-    /// READY=1 was sent (the first time advertising went on).
+    /// READY=1 was sent (once the first attempt to open the transport is over).
     private var readyNotified = false
     private var refusalLogged = false
     private var stopPromise: EventLoopPromise<Void>?
@@ -76,8 +76,18 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             }.map {
                 self.opening = false
                 self.backoff.reset()
+                self.notifyReady()
             }
         }
+    }
+
+    /// READY=1 once config, control socket and persistence are up and the controller has
+    /// been tried, whether it answered or not: systemd must not time out (and restart gattd
+    /// in a loop) while a dongle or UART is missing. STATUS= says what gattd waits for.
+    private func notifyReady() {
+        guard !readyNotified, !stopping else { return }
+        readyNotified = true
+        try? options.notifier.ready(status: core.isAdvertising ? statusLine() : options.waitingStatus)
     }
 
     private func openTransport() {
@@ -218,13 +228,11 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             logger.info("controller \(description)")
         case .controllerLost(let reason):
             if stopping { finishStop() } else { retry(after: reason) }
+            if readyNotified, !stopping { try? options.notifier.status(options.waitingStatus) }
         case .advertisingChanged(let on):
             eventLog.advertising(on, core.payloads)
             if on { refusalLogged = false }
-            if on, !readyNotified {
-                readyNotified = true
-                try? options.notifier.ready(status: statusLine())
-            }
+            if on, readyNotified { try? options.notifier.status(statusLine()) }
         case .advertisingRefused(let whileConnected, let reason):
             if whileConnected {
                 // Many controllers cannot advertise connectable while connected.

@@ -51,9 +51,10 @@ func runDaemon(_ options: Gattd) throws {
     var control = ControlServer.Options(path: options.control)
     control.group = options.controlGroup
     control.maximumClients = max(1, options.maxControlClients)
-    let runner = DaemonRunner(
+    var runner = DaemonRunner(
         requestTimeout: options.requestTimeout, stateDirectory: options.stateDir, control: control, logger: logger,
         configName: options.config, loadConfig: { loadConfig(options.config) })
+    runner.controllerLocation = "\(spec)"
     do {
         try runner.run(configuration: configuration, payloads: payloads) { eventLoop in
             if case .kernel(let index) = spec {
