@@ -11,17 +11,25 @@ struct Gattd: ParsableCommand {
         discussion: """
             Serves the GATT database described by a JSON config (see docs/config.md) and
             advertises it. Use --check-config FILE to validate a config and print its
-            attribute table without touching any Bluetooth hardware.
-            """
+            attribute table and advertising payloads without touching any Bluetooth hardware.
+
+            Transports (--transport):
+              hciN, kernel:hciN               the kernel's Bluetooth stack (default: hci0)
+              user:hciN                       HCI user channel (hciN must be down)
+              serial:DEVICE[@BAUD][,rtscts]   H4 over a UART or pty (default 1000000 baud)
+              tcp:HOST:PORT                   H4 over TCP (virtual or network controllers)
+              unix:PATH                       H4 over a Unix stream socket (e.g. btvirt -s)
+            """,
+        version: GattdVersion.string
     )
 
     @Option(name: .long, help: ArgumentHelp("The config file to serve.", valueName: "file"))
     var config: String = "/etc/gattd/gattd.json"
 
-    @Option(name: .long, help: ArgumentHelp("Validate FILE, print its attribute table and exit (65 when invalid, 66 when unreadable).", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Validate FILE, print its attribute table and advertising payloads and exit (65 when invalid, 66 when unreadable; warnings on stderr).", valueName: "file"))
     var checkConfig: String?
 
-    @Option(name: .long, help: ArgumentHelp("The HCI transport: hci0 (kernel), or an H4 transport spec.", valueName: "spec"))
+    @Option(name: .long, help: ArgumentHelp("The HCI transport: hci0 (kernel), or an H4 transport (forms above).", valueName: "spec"))
     var transport: String = "hci0"
 
     @Option(name: .long, help: ArgumentHelp("The control socket path.", valueName: "path"))

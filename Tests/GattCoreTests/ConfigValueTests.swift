@@ -10,10 +10,22 @@ import Testing
         #expect(try L.decode("", as: .hex) == [])
     }
 
+    @Test func hexSeparatorsOnlyBetweenWholeBytes() {
+        for ok in ["0a1b", "0a:1b", "0a 1b", "0a-1b", "0A:1b 2c-3D"] {
+            #expect((try? L.decode(ok, as: .hex)) != nil, "\(ok)")
+        }
+        #expect(throws: L.DecodingError("separator '-' at position 4 follows another separator; separators may only go between whole bytes (\"0a1b\", \"0a 1b\", \"0a:1b\", \"0a-1b\")")) { try L.decode("0a--1b", as: .hex) }
+        #expect(throws: L.DecodingError("separator ' ' at position 1 comes before the first byte; separators may only go between whole bytes (\"0a1b\", \"0a 1b\", \"0a:1b\", \"0a-1b\")")) { try L.decode(" 0a", as: .hex) }
+        #expect(throws: L.DecodingError("separator ':' at position 1 comes before the first byte; separators may only go between whole bytes (\"0a1b\", \"0a 1b\", \"0a:1b\", \"0a-1b\")")) { try L.decode(":0a", as: .hex) }
+        #expect(throws: L.DecodingError("separator at position 3 ends the value; separators may only go between whole bytes (\"0a1b\", \"0a 1b\", \"0a:1b\", \"0a-1b\")")) { try L.decode("0a ", as: .hex) }
+        #expect(throws: L.DecodingError("separator ':' at position 4 follows another separator; separators may only go between whole bytes (\"0a1b\", \"0a 1b\", \"0a:1b\", \"0a-1b\")")) { try L.decode("0a :1b", as: .hex) }
+        #expect(throws: (L.DecodingError).self) { try L.decode(" ", as: .hex) }
+    }
+
     @Test func hexRejectsBadInput() {
         #expect(throws: L.DecodingError("odd number of hex digits (3); every byte needs two digits, e.g. \"0A\" not \"A\"")) { try L.decode("0A1", as: .hex) }
         #expect(throws: L.DecodingError("'g' at position 2 is not a hex digit")) { try L.decode("0g", as: .hex) }
-        #expect(throws: L.DecodingError("separator ' ' at position 2 splits a byte; separators may only go between pairs of hex digits")) { try L.decode("0 A", as: .hex) }
+        #expect(throws: L.DecodingError("separator ' ' at position 2 splits a byte; separators may only go between whole bytes (\"0a1b\", \"0a 1b\", \"0a:1b\", \"0a-1b\")")) { try L.decode("0 A", as: .hex) }
         #expect(throws: L.DecodingError("'x' at position 2 is not a hex digit")) { try L.decode("0x0A", as: .hex) }
     }
 

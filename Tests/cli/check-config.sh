@@ -114,6 +114,21 @@ else
     echo "SKIP: schema check (python3 jsonschema not installed)"
 fi
 
+# --version prints the version from Sources/GattCore/Version.swift; --help lists the transports.
+version="$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/GattCore/Version.swift)"
+run version 0 --version
+expect_line "$TMP/out" "$version"
+run help 0 --help
+for form in 'hciN, kernel:hciN' 'user:hciN' 'serial:DEVICE[@BAUD][,rtscts]' 'tcp:HOST:PORT' 'unix:PATH'; do
+    grep -qF -- "$form" "$TMP/out" || fail "help: transport form $form not listed"
+done
+
+# Hex values: separators only between whole bytes.
+printf '{"name": "H", "services": [{"uuid": "180F", "characteristics": [{"uuid": "2A19", "properties": ["read"], "value": {"hex": "0a--1b"}}]}]}\n' >"$TMP/hex.json"
+run strict-hex 65 --check-config "$TMP/hex.json"
+grep -q "services\[0\].characteristics\[0\].value.hex: separator '-' at position 4 follows another separator" "$TMP/err" \
+    || { fail "strict-hex: message"; sed 's/^/  | /' "$TMP/err"; }
+
 # A random own address with the kernel transport is refused before any socket is opened.
 printf '{"name": "R", "advertising": {"own_address_type": "random"}}\n' >"$TMP/random.json"
 run kernel-random 64 --config "$TMP/random.json" --transport hci0 --control "$TMP/c.sock" --state-dir "$TMP/state"

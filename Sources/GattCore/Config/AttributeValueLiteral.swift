@@ -1,8 +1,10 @@
 /// The three ways the config file and the control socket write a byte value:
 /// `{"hex": "0a 1b"}`, `{"utf8": "text"}` or `{"base64": "Chs="}`.
 ///
-/// - hex: pairs of hex digits, upper or lower case; a space, ':' or '-' may
-///   separate whole bytes ("0A1B", "0a 1b", "0A:1B"); "" is the empty value.
+/// - hex: pairs of hex digits, upper or lower case; one space, ':' or '-' may
+///   separate whole bytes ("0A1B", "0a 1b", "0A:1B", "0a-1b"), nowhere else (not
+///   leading, trailing or doubled: "0a--1b", " 0a", ":0a" are errors); "" is the
+///   empty value.
 /// - utf8: the string's UTF-8 bytes, no terminating NUL.
 /// - base64: RFC 4648 standard alphabet; the '=' padding may be omitted.
 public enum AttributeValueLiteral {
@@ -32,17 +34,28 @@ public enum AttributeValueLiteral {
         var out: [UInt8] = []
         var high: UInt8?
         var position = 0
+        /// The position of a separator not yet followed by a byte.
+        var pendingSeparator: Int?
+        let rule = "separators may only go between whole bytes (\"0a1b\", \"0a 1b\", \"0a:1b\", \"0a-1b\")"
         for ch in text.unicodeScalars {
             position += 1
             if ch == " " || ch == ":" || ch == "-" {
                 if high != nil {
-                    throw DecodingError("separator '\(ch)' at position \(position) splits a byte; separators may only go between pairs of hex digits")
+                    throw DecodingError("separator '\(ch)' at position \(position) splits a byte; \(rule)")
                 }
+                if out.isEmpty {
+                    throw DecodingError("separator '\(ch)' at position \(position) comes before the first byte; \(rule)")
+                }
+                if pendingSeparator != nil {
+                    throw DecodingError("separator '\(ch)' at position \(position) follows another separator; \(rule)")
+                }
+                pendingSeparator = position
                 continue
             }
             guard let d = hexDigit(ch) else {
                 throw DecodingError("'\(ch)' at position \(position) is not a hex digit")
             }
+            pendingSeparator = nil
             if let h = high {
                 out.append(h << 4 | d)
                 high = nil
@@ -53,6 +66,9 @@ public enum AttributeValueLiteral {
         if high != nil {
             let digits = text.unicodeScalars.filter { hexDigit($0) != nil }.count
             throw DecodingError("odd number of hex digits (\(digits)); every byte needs two digits, e.g. \"0A\" not \"A\"")
+        }
+        if let p = pendingSeparator {
+            throw DecodingError("separator at position \(p) ends the value; \(rule)")
         }
         return out
     }
