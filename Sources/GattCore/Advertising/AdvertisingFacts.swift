@@ -21,12 +21,6 @@ public struct AdvertisingFacts: Sendable, Hashable {
         public var count: Int
         public var inAdvertising: Int
         public var inScanResponse: Int
-        public init(bits: Int, count: Int, inAdvertising: Int, inScanResponse: Int) {
-            self.bits = bits
-            self.count = count
-            self.inAdvertising = inAdvertising
-            self.inScanResponse = inScanResponse
-        }
         /// The list scanners see first (the advertising data) names every UUID of this size.
         public var isCompleteInAdvertising: Bool { inAdvertising == count }
     }
