@@ -251,6 +251,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             controlEventHandler?(.disconnected(central: c.address.description, reason: reason.controlName))
         case .securityChanged(let c):
             logger.info("\(c.address): security \(c.security)")
+        case .pairing(let c, let e):
+            pairing(c, e)
         case .att(let e, let central):
             let db = core.database
             eventLog.att(e, database: db) { _ in central?.description }

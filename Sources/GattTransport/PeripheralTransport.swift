@@ -29,6 +29,11 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     func disconnect(_ id: ConnectionID, reason: HCIStatus)
     /// Ask the central to pair or encrypt (SMP Security Request), where the transport can.
     func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError)
+    /// The user's answer to a `.pairing` prompt on `id` (passkey, comparison, acceptance).
+    func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer)
+    /// The bonds to encrypt reconnecting centrals with (loaded from the bond store at
+    /// start; the transport adds the bonds its own pairings complete).
+    func setBonds(_ bonds: [Bond])
     /// Reload: the new config's transport settings (random address, preferred parameters).
     func configure(_ configuration: GattConfiguration)
     /// Closes the transport for good (the daemon stops); no `.lost` follows.

@@ -10,6 +10,7 @@ enum StackEvent: Equatable {
     case att(ATTServerEvent)
     case warning(String)
     case fatal(String)
+    case pairing(UInt16, SecurityManagerEvent)
 }
 
 enum StackOutput: Equatable {
@@ -114,7 +115,7 @@ struct H4Stack {
             case .send(let id, let pdu): host.send(pdu, on: id)
             case .setAdvertising(let p): out += run(host.setAdvertising(p, now: now), now)
             case .disconnect(let id, let reason): out += run(host.disconnect(id, reason: reason, now: now), now)
-            case .requestSecurity: break
+            case .requestSecurity(let id, _, _): out += run(host.requestSecurity(id, now: now), now)
             case .event(let e): out += Self.translate(e, connections: host.connections).map { .event($0) }
             }
         }
@@ -132,6 +133,7 @@ struct H4Stack {
         case .connected(let c): return [.connected(hc(c))]
         case .disconnected(let c, let reason, _): return [.disconnected(hc(c), reason: reason)]
         case .att(let a, _): return [.att(a)]
+        case .pairing(let c, let e): return [.pairing(c.id.rawValue, e)]
         case .warning(let m): return [.warning(m)]
         case .controllerReady, .controllerLost, .securityChanged, .reloaded: return []
         }

@@ -54,6 +54,10 @@ import Testing
             (.leConnectionUpdate(handle: 0x40, parameters: params, minCELength: 0, maxCELength: 0), "13 20 0E 40 00 18 00 28 00 00 00 F4 01 00 00 00 00"),
             (.leLongTermKeyRequestNegativeReply(handle: 0x0040), "1B 20 02 40 00"),
             (
+                .leLongTermKeyRequestReply(handle: 0x0040, longTermKey: Array(0x01...0x10)),
+                "1A 20 12 40 00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 10"
+            ),
+            (
                 .leRemoteConnectionParameterRequestReply(handle: 0x41, parameters: params, minCELength: 1, maxCELength: 2),
                 "20 20 0E 41 00 18 00 28 00 00 00 F4 01 01 00 02 00"
             ),

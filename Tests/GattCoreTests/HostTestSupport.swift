@@ -27,7 +27,7 @@ struct FakeController {
         .disconnect, .setEventMask, .reset, .readLocalVersionInformation, .readLocalSupportedFeatures,
         .readBufferSize, .readBDADDR, .leSetEventMask, .leReadBufferSize, .leReadLocalSupportedFeatures,
         .leSetRandomAddress, .leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData,
-        .leSetAdvertisingEnable, .leConnectionUpdate, .leLongTermKeyRequestNegativeReply,
+        .leSetAdvertisingEnable, .leConnectionUpdate, .leLongTermKeyRequestReply, .leLongTermKeyRequestNegativeReply,
         .leRemoteConnectionParameterRequestReply, .leSetDataLength, .leWriteSuggestedDefaultDataLength,
         .leSetDefaultPHY, .leSetPHY, .leReadBufferSizeV2,
     ]
@@ -73,7 +73,7 @@ struct FakeController {
         case .leReadBufferSize: return hostLE16(leBuffers.length) + [leBuffers.count]
         case .leReadBufferSizeV2: return hostLE16(leBuffers.length) + [leBuffers.count] + hostLE16(251) + [4]
         case .readBufferSize: return hostLE16(aclBuffers.length) + [64] + hostLE16(aclBuffers.count) + hostLE16(0)
-        case .leSetDataLength, .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply:
+        case .leSetDataLength, .leLongTermKeyRequestReply, .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply:
             return Array(parameters.prefix(2))
         default: return []
         }

@@ -21,6 +21,8 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     private(set) var advertising: [AdvertisingPayloads?] = []
     private(set) var disconnects: [ConnectionID] = []
     private(set) var closed = false
+    private(set) var pairingAnswers: [PairingUserAnswer] = []
+    private(set) var loadedBonds: [Bond]?
 
     init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
 
@@ -37,6 +39,8 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     func setAdvertising(_ payloads: AdvertisingPayloads?) { advertising.append(payloads) }
     func disconnect(_ id: ConnectionID, reason: HCIStatus) { disconnects.append(id) }
     func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {}
+    func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) { pairingAnswers.append(answer) }
+    func setBonds(_ bonds: [Bond]) { loadedBonds = bonds }
     func configure(_ configuration: GattConfiguration) {}
     func close() -> EventLoopFuture<Void> {
         closed = true

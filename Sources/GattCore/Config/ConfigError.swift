@@ -64,6 +64,10 @@ public struct GattConfiguration: Sendable, Equatable {
     public var advertising: AdvertisingConfiguration
     /// User services; `includes` are indices into this array.
     public var services: [ServiceDefinition]
+    /// The `security` object: what the Security Manager offers and accepts.
+    public var security = SecurityManagerConfiguration()
+    /// `security.max_bonds`: the oldest bonds are evicted beyond it (nil: no limit).
+    public var maxBonds: Int?
 
     public init(name: String, appearance: UInt16 = 0, advertising: AdvertisingConfiguration = AdvertisingConfiguration(), services: [ServiceDefinition] = []) {
         self.name = name

@@ -44,6 +44,8 @@ public enum HCICommand: Sendable, Hashable, CustomStringConvertible {
     case leSetAdvertisingEnable(Bool)
     /// LE Connection Update (§7.8.18). Units: interval 1.25 ms, timeout 10 ms, CE length 0.625 ms.
     case leConnectionUpdate(handle: UInt16, parameters: LEConnectionParameters, minCELength: UInt16, maxCELength: UInt16)
+    /// LE Long Term Key Request Reply (§7.8.25): the key, 16 octets little-endian.
+    case leLongTermKeyRequestReply(handle: UInt16, longTermKey: [UInt8])
     /// LE Long Term Key Request Negative Reply (§7.8.26).
     case leLongTermKeyRequestNegativeReply(handle: UInt16)
     /// LE Remote Connection Parameter Request Reply (§7.8.31).
@@ -87,6 +89,7 @@ public enum HCICommand: Sendable, Hashable, CustomStringConvertible {
         case .leSetScanResponseData: .leSetScanResponseData
         case .leSetAdvertisingEnable: .leSetAdvertisingEnable
         case .leConnectionUpdate: .leConnectionUpdate
+        case .leLongTermKeyRequestReply: .leLongTermKeyRequestReply
         case .leLongTermKeyRequestNegativeReply: .leLongTermKeyRequestNegativeReply
         case .leRemoteConnectionParameterRequestReply: .leRemoteConnectionParameterRequestReply
         case .leRemoteConnectionParameterRequestNegativeReply: .leRemoteConnectionParameterRequestNegativeReply
@@ -135,6 +138,10 @@ public enum HCICommand: Sendable, Hashable, CustomStringConvertible {
             w.u16(p.supervisionTimeout)
             w.u16(minCE)
             w.u16(maxCE)
+        case .leLongTermKeyRequestReply(let handle, let key):
+            w.u16(handle & 0x0FFF)
+            // Exactly 16 octets: a shorter key is zero-padded (keys shortened to the key size are).
+            w.append(Array(key.prefix(16)) + [UInt8](repeating: 0, count: max(0, 16 - key.count)))
         case .leLongTermKeyRequestNegativeReply(let handle): w.u16(handle & 0x0FFF)
         case .leRemoteConnectionParameterRequestNegativeReply(let handle, let reason):
             w.u16(handle & 0x0FFF)

@@ -239,11 +239,11 @@ public struct HCIMaximumDataLength: HCIReturnParameters, Hashable {
 }
 
 /// Return parameters that are a status and a connection handle: LE Set Data Length,
-/// LE Long Term Key Request Negative Reply, LE Remote Connection Parameter Request
+/// LE Long Term Key Request (Negative) Reply, LE Remote Connection Parameter Request
 /// (Negative) Reply.
 public struct HCIConnectionHandleReturn: HCIReturnParameters, Hashable {
     public static let opcodes: [HCIOpcode] = [
-        .leSetDataLength, .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply,
+        .leSetDataLength, .leLongTermKeyRequestReply, .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply,
         .leRemoteConnectionParameterRequestNegativeReply,
     ]
     public static let length = 3

@@ -33,6 +33,7 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let leSetScanResponseData = Self(ogf: 0x08, ocf: 0x0009)
     public static let leSetAdvertisingEnable = Self(ogf: 0x08, ocf: 0x000A)
     public static let leConnectionUpdate = Self(ogf: 0x08, ocf: 0x0013)
+    public static let leLongTermKeyRequestReply = Self(ogf: 0x08, ocf: 0x001A)
     public static let leLongTermKeyRequestNegativeReply = Self(ogf: 0x08, ocf: 0x001B)
     public static let leRemoteConnectionParameterRequestReply = Self(ogf: 0x08, ocf: 0x0020)
     public static let leRemoteConnectionParameterRequestNegativeReply = Self(ogf: 0x08, ocf: 0x0021)
@@ -85,6 +86,7 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .leSetScanResponseData: Entry(name: "LE Set Scan Response Data", octet: 26, bit: 0),
         .leSetAdvertisingEnable: Entry(name: "LE Set Advertising Enable", octet: 26, bit: 1),
         .leConnectionUpdate: Entry(name: "LE Connection Update", octet: 27, bit: 2),
+        .leLongTermKeyRequestReply: Entry(name: "LE Long Term Key Request Reply", octet: 28, bit: 1),
         .leLongTermKeyRequestNegativeReply: Entry(name: "LE Long Term Key Request Negative Reply", octet: 28, bit: 2),
         .leRemoteConnectionParameterRequestReply: Entry(
             name: "LE Remote Connection Parameter Request Reply", octet: 33, bit: 4),

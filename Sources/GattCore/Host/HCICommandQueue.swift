@@ -70,7 +70,7 @@ extension HCICommand {
     var isOptional: Bool {
         switch self {
         case .leSetDataLength, .leSetPHY, .leSetDefaultPHY, .leWriteSuggestedDefaultDataLength, .leConnectionUpdate,
-            .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply, .leRemoteConnectionParameterRequestNegativeReply,
+            .leLongTermKeyRequestReply, .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply, .leRemoteConnectionParameterRequestNegativeReply,
             .disconnect:
             return true
         default:

@@ -15,17 +15,16 @@ extension Host {
             }
             return connectionClosed(handle, reason: reason)
         case .encryptionChange(let status, let handle, let enabled):
-            guard status == .success, var c = connections[handle] else { return [] }
-            c.security = enabled != 0 ? .medium : .low
-            connections[handle] = c
-            return [.event(.transport(.securityChanged(c.id, c.security)))]
+            return encryptionChanged(handle: handle, status: status, enabled: enabled != 0)
+        case .encryptionKeyRefreshComplete(let status, let handle):
+            return encryptionChanged(handle: handle, status: status, enabled: true)
         case .hardwareError(let code):
             return [.event(.fatal("the controller reported hardware error 0x\(String(code, radix: 16))"))]
         case .dataBufferOverflow:
             return [.event(.warning("the controller reported a data buffer overflow"))]
         case .leMeta(let meta):
             return handle(meta)
-        case .encryptionKeyRefreshComplete, .unknown:
+        case .unknown:
             return []
         }
     }
@@ -34,10 +33,8 @@ extension Host {
         switch meta {
         case .connectionComplete(let c), .enhancedConnectionComplete(let c), .enhancedConnectionCompleteV2(let c):
             return connectionOpened(c)
-        case .longTermKeyRequest(let handle, _, _):
-            // No bonding yet: no key to give (the security issue adds SMP).
-            commands.append(.leLongTermKeyRequestNegativeReply(handle: handle))
-            return pumpCommands()
+        case .longTermKeyRequest(let handle, let rand, let ediv):
+            return longTermKeyRequested(handle: handle, rand: rand, ediv: ediv)
         case .remoteConnectionParameterRequest(let handle, let p):
             commands.append(.leRemoteConnectionParameterRequestReply(handle: handle, parameters: p, minCELength: 0, maxCELength: 0))
             return pumpCommands()

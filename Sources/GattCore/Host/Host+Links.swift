@@ -17,6 +17,7 @@ extension Host {
         connections[c.handle] = conn
         reassemblers[c.handle] = ACLReassembler()
         acl.open(c.handle)
+        openSecurity(c)
         let peer = TransportPeer(address: c.peerAddress, addressType: c.peerAddressType, handle: c.handle)
         var out: [HostOutput] = [.event(.transport(.connected(conn.id, peer)))]
         // A connection ends legacy advertising (Vol 6 Part B §4.4.2).
@@ -40,6 +41,7 @@ extension Host {
         guard let conn = connections.removeValue(forKey: handle) else { return [] }
         acl.close(handle)
         reassemblers[handle] = nil
+        responders[handle] = nil
         return [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
     }
 
@@ -66,11 +68,7 @@ extension Host {
         case .leSignalling:
             return handleSignalling(frame.payload, handle: handle)
         case .smp:
-            // Pairing is not supported yet: a Pairing Request gets Pairing Failed, Pairing Not Supported.
-            if let response = SMPPDU.responseWithoutPairingSupport(to: frame.payload) {
-                acl.queue(frame: L2CAPBasicFrame(channelID: .smp, payload: response.encoded()), on: handle)
-            }
-            return []
+            return handleSMP(frame.payload, handle: handle)
         default:
             return [.event(.warning("connection \(handle): L2CAP frame for unsupported CID \(frame.channelID) dropped"))]
         }

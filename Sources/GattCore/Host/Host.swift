@@ -25,6 +25,12 @@ public struct Host: Sendable {
     var consecutiveTimeouts = 0
     var signallingIdentifier: UInt8 = 0
     var now: Duration = .zero
+    /// The Security Manager of each link (when `configuration.security` is set).
+    var responders: [UInt16: PairingResponder] = [:]
+    /// Repeated-attempts back-off (Vol 3 Part H §2.3.6), kept across links.
+    var attempts = RepeatedAttempts()
+    /// What LE Long Term Key Requests are answered from (`setBonds`).
+    public internal(set) var bonds: [Bond] = []
 
     public init(configuration: HostConfiguration) {
         self.configuration = configuration
@@ -116,13 +122,15 @@ public struct Host: Sendable {
     /// controller stopped answering (fatal).
     public mutating func tick(now: Duration) -> [HostOutput] {
         self.now = now
-        guard !hasFailed, let command = commands.expire(now: now) else { return [] }
+        guard !hasFailed else { return [] }
+        let smp = tickSecurity(now: now)
+        guard let command = commands.expire(now: now) else { return smp.isEmpty ? [] : smp + pumpACL() }
         consecutiveTimeouts += 1
         let what = "the controller did not answer \(command.name) within \(configuration.commandTimeout)"
         guard isReady, command.isOptional, consecutiveTimeouts < 2 else {
-            return failIfFatal([.event(.fatal(what))])
+            return failIfFatal(smp + [.event(.fatal(what))])
         }
-        return [.event(.warning("\(what); going on without it"))] + pumpCommands()
+        return smp + [.event(.warning("\(what); going on without it"))] + pumpCommands() + pumpACL()
     }
 
     /// After a fatal event nothing more goes to the controller: the packets queued
@@ -135,7 +143,7 @@ public struct Host: Sendable {
     }
 
     /// When `tick` should next be called.
-    public var nextDeadline: Duration? { hasFailed ? nil : commands.deadline }
+    public var nextDeadline: Duration? { hasFailed ? nil : [commands.deadline, securityDeadline].compactMap { $0 }.min() }
 
     // MARK: - The core's intents
 

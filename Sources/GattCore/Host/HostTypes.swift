@@ -11,6 +11,9 @@ public struct HostConfiguration: Sendable {
     /// Ask each new connection for the maximum data length and 2M PHY, when the
     /// controller supports the commands and features.
     public var requestDataLengthAndPHY: Bool
+    /// The Security Manager's settings; nil: no pairing (a Pairing Request gets
+    /// Pairing Failed, Pairing Not Supported, and LTK requests only bonds' keys).
+    public var security: SecurityManagerConfiguration?
     public init(deviceName: String, advertising: AdvertisingConfiguration) {
         self.deviceName = deviceName
         self.advertising = advertising
@@ -39,6 +42,10 @@ public struct HostConnection: Sendable, Equatable {
     public let peerAddress: BluetoothAddress
     public let peerAddressType: BluetoothAddressType
     public var security: SecurityLevel = .low
+    /// The encryption key size in octets while encrypted, when known.
+    public var keySize: Int?
+    /// What the key the last LE Long Term Key Request was answered with gives the link.
+    var pendingSecurity: SMPLinkSecurity?
     public var id: ConnectionID { ConnectionID(handle) }
 }
 

@@ -68,6 +68,9 @@ public struct Peripheral: Sendable {
             connections[id] = c
             att.setSecurity(id, level)
             return [.event(.securityChanged(c))]
+        case .pairing(let id, let e):
+            guard let c = connections[id] else { return [] }
+            return [.event(.pairing(c, e))]
         case .received(let id, let pdu):
             guard connections[id] != nil else { return [] }
             return absorb(att.receive(pdu, from: id, now: now))

@@ -27,6 +27,9 @@ public enum TransportEvent: Sendable, Equatable {
     /// `detail`: what the log says when it says more than `reason`.
     case disconnected(ConnectionID, reason: HCIStatus, detail: String? = nil)
     case securityChanged(ConnectionID, SecurityLevel)
+    /// A pairing prompt, failure, timeout or completion on this link (a bonded
+    /// completion carries the bond for the store: `.pairingComplete(bond, bonded: true)`).
+    case pairing(ConnectionID, SecurityManagerEvent)
     /// One ATT PDU from the central.
     case received(ConnectionID, [UInt8])
     /// The transport can take one more ATT PDU on this connection (backpressure:

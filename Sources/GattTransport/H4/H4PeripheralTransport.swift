@@ -24,14 +24,21 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     private var closing = false
     /// `--btsnoop`: every HCI packet both ways, as it crosses the H4 link.
     private let btsnoop: BtsnoopWriter?
+    private var bonds: [Bond] = []
 
     public init(spec: TransportSpec, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger, btsnoop: BtsnoopWriter? = nil) {
         self.spec = spec
         self.btsnoop = btsnoop
         self.eventLoop = eventLoop
         self.logger = logger
-        self.hostConfiguration = HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising)
+        self.hostConfiguration = Self.hostConfiguration(configuration)
         self.host = Host(configuration: hostConfiguration)
+    }
+
+    private static func hostConfiguration(_ configuration: GattConfiguration) -> HostConfiguration {
+        var c = HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising)
+        c.security = configuration.security
+        return c
     }
 
     private var now: Duration { ContinuousClock.now - origin }
@@ -49,6 +56,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
             self.channel = channel
             self.logger.info("connected to the controller at \(self.spec)")
             self.host = Host(configuration: self.hostConfiguration)
+            self.host.setBonds(self.bonds)
             self.process(self.host.start(now: self.now))
         }
     }
@@ -57,11 +65,18 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     public func flush() { process(host.flush(now: now)) }
     public func setAdvertising(_ payloads: AdvertisingPayloads?) { process(host.setAdvertising(payloads, now: now)) }
     public func disconnect(_ id: ConnectionID, reason: HCIStatus) { process(host.disconnect(id, reason: reason, now: now)) }
-    /// The H4 host has no Security Manager yet: centrals pair on their own after the ATT error.
-    public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {}
+    /// A Security Request from the host's Security Manager (when pairing is configured).
+    public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) { process(host.requestSecurity(id, now: now)) }
+    public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) { process(host.respondToPairing(id, answer, now: now)) }
 
+    public func setBonds(_ bonds: [Bond]) {
+        self.bonds = bonds
+        host.setBonds(bonds)
+    }
+
+    /// Reload: new links use the new security settings; links already up keep theirs.
     public func configure(_ configuration: GattConfiguration) {
-        hostConfiguration = HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising)
+        hostConfiguration = Self.hostConfiguration(configuration)
         process(host.updateConfiguration(hostConfiguration, now: now))
     }
 
