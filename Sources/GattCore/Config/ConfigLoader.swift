@@ -9,7 +9,7 @@ import Darwin
 /// Reads and validates a gattd JSON config (docs/config.md). Every problem is
 /// reported at once, each with its JSON path, in document order.
 public enum ConfigLoader {
-    static let topLevelKeys = ["$schema", "name", "appearance", "advertising", "connection", "services"]
+    static let topLevelKeys = ["$schema", "name", "appearance", "advertising", "connection", "security", "services"]
 
     /// The largest config file accepted.
     public static let maximumFileSize = 16 << 20
@@ -113,7 +113,9 @@ public enum ConfigLoader {
             advertising.preferredConnection = AdvertisingParser(reader: r).parseConnection(v)
             advertising.requestDataLengthAndPHY = AdvertisingParser(reader: r).parseDataLengthAndPHY(v)
         }
-        return GattConfiguration(name: name, appearance: appearance, advertising: advertising, services: services)
+        var config = GattConfiguration(name: name, appearance: appearance, advertising: advertising, services: services)
+        if let v = obj.value("security") { SecurityParser(reader: r).parse(v, into: &config) }
+        return config
     }
 }
 
