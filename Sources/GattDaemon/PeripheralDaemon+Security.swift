@@ -41,6 +41,36 @@ extension PeripheralDaemon {
         return String(repeating: "0", count: max(0, 6 - s.count)) + s
     }
 
-    /// Keeps a completed bond (the bond store arrives with the next step).
-    func saveBond(_ bond: Bond) {}
+    /// Reads the bond store and gives its bonds to the transport (at start).
+    func loadBonds() {
+        guard let store = bondStore else { return }
+        let (loaded, problems) = store.load()
+        for p in problems { logger.warning("\(p)") }
+        bonds = loaded
+        if !loaded.isEmpty { logger.info("loaded \(loaded.count) bond\(loaded.count == 1 ? "" : "s") from \(store.directory)") }
+        transport.setBonds(loaded.map(\.bond))
+    }
+
+    /// Keeps a completed bond: written durably before the pairing is reported complete,
+    /// the oldest evicted beyond `security.max_bonds`, and the transport given the new set.
+    func saveBond(_ bond: Bond) {
+        let stored = StoredBond(bond: bond, created: BondStore.unixTime())
+        bonds.removeAll { $0.bond.address == bond.address }
+        bonds.append(stored)
+        if let store = bondStore {
+            do {
+                try store.save(stored)
+            } catch {
+                logger.error("\(error); the bond lasts only until gattd stops")
+            }
+        }
+        if let max = configuration.maxBonds, bonds.count > max {
+            for old in bonds.prefix(bonds.count - max) {
+                bondStore?.remove(old.bond.address)
+                logger.info("\(old.bond.address): bond evicted (max_bonds \(max))")
+            }
+            bonds.removeFirst(bonds.count - max)
+        }
+        transport.setBonds(bonds.map(\.bond))
+    }
 }

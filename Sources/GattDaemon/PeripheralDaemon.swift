@@ -17,6 +17,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     let transport: any PeripheralTransport
     let options: DaemonOptions
     let persisted: PersistedValues?
+    /// Where bonds are kept (`<state-dir>/bonds`); nil: bonds last until the daemon stops.
+    let bondStore: BondStore?
+    /// The bonds, oldest first, as the transport was last given them.
+    var bonds: [StoredBond] = []
     private let origin = ContinuousClock.now
 
     var configuration: GattConfiguration
@@ -46,6 +50,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.logger = logger
         self.options = options
         self.persisted = options.persistedValues(logger: logger)
+        self.bondStore = options.stateDirectory.map { BondStore(stateDirectory: $0) }
         let database = DaemonOptions.initialDatabase(configuration, persisted: persisted, logger: logger)
         self.core = Peripheral(database: database, payloads: payloads, maxConnections: configuration.advertising.maxConnections, att: options.attServerConfiguration)
     }
@@ -63,6 +68,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         eventLoop.flatSubmit {
             self.transport.onEvent = { [weak self] event in self?.transportEvent(event) }
             self.transport.onAvailable = { [weak self] in self?.openTransport() }
+            self.loadBonds()
             self.watchdog = self.options.notifier.scheduleWatchdog(on: self.eventLoop)
             if self.watchdog != nil, let every = self.options.notifier.watchdogPingInterval {
                 self.logger.debug("systemd watchdog: pinging every \(TimeAmount(every).logDescription)")

@@ -1,0 +1,120 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import GattCore
+import Logging
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import GattDaemon
+
+/// The bond store: exact round trips, file mode, corruption set aside, leftovers removed.
+@Suite struct BondStoreTests {
+    static let full = StoredBond(
+        bond: Bond(
+            address: BluetoothAddress("00:1B:DC:01:02:03")!, addressType: .public, longTermKey: Array(0x00...0x0F), ediv: 0x1234,
+            rand: 0xFEDC_BA98_7654_3210, keySize: 7, authenticated: true, secureConnections: false, peerIRK: Array(0x10...0x1F),
+            peerCSRK: Array(0x20...0x2F),
+            localIdentity: SMPIdentity(irk: Array(0x30...0x3F), address: BluetoothAddress("D0:AA:BB:CC:DD:EE")!, addressType: .random),
+            localCSRK: Array(0x40...0x4F)),
+        created: 1_790_000_000)
+    static let minimal = StoredBond(
+        bond: Bond(address: BluetoothAddress("C4:11:22:33:44:55")!, addressType: .random, longTermKey: nil, keySize: 16, authenticated: false, secureConnections: true),
+        created: 1_790_000_001)
+
+    let dir: String
+    let store: BondStore
+
+    init() {
+        let state = NSTemporaryDirectory() + "gattd-bonds-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        mkdir(state, 0o755)
+        dir = state + "/bonds"
+        store = BondStore(stateDirectory: state)
+    }
+
+    func names() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).sorted() }
+
+    @Test func roundTripOfEveryFieldWithMode0600() throws {
+        #expect(store.load().bonds.isEmpty, "no directory yet: no bonds")
+        try store.save(Self.minimal)
+        try store.save(Self.full)
+        let loaded = store.load()
+        #expect(loaded.problems.isEmpty)
+        #expect(loaded.bonds == [Self.full, Self.minimal], "oldest first")
+        #expect(names() == ["00:1B:DC:01:02:03.json", "C4:11:22:33:44:55.json"])
+        var st = stat()
+        #expect(stat(dir + "/00:1B:DC:01:02:03.json", &st) == 0)
+        #expect(st.st_mode & 0o777 == 0o600)
+        let text = try String(contentsOfFile: dir + "/C4:11:22:33:44:55.json", encoding: .utf8)
+        #expect(text == #"{"version":1,"address":"C4:11:22:33:44:55","address_type":1,"ediv":0,"rand":0,"key_size":16,"authenticated":false,"secure_connections":true,"created":1790000001}"# + "\n")
+        // A second save replaces the file; remove deletes it.
+        var newer = Self.full
+        newer.created += 5
+        try store.save(newer)
+        store.remove(Self.minimal.bond.address)
+        #expect(store.load().bonds == [newer])
+    }
+
+    @Test func corruptFilesAreSetAsideAndLeftoversRemoved() throws {
+        try store.save(Self.full)
+        _ = FileManager.default.createFile(atPath: dir + "/11:22:33:44:55:66.json", contents: Data("{\"version\":1,".utf8))
+        _ = FileManager.default.createFile(atPath: dir + "/11:22:33:44:55:77.json.tmp-99", contents: Data("{".utf8))
+        let loaded = store.load()
+        #expect(loaded.bonds == [Self.full])
+        #expect(loaded.problems.count == 1)
+        #expect(loaded.problems.first?.contains("11:22:33:44:55:66.json is not a valid bond; set aside as") == true, "\(loaded.problems)")
+        #expect(names().count == 2)
+        #expect(names().contains { $0.hasPrefix("11:22:33:44:55:66.json.corrupt-") })
+        #expect(store.load().problems.isEmpty, "set aside once")
+    }
+
+    @Test func decodingIsStrict() {
+        let good = String(decoding: BondCodec.encode(Self.full), as: UTF8.self)
+        #expect(BondCodec.decode(Array(good.utf8)) == Self.full)
+        let broken = [
+            good.replacingOccurrences(of: "\"key_size\":7", with: "\"key_size\":6"),
+            good.replacingOccurrences(of: "\"ltk\":\"000102030405060708090a0b0c0d0e0f\"", with: "\"ltk\":\"0001\""),
+            good.replacingOccurrences(of: "\"version\":1", with: "\"version\":2"),
+            good.replacingOccurrences(of: "\"authenticated\":true", with: "\"authenticated\":1"),
+            good.replacingOccurrences(of: ",\"local_address\":\"D0:AA:BB:CC:DD:EE\"", with: ""),
+            good.replacingOccurrences(of: "00:1B:DC:01:02:03", with: "not an address"),
+        ]
+        for b in broken {
+            #expect(b != good)
+            #expect(BondCodec.decode(Array(b.utf8)) == nil, "\(b)")
+        }
+    }
+}
+
+/// The daemon and its bond store: bonds loaded into the transport at start, a bonded
+/// pairing saved before it is logged complete, `max_bonds` evicting the oldest.
+@Suite struct DaemonBondTests {
+    @Test func bondsAreLoadedAtStartSavedOnPairingAndEvicted() throws {
+        let state = NSTemporaryDirectory() + "gattd-daemon-bonds-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        mkdir(state, 0o755)
+        let store = BondStore(stateDirectory: state)
+        try store.save(BondStoreTests.full)
+        let configuration = try ConfigLoader.load(data: Array(#"{"name": "fake", "security": {"max_bonds": 1}}"#.utf8))
+        let payloads = try AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.name)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let transport = FakeTransport(eventLoop: group.next())
+        var options = DaemonOptions()
+        options.stateDirectory = state
+        let daemon = PeripheralDaemon(configuration: configuration, payloads: payloads, transport: transport, logger: Logger(label: "test"), options: options)
+        try daemon.start().wait()
+        #expect(transport.loadedBonds == [BondStoreTests.full.bond])
+        let id = ConnectionID(0x40)
+        let peer = TransportPeer(address: BondStoreTests.minimal.bond.address, addressType: .random, handle: 0x40)
+        try transport.report(.connected(id, peer), .pairing(id, .pairingComplete(BondStoreTests.minimal.bond, bonded: true)))
+        #expect(store.load().bonds.map(\.bond) == [BondStoreTests.minimal.bond], "saved; the older bond evicted (max_bonds 1)")
+        #expect(transport.loadedBonds == [BondStoreTests.minimal.bond])
+        // A pairing without bonding is not kept.
+        let other = Bond(address: BluetoothAddress("C4:00:00:00:00:09")!, addressType: .random, longTermKey: nil, keySize: 16, authenticated: false, secureConnections: true)
+        try transport.report(.pairing(id, .pairingComplete(other, bonded: false)))
+        #expect(store.load().bonds.map(\.bond) == [BondStoreTests.minimal.bond])
+        try daemon.stop().wait()
+        try group.syncShutdownGracefully()
+    }
+}
