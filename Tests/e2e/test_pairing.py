@@ -1,0 +1,126 @@
+"""Pairing and bonding on the H4 path, with Bumble's own Security Manager as the phone
+(Core Spec Vol 3 Part H): Just Works with LE Secure Connections and bonding, the bond
+kept in <state-dir>/bonds and used again after gattd restarts (LE Long Term Key Request
+answered without pairing), legacy Just Works, and Secure Connections Only refusing it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import time
+
+import pytest
+
+from bumble.core import ProtocolError
+from bumble.pairing import PairingConfig
+
+from gatt_central import FULL_CONFIG, att_error, central_device, connect_peer, raw_request, wait_for_log
+from harness import run
+from bumble import hci
+
+ENCRYPTED = 0x001A  # read_encryption_required, value 0x42 (config/test/gatt-full.json)
+READ = 0x0A
+INSUFFICIENT_ENCRYPTION = 0x0F
+AUTHENTICATION_REQUIREMENTS = 0x03
+LTK_REQUEST_REPLY = 0x201A
+LTK_REQUEST_NEGATIVE_REPLY = 0x201B
+
+
+def config_with(security: dict | None = None) -> str:
+    config = json.loads(FULL_CONFIG.read_text())
+    if security is not None:
+        config["security"] = security
+    return json.dumps(config, indent=1)
+
+
+def gattd_address(controllers) -> hci.Address:
+    return hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS)
+
+
+def pairing(sc: bool):
+    """Bumble's pairing settings: Just Works (no MITM), bonding, its random static address
+    as identity (by default Bumble distributes its controller's public address while it
+    connects with the random one, which no RPA resolution can link)."""
+    return lambda _connection: PairingConfig(sc=sc, mitm=False, bonding=True,
+                                             identity_address_type=PairingConfig.AddressType.RANDOM)
+
+
+def read_encrypted_request() -> bytes:
+    return bytes([READ]) + ENCRYPTED.to_bytes(2, "little")
+
+
+def test_just_works_bond_survives_a_gattd_restart(controllers, gattd, tmp_path):
+    config = config_with()
+    first = gattd(config)
+    bonds = tmp_path / "state" / "bonds"
+
+    async def body():
+        async with central_device(controllers[1]) as device:
+            device.pairing_config_factory = pairing(sc=True)
+            peer = await connect_peer(device, gattd_address(controllers))
+            # Before pairing: Insufficient Encryption.
+            att_error(await raw_request(peer, read_encrypted_request()), READ, ENCRYPTED, INSUFFICIENT_ENCRYPTION)
+            started = time.monotonic()
+            await asyncio.wait_for(peer.connection.pair(), 15)
+            elapsed = time.monotonic() - started
+            print(f"Just Works SC pairing + encryption + key distribution took {elapsed * 1000:.0f} ms on the virtual link")
+            assert peer.connection.is_encrypted
+            assert await peer.gatt_client.read_value(ENCRYPTED) == b"\x42"
+            await wait_for_log(first, r"paired and bonded as C0:00:00:00:00:01 \(LE Secure Connections, unauthenticated, key size 16\)")
+            files = sorted(bonds.iterdir())
+            assert [f.name for f in files] == ["C0:00:00:00:00:01.json"]
+            assert stat.S_IMODE(os.stat(files[0]).st_mode) == 0o600
+            saved = json.loads(files[0].read_text())
+            assert saved["secure_connections"] is True and saved["key_size"] == 16 and len(saved["ltk"]) == 32
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+
+            # gattd restarts: the bond comes from the store, the central encrypts with it.
+            first.stop()
+            commands_before = len(controllers[0].commands(LTK_REQUEST_REPLY))
+            second = gattd(config)
+            await wait_for_log(second, r"loaded 1 bond from ")
+            peer = await connect_peer(device, gattd_address(controllers))
+            att_error(await raw_request(peer, read_encrypted_request()), READ, ENCRYPTED, INSUFFICIENT_ENCRYPTION)
+            await asyncio.wait_for(peer.connection.encrypt(), 10)
+            assert peer.connection.is_encrypted
+            assert await peer.gatt_client.read_value(ENCRYPTED) == b"\x42"
+            assert len(controllers[0].commands(LTK_REQUEST_REPLY)) == commands_before + 1
+            assert not controllers[0].commands(LTK_REQUEST_NEGATIVE_REPLY)
+            assert "paired" not in second.log(), "no pairing after the restart"
+            await wait_for_log(second, r"C0:00:00:00:00:01: security medium")
+
+    run(body(), timeout=60)
+
+
+def test_legacy_just_works_pairs(controllers, gattd):
+    gattd(config_with())
+
+    async def body():
+        async with central_device(controllers[1]) as device:
+            device.pairing_config_factory = pairing(sc=False)
+            peer = await connect_peer(device, gattd_address(controllers))
+            await asyncio.wait_for(peer.connection.pair(), 15)
+            assert peer.connection.is_encrypted
+            assert await peer.gatt_client.read_value(ENCRYPTED) == b"\x42"
+
+    run(body())
+
+
+def test_secure_connections_only_refuses_legacy_pairing(controllers, gattd):
+    process = gattd(config_with({"secure_connections_only": True}))
+
+    async def body():
+        async with central_device(controllers[1]) as device:
+            device.pairing_config_factory = pairing(sc=False)
+            peer = await connect_peer(device, gattd_address(controllers))
+            with pytest.raises(ProtocolError) as failure:
+                await asyncio.wait_for(peer.connection.pair(), 15)
+            assert failure.value.error_code == AUTHENTICATION_REQUIREMENTS
+            assert not peer.connection.is_encrypted
+            att_error(await raw_request(peer, read_encrypted_request()), READ, ENCRYPTED, INSUFFICIENT_ENCRYPTION)
+            await wait_for_log(process, r"pairing failed \(.*sent by us\)")
+
+    run(body())
