@@ -19,6 +19,8 @@ extension ATTServer {
             }
             guard allowed else { return .writeNotPermitted }
         }
+        // Vol 3 Part C §10.3.1: authentication first (it implies encryption), then encryption.
+        if a.permissions.contains(.writeAuthenticationRequired), !b.security.isAuthenticated { return .insufficientAuthentication }
         if a.permissions.contains(.writeEncryptionRequired), !b.security.isEncrypted { return .insufficientEncryption }
         return nil
     }

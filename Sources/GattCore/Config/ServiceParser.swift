@@ -217,7 +217,7 @@ struct ServiceParser {
             if let v = o.value("permissions"), perms.canWrite, !permissionNames.isEmpty,
                 properties.isDisjoint(with: [.write, .writeWithoutResponse, .authenticatedSignedWrites, .reliableWrite])
             {
-                let name = permissionNames.first { $0 == "writeable" || $0 == "write_encryption_required" } ?? "writeable"
+                let name = permissionNames.first { $0 == "writeable" || $0 == "write_encryption_required" || $0 == "write_authentication_required" } ?? "writeable"
                 r.error(o.path("permissions"), "\"\(name)\" needs a write property: add \"write\" or \"write_without_response\" to properties", at: v.offset)
             }
         }
