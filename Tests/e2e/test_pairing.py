@@ -22,6 +22,8 @@ from harness import run
 from bumble import hci
 
 ENCRYPTED = 0x001A  # read_encryption_required, value 0x42 (config/test/gatt-full.json)
+AUTHENTICATED = 0x0036  # read_authentication_required, in the service config_with() appends
+INSUFFICIENT_AUTHENTICATION = 0x05
 READ = 0x0A
 INSUFFICIENT_ENCRYPTION = 0x0F
 AUTHENTICATION_REQUIREMENTS = 0x03
@@ -31,6 +33,9 @@ LTK_REQUEST_NEGATIVE_REPLY = 0x201B
 
 def config_with(security: dict | None = None) -> str:
     config = json.loads(FULL_CONFIG.read_text())
+    # After gatt-full.json's last handle (0x0033): service 0x0034, declaration 0x0035, value 0x0036.
+    config["services"].append({"uuid": "5EC0", "characteristics": [
+        {"uuid": "5EC1", "properties": ["read"], "permissions": ["read_authentication_required"], "value": {"hex": "a5"}}]})
     if security is not None:
         config["security"] = security
     return json.dumps(config, indent=1)
@@ -48,8 +53,8 @@ def pairing(sc: bool):
                                              identity_address_type=PairingConfig.AddressType.RANDOM)
 
 
-def read_encrypted_request() -> bytes:
-    return bytes([READ]) + ENCRYPTED.to_bytes(2, "little")
+def read_request(handle: int = ENCRYPTED) -> bytes:
+    return bytes([READ]) + handle.to_bytes(2, "little")
 
 
 def test_just_works_bond_survives_a_gattd_restart(controllers, gattd, tmp_path):
@@ -62,13 +67,18 @@ def test_just_works_bond_survives_a_gattd_restart(controllers, gattd, tmp_path):
             device.pairing_config_factory = pairing(sc=True)
             peer = await connect_peer(device, gattd_address(controllers))
             # Before pairing: Insufficient Encryption.
-            att_error(await raw_request(peer, read_encrypted_request()), READ, ENCRYPTED, INSUFFICIENT_ENCRYPTION)
+            att_error(await raw_request(peer, read_request()), READ, ENCRYPTED, INSUFFICIENT_ENCRYPTION)
+            att_error(await raw_request(peer, read_request(AUTHENTICATED)), READ, AUTHENTICATED,
+                      INSUFFICIENT_AUTHENTICATION)
             started = time.monotonic()
             await asyncio.wait_for(peer.connection.pair(), 15)
             elapsed = time.monotonic() - started
             print(f"Just Works SC pairing + encryption + key distribution took {elapsed * 1000:.0f} ms on the virtual link")
             assert peer.connection.is_encrypted
             assert await peer.gatt_client.read_value(ENCRYPTED) == b"\x42"
+            # Just Works is unauthenticated: still not enough for authentication-required.
+            att_error(await raw_request(peer, read_request(AUTHENTICATED)), READ, AUTHENTICATED,
+                      INSUFFICIENT_AUTHENTICATION)
             await wait_for_log(first, r"paired and bonded as C0:00:00:00:00:01 \(LE Secure Connections, unauthenticated, key size 16\)")
             files = sorted(bonds.iterdir())
             assert [f.name for f in files] == ["C0:00:00:00:00:01.json"]
@@ -83,7 +93,7 @@ def test_just_works_bond_survives_a_gattd_restart(controllers, gattd, tmp_path):
             second = gattd(config)
             await wait_for_log(second, r"loaded 1 bond from ")
             peer = await connect_peer(device, gattd_address(controllers))
-            att_error(await raw_request(peer, read_encrypted_request()), READ, ENCRYPTED, INSUFFICIENT_ENCRYPTION)
+            att_error(await raw_request(peer, read_request()), READ, ENCRYPTED, INSUFFICIENT_ENCRYPTION)
             await asyncio.wait_for(peer.connection.encrypt(), 10)
             assert peer.connection.is_encrypted
             assert await peer.gatt_client.read_value(ENCRYPTED) == b"\x42"
@@ -120,7 +130,7 @@ def test_secure_connections_only_refuses_legacy_pairing(controllers, gattd):
                 await asyncio.wait_for(peer.connection.pair(), 15)
             assert failure.value.error_code == AUTHENTICATION_REQUIREMENTS
             assert not peer.connection.is_encrypted
-            att_error(await raw_request(peer, read_encrypted_request()), READ, ENCRYPTED, INSUFFICIENT_ENCRYPTION)
+            att_error(await raw_request(peer, read_request()), READ, ENCRYPTED, INSUFFICIENT_ENCRYPTION)
             await wait_for_log(process, r"pairing failed \(.*sent by us\)")
 
     run(body())
