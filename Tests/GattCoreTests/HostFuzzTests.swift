@@ -23,7 +23,7 @@ import Testing
         let status = HCIStatus([0x00, 0x00, 0x0C, 0x3B, 0x13].randomElement(using: &rng) ?? 0)
         let opcodes: [HCIOpcode] = [
             .leSetAdvertisingEnable, .leSetDataLength, .leSetPHY, .disconnect, .reset, .readBufferSize, HCIOpcode(rawValue: 0),
-            .leLongTermKeyRequestNegativeReply,
+            .leLongTermKeyRequestNegativeReply, .leLongTermKeyRequestReply,
         ]
         let event: HCIEvent
         switch Int.random(in: 0..<14, using: &rng) {
@@ -91,7 +91,10 @@ import Testing
     @Test(arguments: [0x1, 0xB1E, 0x5EED, 0xC0FFEE] as [UInt64])
     func randomInputNeverTraps(seed: UInt64) {
         var rng = SplitMix64(seed: seed)
-        var h = HostHarness(configuration: .test(maxConnections: 4))
+        // Even seeds run with the Security Manager on (SMP frames reach a responder per link).
+        var configuration = HostConfiguration.test(maxConnections: 4)
+        if seed % 2 == 0 { configuration.security = SecurityManagerConfiguration() }
+        var h = HostHarness(configuration: configuration)
         h.bringUp()
         h.connect(0x40)
         h.connect(0x41, peer: BluetoothAddress("11:22:33:44:55:77")!)
