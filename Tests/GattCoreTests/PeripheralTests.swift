@@ -123,6 +123,17 @@ import Testing
         #expect(Self.sends(core.handle(.readyToSend(Self.a), now: .zero)).map(\.1) == [[0x0B, 0x55]])
     }
 
+    @Test mutating func pairingEventsPassThroughForKnownCentralsOnly() {
+        connected()
+        let out = core.handle(.pairing(Self.a, .numericComparison(42)), now: .zero)
+        guard case .event(.pairing(let c, .numericComparison(42)))? = out.first, out.count == 1 else {
+            Issue.record("no pairing event: \(out)")
+            return
+        }
+        #expect(c.id == Self.a)
+        #expect(core.handle(.pairing(ConnectionID(0x99), .timedOut), now: .zero).isEmpty)
+    }
+
     @Test mutating func reloadWithANewDatabaseIndicatesServiceChangedItself() throws {
         connected()
         // Central A subscribes to Service Changed indications (its CCCD follows the value).

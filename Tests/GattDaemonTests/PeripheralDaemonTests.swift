@@ -151,4 +151,13 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
         #expect(transport.advertising == [payloads])
         try daemon.stop().wait()
     }
+
+    @Test func promptsNobodyCanAnswerAreRefusedAndPasskeysOnlyShown() throws {
+        try daemon.start().wait()
+        try transport.report(.connected(Self.a, Self.central), .pairing(Self.a, .displayPasskey(1234)))
+        #expect(transport.pairingAnswers.isEmpty, "a displayed passkey needs no answer")
+        try transport.report(.pairing(Self.a, .numericComparison(654_321)), .pairing(Self.a, .passkeyRequest))
+        #expect(transport.pairingAnswers == [.reject, .reject])
+        try daemon.stop().wait()
+    }
 }
