@@ -15,7 +15,7 @@ import time
 import pytest
 
 from bumble.core import ProtocolError
-from bumble.pairing import PairingConfig
+from bumble.pairing import PairingConfig, PairingDelegate
 
 from gatt_central import FULL_CONFIG, att_error, central_device, connect_peer, raw_request, wait_for_log
 from harness import run
@@ -27,6 +27,8 @@ INSUFFICIENT_AUTHENTICATION = 0x05
 READ = 0x0A
 INSUFFICIENT_ENCRYPTION = 0x0F
 AUTHENTICATION_REQUIREMENTS = 0x03
+ENCRYPTION_KEY_SIZE = 0x06
+NUMERIC_COMPARISON_FAILED = 0x0C
 LTK_REQUEST_REPLY = 0x201A
 LTK_REQUEST_NEGATIVE_REPLY = 0x201B
 
@@ -134,3 +136,29 @@ def test_secure_connections_only_refuses_legacy_pairing(controllers, gattd):
             await wait_for_log(process, r"pairing failed \(.*sent by us\)")
 
     run(body())
+
+
+async def pairing_fails(controllers, config: PairingConfig) -> int:
+    """Connects a Bumble central with `config`, pairs, and returns the Pairing Failed reason."""
+    async with central_device(controllers[1]) as device:
+        device.pairing_config_factory = lambda _connection: config
+        peer = await connect_peer(device, gattd_address(controllers))
+        with pytest.raises(ProtocolError) as failure:
+            await asyncio.wait_for(peer.connection.pair(), 15)
+        assert not peer.connection.is_encrypted
+        return failure.value.error_code
+
+
+def test_key_size_below_the_minimum_is_refused(controllers, gattd):
+    gattd(config_with({"min_key_size": 16}))
+    delegate = PairingDelegate(maximum_encryption_key_size=7)
+    reason = run(pairing_fails(controllers, PairingConfig(sc=True, mitm=False, bonding=True, delegate=delegate)))
+    assert reason == ENCRYPTION_KEY_SIZE
+
+
+def test_numeric_comparison_with_nobody_to_answer_fails_cleanly(controllers, gattd):
+    process = gattd(config_with({"io_capability": "display_yes_no"}))
+    delegate = PairingDelegate(io_capability=PairingDelegate.DISPLAY_OUTPUT_AND_YES_NO_INPUT)
+    reason = run(pairing_fails(controllers, PairingConfig(sc=True, mitm=True, bonding=True, delegate=delegate)))
+    assert reason == NUMERIC_COMPARISON_FAILED
+    run(wait_for_log(process, r"pairing needs a numeric comparison and no control client can answer; refused"))
