@@ -4,6 +4,7 @@ import GattCore
 extension PeripheralDaemon {
     /// A pairing event from the transport's Security Manager.
     func pairing(_ c: PeripheralConnection, _ e: SecurityManagerEvent) {
+        prompts.observe(e, on: c.id)
         switch e {
         case .pairingRequest(let method, let io):
             logger.info("\(c.address): asks to pair (\(method), its IO capability \(io))")
@@ -72,5 +73,51 @@ extension PeripheralDaemon {
             bonds.removeFirst(bonds.count - max)
         }
         transport.setBonds(bonds.map(\.bond))
+    }
+}
+
+// Bonds for the control socket (`gattctl bonds`, `gattctl unbond`).
+extension PeripheralDaemon {
+    /// The bonds, oldest first.
+    public var bondList: [StoredBond] { bonds }
+
+    /// Forgets the bond of `address` (its file, the transport's copy) and disconnects the
+    /// central if it is connected (by that address or an RPA its IRK resolves), so it must
+    /// pair again. False when there is no such bond.
+    public func unbond(_ address: BluetoothAddress) -> Bool {
+        guard let stored = bonds.first(where: { $0.bond.address == address }) else { return false }
+        bonds.removeAll { $0.bond.address == address }
+        bondStore?.remove(address)
+        transport.setBonds(bonds.map(\.bond))
+        logger.info("\(address): bond removed")
+        let linked = core.connections.values.filter { $0.address == address || stored.bond.resolves($0.address) }
+        for c in linked.sorted(by: { $0.id.rawValue < $1.id.rawValue }) { process(core.disconnect(c.id)) }
+        return true
+    }
+}
+
+/// Why a control client's answer to a pairing prompt was not passed on.
+public enum PairingAnswerFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    case unknownCentral
+    case refused(String)
+    public var description: String {
+        switch self {
+        case .unknownCentral: "no such central is connected"
+        case .refused(let why): why
+        }
+    }
+}
+
+extension PeripheralDaemon {
+    /// A control client's answer to the prompt pending for `central` (`accept`, `passkey`,
+    /// `confirm`), checked against the question and passed to the transport.
+    public func respondToPairing(central: BluetoothAddress, accept: Bool?, passkey: UInt32?, confirm: Bool?) -> Result<Void, PairingAnswerFailure> {
+        guard let id = core.connection(of: central) else { return .failure(.unknownCentral) }
+        switch prompts.answer(PairingPrompts.Answer(accept: accept, passkey: passkey, confirm: confirm), on: id) {
+        case .failure(let refusal): return .failure(.refused(refusal.description))
+        case .success(let answer):
+            transport.respondToPairing(id, answer)
+            return .success(())
+        }
     }
 }

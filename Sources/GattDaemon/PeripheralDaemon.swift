@@ -21,6 +21,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     let bondStore: BondStore?
     /// The bonds, oldest first, as the transport was last given them.
     var bonds: [StoredBond] = []
+    /// Pairing prompts waiting for a control client's answer.
+    var prompts = PairingPrompts()
     private let origin = ContinuousClock.now
 
     var configuration: GattConfiguration
@@ -252,6 +254,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             try? options.notifier.status(statusLine())
             controlEventHandler?(.connected(central: c.address.description))
         case .disconnected(let c, let reason, let detail):
+            prompts.closed(c.id)
             eventLog.disconnected(c.address, reason: detail ?? "\(reason)")
             try? options.notifier.status(statusLine())
             controlEventHandler?(.disconnected(central: c.address.description, reason: reason.controlName))

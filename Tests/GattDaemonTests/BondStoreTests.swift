@@ -114,6 +114,12 @@ import Testing
         let other = Bond(address: BluetoothAddress("C4:00:00:00:00:09")!, addressType: .random, longTermKey: nil, keySize: 16, authenticated: false, secureConnections: true)
         try transport.report(.pairing(id, .pairingComplete(other, bonded: false)))
         #expect(store.load().bonds.map(\.bond) == [BondStoreTests.minimal.bond])
+        // Unbond: the file, the transport's copy, and the connected central go.
+        #expect(try group.next().submit { daemon.unbond(BondStoreTests.minimal.bond.address) }.wait())
+        #expect(try !group.next().submit { daemon.unbond(BondStoreTests.minimal.bond.address) }.wait())
+        #expect(store.load().bonds.isEmpty)
+        #expect(transport.loadedBonds == [])
+        #expect(transport.disconnects == [id])
         try daemon.stop().wait()
         try group.syncShutdownGracefully()
     }
