@@ -37,6 +37,12 @@ extension PeripheralDaemon {
         transport.respondToPairing(c.id, .reject)
     }
 
+    /// The bond whose IRK resolves `address` when it is a resolvable private address
+    /// (Vol 6 Part B §1.3.2.3), not the bond's own identity address.
+    func bondResolving(_ address: BluetoothAddress) -> Bond? {
+        bonds.lazy.map(\.bond).first { $0.address != address && $0.resolves(address) }
+    }
+
     static func sixDigits(_ v: UInt32) -> String {
         let s = String(v)
         return String(repeating: "0", count: max(0, 6 - s.count)) + s

@@ -251,6 +251,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             }
         case .connected(let c):
             eventLog.connected(c.address, type: "\(c.addressType)", handle: c.handle)
+            if let bond = bondResolving(c.address) {
+                logger.info("\(c.address) is the bonded central \(bond.address) (its IRK resolves the address)")
+            }
             try? options.notifier.status(statusLine())
             controlEventHandler?(.connected(central: c.address.description))
         case .disconnected(let c, let reason, let detail):

@@ -84,6 +84,22 @@ import Testing
         #expect(t.h.host.connections[0x41]?.security == .high)
     }
 
+    @Test func aBondedCentralWithAResolvablePrivateAddressIsAnsweredFromItsBond() throws {
+        var t = Self.connected()
+        let irk = Self.centralIRK
+        let prand: [UInt8] = [0x11, 0x22, 0x5A]  // little-endian; the top two bits 0b01 (Vol 6 Part B §1.3.2.2)
+        let rpa = try #require(BluetoothAddress(littleEndian: SMPCrypto.ah(irk: irk, prand: prand) + prand))
+        #expect(Bond.isResolvablePrivateAddress(rpa))
+        let ltk = [UInt8](repeating: 0x3C, count: 16)
+        t.h.host.host.setBonds([
+            Bond(address: Self.identity, addressType: .public, longTermKey: ltk, keySize: 16, authenticated: false, secureConnections: true, peerIRK: irk)
+        ])
+        t.h.connect(0x42, peer: rpa)
+        t.h.clearLogs()
+        t.h.deliver(.leMeta(.longTermKeyRequest(handle: 0x42, randomNumber: 0, encryptedDiversifier: 0)))
+        #expect(t.h.sentCommands == [H4Packet(command: .leLongTermKeyRequestReply(handle: 0x42, longTermKey: ltk))])
+    }
+
     @Test func unknownKeysGetANegativeReply() {
         var t = Self.connected()
         let legacy = Bond(

@@ -15,6 +15,8 @@ import time
 import pytest
 
 from bumble.core import ProtocolError
+from bumble.device import Device
+from bumble.transport import open_transport
 from bumble.pairing import PairingConfig, PairingDelegate
 
 from gatt_central import FULL_CONFIG, att_error, central_device, connect_peer, raw_request, wait_for_log
@@ -162,3 +164,38 @@ def test_numeric_comparison_with_nobody_to_answer_fails_cleanly(controllers, gat
     reason = run(pairing_fails(controllers, PairingConfig(sc=True, mitm=True, bonding=True, delegate=delegate)))
     assert reason == NUMERIC_COMPARISON_FAILED
     run(wait_for_log(process, r"pairing needs a numeric comparison and no control client can answer; refused"))
+
+
+def test_bonded_central_with_a_new_rpa_is_recognised(controllers, gattd):
+    """A central with privacy bonds, then reconnects with a new resolvable private address:
+    gattd resolves it with the central's IRK and answers the LTK request from the bond."""
+    process = gattd(config_with())
+
+    async def body():
+        async with await open_transport(controllers[1].bumble_transport) as (source, sink):
+            device = Device.with_hci("phone", hci.Address("C0:00:00:00:00:02"), source, sink)
+            device.le_privacy_enabled = True
+            device.le_rpa_timeout = 0
+            device.irk = bytes(range(0x20, 0x30))
+            await device.power_on()
+            device.pairing_config_factory = pairing(sc=True)
+            first_rpa = device.random_address
+            peer = await connect_peer(device, gattd_address(controllers))
+            await asyncio.wait_for(peer.connection.pair(), 15)
+            await wait_for_log(process, r"paired and bonded as C0:00:00:00:00:02")
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+            # A new RPA (set directly: Bumble's update_rpa() sends the previous one).
+            new_rpa = hci.Address.generate_private_address(device.irk)
+            await device.send_sync_command(hci.HCI_LE_Set_Random_Address_Command(random_address=new_rpa))
+            device.random_address = new_rpa
+            assert str(new_rpa) != str(first_rpa)
+            replies = len(controllers[0].commands(LTK_REQUEST_REPLY))
+            peer = await connect_peer(device, gattd_address(controllers))
+            await asyncio.wait_for(peer.connection.encrypt(), 10)
+            assert await peer.gatt_client.read_value(ENCRYPTED) == b"\x42"
+            assert len(controllers[0].commands(LTK_REQUEST_REPLY)) == replies + 1
+            rpa = str(new_rpa).split("/")[0]
+            await wait_for_log(process, rf"{rpa} is the bonded central C0:00:00:00:00:02 \(its IRK resolves the address\)")
+            await device.power_off()
+
+    run(body())
