@@ -199,3 +199,31 @@ def test_bonded_central_with_a_new_rpa_is_recognised(controllers, gattd):
             await device.power_off()
 
     run(body())
+
+
+def test_passkey_entry_with_the_passkey_gattd_displays(controllers, gattd):
+    """gattd (display_only) shows a passkey in its log; the phone (keyboard) types it:
+    an authenticated pairing, so the authentication-required characteristic reads."""
+    process = gattd(config_with({"io_capability": "display_only"}))
+
+    class Keyboard(PairingDelegate):
+        def __init__(self) -> None:
+            super().__init__(io_capability=PairingDelegate.KEYBOARD_INPUT_ONLY)
+
+        async def get_number(self) -> int | None:
+            match = await wait_for_log(process, r"pairing passkey (\d{6})")
+            return int(match.group(1))
+
+    async def body():
+        async with central_device(controllers[1]) as device:
+            device.pairing_config_factory = lambda _connection: PairingConfig(
+                sc=True, mitm=True, bonding=True, delegate=Keyboard(),
+                identity_address_type=PairingConfig.AddressType.RANDOM)
+            peer = await connect_peer(device, gattd_address(controllers))
+            await asyncio.wait_for(peer.connection.pair(), 15)
+            assert peer.connection.authenticated
+            assert await peer.gatt_client.read_value(AUTHENTICATED) == b"\xa5"
+            await wait_for_log(process, r"paired and bonded as C0:00:00:00:00:01 \(LE Secure Connections, authenticated, key size 16\)")
+            await wait_for_log(process, r"C0:00:00:00:00:01: security high")
+
+    run(body())
