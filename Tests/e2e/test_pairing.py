@@ -109,8 +109,8 @@ def test_just_works_bond_survives_a_gattd_restart(controllers, gattd, tmp_path):
     run(body(), timeout=60)
 
 
-def test_legacy_just_works_pairs(controllers, gattd):
-    gattd(config_with())
+def test_legacy_just_works_bonds_and_reconnects(controllers, gattd):
+    process = gattd(config_with())
 
     async def body():
         async with central_device(controllers[1]) as device:
@@ -119,6 +119,13 @@ def test_legacy_just_works_pairs(controllers, gattd):
             await asyncio.wait_for(peer.connection.pair(), 15)
             assert peer.connection.is_encrypted
             assert await peer.gatt_client.read_value(ENCRYPTED) == b"\x42"
+            await wait_for_log(process, r"paired and bonded as C0:00:00:00:00:01 \(legacy, unauthenticated, key size 16\)")
+            # Reconnect: the central encrypts with the LTK gattd distributed (EDIV and Rand).
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+            peer = await connect_peer(device, gattd_address(controllers))
+            await asyncio.wait_for(peer.connection.encrypt(), 10)
+            assert await peer.gatt_client.read_value(ENCRYPTED) == b"\x42"
+            assert not controllers[0].commands(LTK_REQUEST_NEGATIVE_REPLY)
 
     run(body())
 
