@@ -8,14 +8,15 @@ extension PeripheralDaemon {
         switch e {
         case .pairingRequest(let method, let io):
             logger.info("\(c.address): asks to pair (\(method), its IO capability \(io))")
-            unanswerable(c, "a pairing confirmation")
+            ask(c, e, "a pairing confirmation")
         case .displayPasskey(let passkey):
             logger.notice("\(c.address): pairing passkey \(Self.sixDigits(passkey))")
         case .numericComparison(let value):
             logger.info("\(c.address): numeric comparison \(Self.sixDigits(value))")
-            unanswerable(c, "a numeric comparison")
+            ask(c, e, "a numeric comparison")
         case .passkeyRequest:
-            unanswerable(c, "a passkey")
+            logger.info("\(c.address): asks for the passkey it displays")
+            ask(c, e, "a passkey")
         case .pairingFailed(let reason, let remote):
             logger.warning("\(c.address): pairing failed (\(reason), \(remote ? "sent by the central" : "sent by us"))")
         case .timedOut:
@@ -31,10 +32,14 @@ extension PeripheralDaemon {
         }
     }
 
-    /// A prompt with no control client to answer it: the pairing fails now rather than at the timeout.
-    private func unanswerable(_ c: PeripheralConnection, _ what: String) {
-        logger.warning("\(c.address): pairing needs \(what) and no control client can answer; refused")
-        transport.respondToPairing(c.id, .reject)
+    /// A prompt goes to the control clients that watch (answered with `respondToPairing`);
+    /// with none, the pairing fails now rather than at the SMP timeout.
+    private func ask(_ c: PeripheralConnection, _ e: SecurityManagerEvent, _ what: String) {
+        guard core.att.controlClientAttached else {
+            logger.warning("\(c.address): pairing needs \(what) and no control client can answer; refused")
+            transport.respondToPairing(c.id, .reject)
+            return
+        }
     }
 
     /// The bond whose IRK resolves `address` when it is a resolvable private address
@@ -116,14 +121,15 @@ public enum PairingAnswerFailure: Error, Sendable, Equatable, CustomStringConver
 
 extension PeripheralDaemon {
     /// A control client's answer to the prompt pending for `central` (`accept`, `passkey`,
-    /// `confirm`), checked against the question and passed to the transport.
-    public func respondToPairing(central: BluetoothAddress, accept: Bool?, passkey: UInt32?, confirm: Bool?) -> Result<Void, PairingAnswerFailure> {
-        guard let id = core.connection(of: central) else { return .failure(.unknownCentral) }
+    /// `confirm`), checked against the question and passed to the transport; nil when it
+    /// was passed on.
+    public func respondToPairing(central: BluetoothAddress, accept: Bool?, passkey: UInt32?, confirm: Bool?) -> PairingAnswerFailure? {
+        guard let id = core.connection(of: central) else { return .unknownCentral }
         switch prompts.answer(PairingPrompts.Answer(accept: accept, passkey: passkey, confirm: confirm), on: id) {
-        case .failure(let refusal): return .failure(.refused(refusal.description))
+        case .failure(let refusal): return .refused(refusal.description)
         case .success(let answer):
             transport.respondToPairing(id, answer)
-            return .success(())
+            return nil
         }
     }
 }

@@ -160,4 +160,21 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
         #expect(transport.pairingAnswers == [.reject, .reject])
         try daemon.stop().wait()
     }
+
+    @Test func aWatchingControlClientAnswersPromptsThatMatchTheQuestion() throws {
+        try daemon.start().wait()
+        try on { self.daemon.setControlClientAttached(true) }
+        try transport.report(.connected(Self.a, Self.central), .pairing(Self.a, .numericComparison(654_321)))
+        #expect(transport.pairingAnswers.isEmpty, "waits for the client")
+        let central = Self.central.address
+        #expect(try on { self.daemon.respondToPairing(central: central, accept: nil, passkey: 1, confirm: nil) }
+            == .refused("this prompt needs \"confirm\": true or false"))
+        #expect(try on { self.daemon.respondToPairing(central: BluetoothAddress("00:00:00:00:00:09")!, accept: true, passkey: nil, confirm: nil) }
+            == .unknownCentral)
+        #expect(try on { self.daemon.respondToPairing(central: central, accept: nil, passkey: nil, confirm: true) } == nil)
+        #expect(transport.pairingAnswers == [.confirm(true)])
+        #expect(try on { self.daemon.respondToPairing(central: central, accept: nil, passkey: nil, confirm: true) }
+            == .refused("no pairing prompt is waiting for this central"))
+        try daemon.stop().wait()
+    }
 }
