@@ -53,13 +53,21 @@ extension PeripheralDaemon {
         return String(repeating: "0", count: max(0, 6 - s.count)) + s
     }
 
+    private func removeBondFile(_ address: BluetoothAddress) {
+        do {
+            try bondStore?.remove(address)
+        } catch {
+            logger.error("\(error)")
+        }
+    }
+
     /// Reads the bond store and gives its bonds to the transport (at start).
     func loadBonds() {
         guard let store = bondStore else { return }
         let (loaded, problems) = store.load()
         for p in problems { logger.warning("\(p)") }
         bonds = loaded
-        if !loaded.isEmpty { logger.info("loaded \(loaded.count) bond\(loaded.count == 1 ? "" : "s") from \(store.directory)") }
+        if !loaded.isEmpty { logger.info("loaded \(loaded.count) bond\(loaded.count == 1 ? "" : "s") from \(store.directory.path)") }
         transport.setBonds(loaded.map(\.bond))
     }
 
@@ -78,7 +86,7 @@ extension PeripheralDaemon {
         }
         if let max = configuration.maxBonds, bonds.count > max {
             for old in bonds.prefix(bonds.count - max) {
-                bondStore?.remove(old.bond.address)
+                removeBondFile(old.bond.address)
                 logger.info("\(old.bond.address): bond evicted (max_bonds \(max))")
             }
             bonds.removeFirst(bonds.count - max)
@@ -98,7 +106,7 @@ extension PeripheralDaemon {
     public func unbond(_ address: BluetoothAddress) -> Bool {
         guard let stored = bonds.first(where: { $0.bond.address == address }) else { return false }
         bonds.removeAll { $0.bond.address == address }
-        bondStore?.remove(address)
+        removeBondFile(address)
         transport.setBonds(bonds.map(\.bond))
         logger.info("\(address): bond removed")
         let linked = core.connections.values.filter { $0.address == address || stored.bond.resolves($0.address) }

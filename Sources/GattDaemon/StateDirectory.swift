@@ -157,20 +157,36 @@ public final class SystemStateDirectory: StateDirectory {
     }
 
     public func removeFiles(withPrefix prefix: String) -> [String] {
+        fileNames().filter { $0.hasPrefix(prefix) }.map { name in
+            let full = file(name)
+            if full.withPlatformString({ unlink($0) }) == 0 { return "removed \(full), left over from an interrupted save" }
+            return "cannot remove \(full), left over from an interrupted save: \(Errno(rawValue: errno))"
+        }
+    }
+
+    /// The names in the directory, sorted, without `.` and `..` (none when it is missing).
+    public func fileNames() -> [String] {
         guard let dir = directory.withPlatformString({ opendir($0) }) else { return [] }
+        defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if name.hasPrefix(prefix) { names.append(name) }
+            if name != "." && name != ".." { names.append(name) }
         }
-        closedir(dir)
-        return names.sorted().map { name in
-            let full = file(name)
-            if full.withPlatformString({ unlink($0) }) == 0 { return "removed \(full), left over from an interrupted save" }
-            return "cannot remove \(full), left over from an interrupted save: \(Errno(rawValue: errno))"
+        return names.sorted()
+    }
+
+    /// Deletes the file durably (a missing file is fine).
+    public func remove(_ name: String) throws(StateFileError) {
+        let p = file(name)
+        if p.withPlatformString({ unlink($0) }) != 0 {
+            let e = Errno(rawValue: errno)
+            if e == .noSuchFileOrDirectory { return }
+            throw StateFileError("remove", p.string, e)
         }
+        try syncDirectory()
     }
 
     // MARK: Helpers
