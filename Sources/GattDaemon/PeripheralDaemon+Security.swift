@@ -8,15 +8,15 @@ extension PeripheralDaemon {
         switch e {
         case .pairingRequest(let method, let io):
             logger.info("\(c.address): asks to pair (\(method), its IO capability \(io))")
-            ask(c, e, "a pairing confirmation")
+            ask(c, "a pairing confirmation")
         case .displayPasskey(let passkey):
             logger.notice("\(c.address): pairing passkey \(Self.sixDigits(passkey))")
         case .numericComparison(let value):
             logger.info("\(c.address): numeric comparison \(Self.sixDigits(value))")
-            ask(c, e, "a numeric comparison")
+            ask(c, "a numeric comparison")
         case .passkeyRequest:
             logger.info("\(c.address): asks for the passkey it displays")
-            ask(c, e, "a passkey")
+            ask(c, "a passkey")
         case .pairingFailed(let reason, let remote):
             logger.warning("\(c.address): pairing failed (\(reason), \(remote ? "sent by the central" : "sent by us"))")
         case .timedOut:
@@ -32,25 +32,23 @@ extension PeripheralDaemon {
         }
     }
 
-    /// A prompt goes to the control clients that watch (answered with `respondToPairing`);
-    /// with none, the pairing fails now rather than at the SMP timeout.
-    private func ask(_ c: PeripheralConnection, _ e: SecurityManagerEvent, _ what: String) {
-        guard core.att.controlClientAttached else {
-            logger.warning("\(c.address): pairing needs \(what) and no control client can answer; refused")
-            transport.respondToPairing(c.id, .reject)
-            return
-        }
+    /// A prompt that needs a person. The control socket does not carry pairing prompts
+    /// yet (`respondToPairing` is ready for it), so the pairing fails now rather than at
+    /// the SMP timeout, with a log line saying why.
+    private func ask(_ c: PeripheralConnection, _ what: String) {
+        logger.warning("\(c.address): pairing needs \(what) and no control client can answer; refused")
+        transport.respondToPairing(c.id, .reject)
+    }
+
+    static func sixDigits(_ v: UInt32) -> String {
+        let s = String(v)
+        return String(repeating: "0", count: max(0, 6 - s.count)) + s
     }
 
     /// The bond whose IRK resolves `address` when it is a resolvable private address
     /// (Vol 6 Part B §1.3.2.3), not the bond's own identity address.
     func bondResolving(_ address: BluetoothAddress) -> Bond? {
         bonds.lazy.map(\.bond).first { $0.address != address && $0.resolves(address) }
-    }
-
-    static func sixDigits(_ v: UInt32) -> String {
-        let s = String(v)
-        return String(repeating: "0", count: max(0, 6 - s.count)) + s
     }
 
     private func removeBondFile(_ address: BluetoothAddress) {
@@ -119,10 +117,13 @@ extension PeripheralDaemon {
 public enum PairingAnswerFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownCentral
     case refused(String)
+    /// No central named and not exactly one prompt waiting.
+    case ambiguous(Int)
     public var description: String {
         switch self {
         case .unknownCentral: "no such central is connected"
         case .refused(let why): why
+        case .ambiguous(let n): "\(n) pairing prompts are waiting; name the central"
         }
     }
 }
@@ -131,8 +132,15 @@ extension PeripheralDaemon {
     /// A control client's answer to the prompt pending for `central` (`accept`, `passkey`,
     /// `confirm`), checked against the question and passed to the transport; nil when it
     /// was passed on.
-    public func respondToPairing(central: BluetoothAddress, accept: Bool?, passkey: UInt32?, confirm: Bool?) -> PairingAnswerFailure? {
-        guard let id = core.connection(of: central) else { return .unknownCentral }
+    public func respondToPairing(central: BluetoothAddress?, accept: Bool?, passkey: UInt32?, confirm: Bool?) -> PairingAnswerFailure? {
+        let id: ConnectionID
+        if let central {
+            guard let c = core.connection(of: central) else { return .unknownCentral }
+            id = c
+        } else {
+            guard prompts.pending.count == 1, let only = prompts.pending.keys.first else { return .ambiguous(prompts.pending.count) }
+            id = only
+        }
         switch prompts.answer(PairingPrompts.Answer(accept: accept, passkey: passkey, confirm: confirm), on: id) {
         case .failure(let refusal): return .refused(refusal.description)
         case .success(let answer):
