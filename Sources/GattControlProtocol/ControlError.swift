@@ -12,6 +12,10 @@ public enum ControlErrorCode: String, Sendable, CaseIterable {
     case busy
     case unknownRequest = "unknown_request"
     case unknownCentral = "unknown_central"
+    /// `pairing_respond` with no pairing prompt waiting for that central, or the wrong kind of answer.
+    case noPairingPrompt = "no_pairing_prompt"
+    /// `unbond` of an address that has no bond.
+    case unknownBond = "unknown_bond"
     /// A persisted value could not be made durable; nothing was changed.
     case persistFailed = "persist_failed"
     /// Sent once to a client over `--max-control-clients`, which is then closed.

@@ -19,6 +19,8 @@ public enum ControlEvent: Sendable, Equatable {
     /// A value of a persisted characteristic could not be made durable (`central`: the
     /// central that wrote it; nil for a control-socket `set`/`notify`).
     case persistFailed(central: String?, characteristic: String, message: String)
+    /// Pairing: a prompt (answer with `pairing_respond`), a passkey to show, the result.
+    case pairing(central: String, ControlPairingEvent)
 
     /// The `"event"` member.
     public var name: String {
@@ -33,6 +35,7 @@ public enum ControlEvent: Sendable, Equatable {
         case .ready: "ready"
         case .confirmed: "confirmed"
         case .persistFailed: "persist_failed"
+        case .pairing(_, let e): e.name
         }
     }
 
@@ -60,6 +63,9 @@ public enum ControlEvent: Sendable, Equatable {
         case .persistFailed(let c, let ch, let message):
             if let c { m.append(("central", .string(c))) }
             m += [("characteristic", .string(ch)), ("message", .string(message))]
+        case .pairing(let c, let e):
+            m.append(("central", .string(c)))
+            m += e.fields
         }
         return .object(m)
     }
@@ -100,6 +106,8 @@ public enum ControlEvent: Sendable, Equatable {
             return .confirmed(central: try o.string("central"), characteristic: try o.string("characteristic"))
         case "persist_failed":
             return .persistFailed(central: try o.optionalString("central"), characteristic: try o.string("characteristic"), message: try o.string("message"))
+        case _ where ControlPairingEvent.names.contains(name):
+            return .pairing(central: try o.string("central"), try ControlPairingEvent.decode(name, o))
         default:
             throw ControlError(.unknownOp, "unknown event \"\(name)\"")
         }

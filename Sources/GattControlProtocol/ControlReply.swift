@@ -11,6 +11,8 @@ public enum ControlReply: Sendable, Equatable {
     case value(ControlValue)
     /// `status`: `{"ok":true,"advertising":...,"address":...,"connections":[...]}`.
     case status(ControlStatus)
+    /// `bonds`: `{"ok":true,"bonds":[...]}`, oldest first.
+    case bonds([ControlBond])
     case failure(ControlError)
 
     public func json(id: JSONText?) -> JSONText {
@@ -20,6 +22,7 @@ public enum ControlReply: Sendable, Equatable {
         case .sent(let n): members = [("ok", .bool(true)), ("sent", .int(n))]
         case .value(let v): members = [("ok", .bool(true)), ("value", v.json)]
         case .status(let s): members = [("ok", .bool(true))] + s.fields
+        case .bonds(let b): members = [("ok", .bool(true)), ("bonds", .array(b.map(\.json)))]
         case .failure(let e):
             members = [("ok", .bool(false)), ("error", .string(e.code.rawValue)), ("message", .string(e.message))]
         }
@@ -43,6 +46,10 @@ public enum ControlReply: Sendable, Equatable {
         case "notify" where o.has("sent"): return .sent(try o.count("sent"))
         case "get": return .value(try o.value("value"))
         case "status": return .status(try ControlStatus(o))
+        case "bonds":
+            var bonds: [ControlBond] = []
+            for b in try o.objects("bonds") { bonds.append(try ControlBond(b)) }
+            return .bonds(bonds)
         default: return .success
         }
     }

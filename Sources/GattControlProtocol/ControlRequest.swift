@@ -14,6 +14,12 @@ public enum ControlCommand: Sendable, Equatable {
     case respond(request: UInt64, result: Result<ControlValue, ATTError>)
     case advertise(enable: Bool)
     case disconnect(central: String)
+    /// Answer a pairing prompt (`central` nil: the only prompt waiting).
+    case pairingRespond(central: String?, answer: ControlPairingAnswer)
+    /// List the bonds.
+    case bonds
+    /// Forget a bond (and disconnect the central).
+    case unbond(central: String)
 
     /// The `"op"` member.
     public var op: String {
@@ -26,6 +32,9 @@ public enum ControlCommand: Sendable, Equatable {
         case .respond: "respond"
         case .advertise: "advertise"
         case .disconnect: "disconnect"
+        case .pairingRespond: "pairing_respond"
+        case .bonds: "bonds"
+        case .unbond: "unbond"
         }
     }
 }
@@ -55,7 +64,7 @@ extension ControlRequest {
             m += [("characteristic", .string(c)), ("value", v.json)]
         case .get(let c):
             m.append(("characteristic", .string(c)))
-        case .status, .watch:
+        case .status, .watch, .bonds:
             break
         case .respond(let r, .success(let v)):
             m += [("request", .rawNumber(String(r))), ("status", .string("success")), ("value", v.json)]
@@ -63,8 +72,11 @@ extension ControlRequest {
             m += [("request", .rawNumber(String(r))), ("status", .string(e.name))]
         case .advertise(let enable):
             m.append(("enable", .bool(enable)))
-        case .disconnect(let central):
+        case .disconnect(let central), .unbond(let central):
             m.append(("central", .string(central)))
+        case .pairingRespond(let central, let answer):
+            if let central { m.append(("central", .string(central))) }
+            m += answer.fields
         }
         if let id { m.append(("id", id)) }
         return .object(m)
@@ -145,8 +157,14 @@ extension ControlRequest {
             return .advertise(enable: try o.bool("enable"))
         case "disconnect":
             return .disconnect(central: try o.string("central"))
+        case "pairing_respond":
+            return .pairingRespond(central: try o.optionalString("central"), answer: try ControlPairingAnswer.decode(o))
+        case "bonds":
+            return .bonds
+        case "unbond":
+            return .unbond(central: try o.string("central"))
         default:
-            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise or disconnect")
+            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, disconnect, pairing_respond, bonds or unbond")
         }
     }
 }

@@ -30,19 +30,29 @@ extension PeripheralDaemon {
                 logger.info("\(c.address): paired without bonding (\(kind))")
             }
         }
+        // After the bond is durable: a watcher never sees `paired` for a bond a crash would lose.
+        controlEventHandler?(.pairing(central: c.address.description, ControlPairingEvent(e)))
     }
 
-    /// A prompt that needs a person. The control socket does not carry pairing prompts
-    /// yet (`respondToPairing` is ready for it), so the pairing fails now rather than at
-    /// the SMP timeout, with a log line saying why.
+    /// A prompt that needs a person goes to the watching control clients (its event follows;
+    /// answered with `respondToPairing`); with none, the pairing fails now rather than at the
+    /// SMP timeout, with a log line saying why.
     private func ask(_ c: PeripheralConnection, _ what: String) {
-        logger.warning("\(c.address): pairing needs \(what) and no control client can answer; refused")
+        guard !controlWatched else { return }
+        logger.warning("\(c.address): pairing needs \(what) and no control client watches to answer; refused")
+        prompts.closed(c.id)
         transport.respondToPairing(c.id, .reject)
     }
 
-    static func sixDigits(_ v: UInt32) -> String {
-        let s = String(v)
-        return String(repeating: "0", count: max(0, 6 - s.count)) + s
+    static func sixDigits(_ v: UInt32) -> String { ControlPairingEvent.sixDigits(v) }
+
+    /// The last watcher left: prompts nobody can answer any more fail now.
+    func rejectPendingPrompts() {
+        for id in prompts.pending.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            prompts.closed(id)
+            if let c = core.connections[id] { logger.warning("\(c.address): the last control client left; pairing prompt refused") }
+            transport.respondToPairing(id, .reject)
+        }
     }
 
     /// The bond whose IRK resolves `address` when it is a resolvable private address

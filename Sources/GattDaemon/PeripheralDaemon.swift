@@ -23,6 +23,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var bonds: [StoredBond] = []
     /// Pairing prompts waiting for a control client's answer.
     var prompts = PairingPrompts()
+    /// Whether a control client watches (and can answer pairing prompts).
+    var controlWatched = false
     private let origin = ContinuousClock.now
 
     var configuration: GattConfiguration
@@ -365,7 +367,11 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         }
     }
 
-    public func setControlClientAttached(_ attached: Bool) { process(core.setControlClientAttached(attached, now: now)) }
+    public func setControlClientAttached(_ attached: Bool) {
+        controlWatched = attached
+        if !attached { rejectPendingPrompts() }
+        process(core.setControlClientAttached(attached, now: now))
+    }
 }
 
 /// Reconnect delays: 250 ms, doubling up to 10 s; reset once the transport is up.

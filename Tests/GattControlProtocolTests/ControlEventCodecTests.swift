@@ -39,12 +39,12 @@ struct ControlEventCodecTests {
     }
 
     @Test func unknownEventsAreKeptAsSent() throws {
-        let line = #"{"event":"pairing_request","central":"AA:BB:CC:DD:EE:FF","passkey":123456}"#
+        let line = #"{"event":"thermal_alarm","central":"AA:BB:CC:DD:EE:FF","passkey":123456}"#
         guard case .unknownEvent(let name, let json) = try message(line, answering: "watch") else {
             Issue.record("not an unknown event")
             return
         }
-        #expect(name == "pairing_request")
+        #expect(name == "thermal_alarm")
         #expect(json.text == line)
     }
 

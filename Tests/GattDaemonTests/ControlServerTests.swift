@@ -55,6 +55,20 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
     func disconnect(_ connection: ConnectionID) { centrals = centrals.filter { $0.value != connection } }
     func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool { pending.remove(request.rawValue) != nil }
     func setControlClientAttached(_ attached: Bool) { attachedHistory.append(attached) }
+    var pairingAnswers: [(BluetoothAddress?, Bool?, UInt32?, Bool?)] = []
+    var bondList: [StoredBond] = []
+    func respondToPairing(central: BluetoothAddress?, accept: Bool?, passkey: UInt32?, confirm: Bool?) -> PairingAnswerFailure? {
+        guard let central else { return .ambiguous(0) }
+        guard centrals[central] != nil else { return .unknownCentral }
+        guard passkey != 13 else { return .refused("this prompt needs \"confirm\": true or false") }
+        pairingAnswers.append((central, accept, passkey, confirm))
+        return nil
+    }
+    func unbond(_ address: BluetoothAddress) -> Bool {
+        let before = bondList.count
+        bondList.removeAll { $0.bond.address == address }
+        return bondList.count < before
+    }
     func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<Void>? {
         guard let eventLoop, writes.contains(where: { persistedCharacteristics.contains($0.characteristic) }) else { return nil }
         let p = eventLoop.makePromise(of: Void.self)
@@ -353,5 +367,33 @@ struct ControlSocketPathTests {
         defer { try? group.syncShutdownGracefully() }
         let second = ControlServer(peripheral: FakePeripheral(), eventLoop: group.next(), options: .init(path: f.path), logger: Logger(label: "t"))
         #expect(throws: ControlSocketError("another gattd is running on \(f.path)")) { try second.start().wait() }
+    }
+}
+
+@Suite("Control socket: pairing and bonds")
+struct ControlPairingServerTests {
+    static let central = "01:02:03:04:05:06"
+
+    @Test func respondBondsAndUnbondOverTheSocket() throws {
+        let f = try ServerFixture()
+        defer { f.shutdown() }
+        let a = BluetoothAddress(Self.central)!
+        try f.onLoop {
+            f.peripheral.centrals[a] = ConnectionID(0x40)
+            f.peripheral.bondList = [StoredBond(bond: Bond(address: a, addressType: .public, longTermKey: nil, keySize: 16, authenticated: false, secureConnections: true, peerIRK: [UInt8](repeating: 1, count: 16)), created: 1_790_000_000)]
+        }
+        let c = try LineClient(path: f.path)
+        #expect(c.request(#"{"op":"pairing_respond","central":"01:02:03:04:05:06","confirm":true}"#) == #"{"ok":true}"#)
+        #expect(c.request(#"{"op":"pairing_respond","central":"01:02:03:04:05:06","passkey":13}"#)
+            == #"{"ok":false,"error":"no_pairing_prompt","message":"this prompt needs \"confirm\": true or false"}"#)
+        #expect(c.request(#"{"op":"pairing_respond","central":"01:02:03:04:05:07","accept":true}"#)?.contains(#""error":"unknown_central""#) == true)
+        #expect(c.request(#"{"op":"pairing_respond","accept":true}"#) == #"{"ok":false,"error":"no_pairing_prompt","message":"no pairing prompt is waiting"}"#)
+        #expect(try f.onLoop { f.peripheral.pairingAnswers.map { "\($0.0?.description ?? "-") \($0.3.map { "\($0)" } ?? "-")" } } == ["01:02:03:04:05:06 true"])
+        #expect(c.request(#"{"op":"bonds"}"#)
+            == #"{"ok":true,"bonds":[{"central":"01:02:03:04:05:06","address_type":"public","authenticated":false,"secure_connections":true,"key_size":16,"irk":true,"created":1790000000}]}"#)
+        #expect(c.request(#"{"op":"unbond","central":"01:02:03:04:05:06"}"#) == #"{"ok":true}"#)
+        #expect(c.request(#"{"op":"unbond","central":"01:02:03:04:05:06"}"#) == #"{"ok":false,"error":"unknown_bond","message":"no bond with 01:02:03:04:05:06"}"#)
+        #expect(c.request(#"{"op":"unbond","central":"nope"}"#)?.contains(#""error":"invalid_value""#) == true)
+        #expect(c.request(#"{"op":"bonds"}"#) == #"{"ok":true,"bonds":[]}"#)
     }
 }

@@ -163,17 +163,33 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
 
     @Test func answersAreCheckedAgainstThePendingPrompt() throws {
         try daemon.start().wait()
+        let events = EventRecorder()
+        try on { self.daemon.controlEventHandler = { events.items.append($0) } }
+        try on { self.daemon.setControlClientAttached(true) }
         try transport.report(.connected(Self.a, Self.central), .pairing(Self.a, .numericComparison(654_321)))
-        #expect(transport.pairingAnswers == [.reject], "refused at once: the socket does not carry prompts yet")
+        #expect(transport.pairingAnswers.isEmpty, "a watcher can answer: the prompt waits")
+        #expect(try on { events.items.last } == .pairing(central: Self.central.address.description, .numericComparison("654321")))
         let central = Self.central.address
         #expect(try on { self.daemon.respondToPairing(central: central, accept: nil, passkey: 1, confirm: nil) }
             == .refused("this prompt needs \"confirm\": true or false"))
+        #expect(try on { self.daemon.respondToPairing(central: nil, accept: nil, passkey: nil, confirm: true) } == nil, "the only prompt")
+        #expect(transport.pairingAnswers == [.confirm(true)])
         try transport.report(.pairing(Self.a, .pairingFailed(.numericComparisonFailed, remote: false)))
         #expect(try on { self.daemon.respondToPairing(central: central, accept: nil, passkey: nil, confirm: true) }
             == .refused("no pairing prompt is waiting for this central"), "the pairing ended")
         #expect(try on { self.daemon.respondToPairing(central: BluetoothAddress("00:00:00:00:00:09")!, accept: true, passkey: nil, confirm: nil) }
             == .unknownCentral)
         #expect(try on { self.daemon.respondToPairing(central: nil, accept: true, passkey: nil, confirm: nil) } == .ambiguous(0))
+        // A prompt left waiting is refused when the last watcher goes.
+        try transport.report(.pairing(Self.a, .passkeyRequest))
+        #expect(transport.pairingAnswers == [.confirm(true)])
+        try on { self.daemon.setControlClientAttached(false) }
+        #expect(transport.pairingAnswers == [.confirm(true), .reject])
         try daemon.stop().wait()
     }
+}
+
+/// Control events as the daemon delivers them (touched on its event loop only).
+final class EventRecorder: @unchecked Sendable {
+    var items: [ControlEvent] = []
 }

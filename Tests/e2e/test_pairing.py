@@ -170,7 +170,7 @@ def test_numeric_comparison_with_nobody_to_answer_fails_cleanly(controllers, gat
     delegate = PairingDelegate(io_capability=PairingDelegate.DISPLAY_OUTPUT_AND_YES_NO_INPUT)
     reason = run(pairing_fails(controllers, PairingConfig(sc=True, mitm=True, bonding=True, delegate=delegate)))
     assert reason == NUMERIC_COMPARISON_FAILED
-    run(wait_for_log(process, r"pairing needs a numeric comparison and no control client can answer; refused"))
+    run(wait_for_log(process, r"pairing needs a numeric comparison and no control client watches to answer; refused"))
 
 
 def test_bonded_central_with_a_new_rpa_is_recognised(controllers, gattd):

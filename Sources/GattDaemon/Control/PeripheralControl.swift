@@ -35,6 +35,13 @@ public protocol PeripheralControl: AnyObject {
     func setControlClientAttached(_ attached: Bool)
     /// Where events go (set by `ControlServer`; nil when no socket).
     var controlEventHandler: ((ControlEvent) -> Void)? { get set }
+    /// Answers the pairing prompt pending for `central` (nil: the only prompt waiting); nil
+    /// when the answer was passed on.
+    func respondToPairing(central: BluetoothAddress?, accept: Bool?, passkey: UInt32?, confirm: Bool?) -> PairingAnswerFailure?
+    /// The bonds, oldest first.
+    var bondList: [StoredBond] { get }
+    /// Removes a bond and disconnects its central; false when there is none.
+    func unbond(_ address: BluetoothAddress) -> Bool
 }
 
 extension ControlStatus.Central {

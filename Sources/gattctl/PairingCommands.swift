@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+import GattControlProtocol
+import GattCore
+
+// MARK: - pairing prompts
+
+/// Options of the commands that answer a pairing prompt.
+struct PromptOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The central whose prompt to answer (default: the only prompt waiting).", valueName: "address"))
+    var central: String?
+
+    func command(_ answer: ControlPairingAnswer) -> ControlCommand { .pairingRespond(central: central, answer: answer) }
+}
+
+struct PairAccept: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair-accept", abstract: "Accept a pairing (a pairing_request prompt, or confirm a numeric comparison).")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var prompt: PromptOptions
+
+    func run() throws {
+        try runReportingFailures { () throws(GattctlFailure) in
+            try global.connect().expectOK(prompt.command(ControlPairingAnswer(accept: true)))
+        }
+    }
+}
+
+struct PairReject: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "pair-reject", abstract: "Refuse the pairing prompt: the pairing fails.")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var prompt: PromptOptions
+
+    func run() throws {
+        try runReportingFailures { () throws(GattctlFailure) in
+            try global.connect().expectOK(prompt.command(ControlPairingAnswer(accept: false)))
+        }
+    }
+}
+
+struct Passkey: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Answer a passkey_request with the six digits the central shows.")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var prompt: PromptOptions
+    @Argument(help: "The passkey, 0 to 999999.") var passkey: String
+
+    func run() throws {
+        try runReportingFailures { () throws(GattctlFailure) in
+            guard (1...6).contains(passkey.count), passkey.allSatisfy(\.isASCII), let n = UInt32(passkey) else {
+                throw .usage("\"\(passkey)\" is not a passkey: expected up to six digits")
+            }
+            try global.connect().expectOK(prompt.command(ControlPairingAnswer(passkey: n)))
+        }
+    }
+}
+
+struct Confirm: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Answer a numeric_comparison: yes when the central shows the same six digits.")
+
+    enum Answer: String, ExpressibleByArgument, CaseIterable {
+        case yes, no
+    }
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var prompt: PromptOptions
+    @Argument(help: "yes or no.") var answer: Answer
+
+    func run() throws {
+        try runReportingFailures { () throws(GattctlFailure) in
+            try global.connect().expectOK(prompt.command(ControlPairingAnswer(confirm: answer == .yes)))
+        }
+    }
+}
+
+// MARK: - bonds
+
+struct Bonds: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the bonded centrals.")
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Print gattd's JSON reply as is.") var json = false
+
+    func run() throws {
+        try runReportingFailures { () throws(GattctlFailure) in
+            let client = try global.connect()
+            let reply = try client.expectOK(.bonds)
+            guard case .bonds(let bonds) = reply else { throw .reply("gattd's reply has no bonds") }
+            if json {
+                emit(reply.json(id: client.lastReplyID).text)
+            } else {
+                StandardStream.output(Self.table(bonds))
+            }
+        }
+    }
+
+    /// `CENTRAL  TYPE  SECURITY  KEY  IRK  CREATED` (UTC), or "no bonds".
+    static func table(_ bonds: [ControlBond]) -> String {
+        guard !bonds.isEmpty else { return "no bonds\n" }
+        var rows = [["CENTRAL", "TYPE", "SECURITY", "KEY", "IRK", "CREATED"]]
+        for b in bonds {
+            let security = "\(b.authenticated ? "authenticated" : "unauthenticated"), \(b.secureConnections ? "LE SC" : "legacy")"
+            rows.append([
+                b.central.description, b.addressType.rawValue & 0x01 == 0 ? "public" : "random", security,
+                String(b.keySize), b.irk ? "yes" : "no", utc(b.created),
+            ])
+        }
+        var widths = [Int](repeating: 0, count: rows[0].count)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        return rows.map { row in
+            row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.count) }
+                .joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+
+    /// `2026-11-23T19:27:10Z`.
+    static func utc(_ seconds: Int) -> String {
+        var t = tm()
+        var s = time_t(seconds)
+        gmtime_r(&s, &t)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(t.tm_year + 1900)-\(two(t.tm_mon + 1))-\(two(t.tm_mday))T\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec))Z"
+    }
+}
+
+struct Unbond: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Forget a bond (the central must pair again); disconnects it when connected.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The central's identity address, as `gattctl bonds` shows it.") var address: String
+
+    func run() throws {
+        try runReportingFailures { () throws(GattctlFailure) in
+            guard BluetoothAddress(address) != nil else {
+                throw .usage("\"\(address)\" is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
+            }
+            try global.connect().expectOK(.unbond(central: address))
+        }
+    }
+}
