@@ -11,7 +11,9 @@ import GattCore
 /// - bit 3 clear: a scripted controller brings the host up first (the stream then
 ///   starts with a ready host); set: the stream must do the bring-up itself;
 /// - bit 4 clear: the scripted controller keeps answering every command the host
-///   sends (Command Complete/Status, success) while the stream is fed.
+///   sends (Command Complete/Status, success) while the stream is fed;
+/// - bit 5 set: the Security Manager is on (SMP frames reach a pairing responder per
+///   link, LTK requests are answered from a bond; its prompts are left unanswered).
 ///
 /// The oracle traps when the host sends a command whose parameter length is wrong,
 /// an ACL packet that does not decode, is not a start or continuation fragment,
@@ -22,7 +24,7 @@ import GattCore
 public func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var input = FuzzInput(data, size)
     let flags = input.byte()
-    var harness = HostFuzzHarness(config: FuzzConfigs.pick(flags & 0x07), answerCommands: flags & 0x10 == 0)
+    var harness = HostFuzzHarness(config: FuzzConfigs.pick(flags & 0x07), answerCommands: flags & 0x10 == 0, security: flags & 0x20 != 0)
     if flags & 0x08 == 0 { harness.bringUp() }
     var deframer = H4Deframer()
     // The stream arrives in reads of up to 64 bytes, 1 ms apart, as from a UART;
@@ -55,10 +57,16 @@ struct HostFuzzHarness {
     /// Commands to answer, oldest first.
     var unanswered: [[UInt8]] = []
 
-    init(config: GattConfiguration, answerCommands: Bool) {
+    init(config: GattConfiguration, answerCommands: Bool, security: Bool) {
         var hostConfiguration = HostConfiguration(deviceName: config.name, advertising: config.advertising)
         hostConfiguration.randomAddress = BluetoothAddress("C0:11:22:33:44:55")
+        if security { hostConfiguration.security = SecurityManagerConfiguration() }
         host = Host(configuration: hostConfiguration)
+        if security {
+            // A bond for the fuzzed central's usual address, so LTK requests can be answered.
+            host.setBonds([Bond(address: BluetoothAddress("C0:00:00:00:00:01")!, addressType: .random,
+                                longTermKey: [UInt8](repeating: 0x5A, count: 16), keySize: 16, authenticated: false, secureConnections: true)])
+        }
         do {
             payloads = try config.advertisingPayloads()
         } catch {
