@@ -5,7 +5,8 @@ import GattCore
 /// ```json
 /// {"version":1,"address":"00:1B:DC:01:02:03","address_type":0,"ltk":"…","ediv":0,"rand":0,
 ///  "key_size":16,"authenticated":false,"secure_connections":true,"peer_irk":"…","peer_csrk":"…",
-///  "local_irk":"…","local_address":"…","local_address_type":1,"local_csrk":"…","created":1790000000}
+///  "local_irk":"…","local_address":"…","local_address_type":1,"local_csrk":"…","peer_sign_counter":7,
+///  "created":1790000000}
 /// ```
 /// Optional keys are left out when absent. Decoding is strict: anything missing, of the
 /// wrong type or out of range makes the whole file invalid.
@@ -28,6 +29,7 @@ enum BondCodec {
             fields += ["\"local_irk\":\"\(hex(id.irk))\"", "\"local_address\":\"\(id.address)\"", "\"local_address_type\":\(id.addressType.rawValue)"]
         }
         if let k = b.localCSRK { fields.append("\"local_csrk\":\"\(hex(k))\"") }
+        if let n = stored.peerSignCounter { fields.append("\"peer_sign_counter\":\(n)") }
         fields.append("\"created\":\(stored.created)")
         return Array(("{" + fields.joined(separator: ",") + "}\n").utf8)
     }
@@ -50,6 +52,11 @@ enum BondCodec {
             guard let s = string(v), let k = unhex(s), k.count == 16 else { return nil }
             return .some(k)
         }
+        var signCounter: UInt32?
+        if let v = m["peer_sign_counter"] {
+            guard let n = integer(v), n <= UInt64(UInt32.max) else { return nil }
+            signCounter = UInt32(n)
+        }
         guard let ltk = key("ltk"), let peerIRK = key("peer_irk"), let peerCSRK = key("peer_csrk"),
             let localIRK = key("local_irk"), let localCSRK = key("local_csrk")
         else { return nil }
@@ -64,7 +71,7 @@ enum BondCodec {
             address: address, addressType: BluetoothAddressType(rawValue: UInt8(type)), longTermKey: ltk, ediv: UInt16(ediv),
             rand: rand, keySize: Int(keySize), authenticated: authenticated, secureConnections: sc, peerIRK: peerIRK,
             peerCSRK: peerCSRK, localIdentity: identity, localCSRK: localCSRK)
-        return StoredBond(bond: bond, created: Int64(created))
+        return StoredBond(bond: bond, created: Int64(created), peerSignCounter: signCounter)
     }
 
     private static func integer(_ k: JSONValue.Kind?) -> UInt64? {

@@ -25,6 +25,7 @@ extension PeripheralDaemon {
             let kind = "\(bond.secureConnections ? "LE Secure Connections" : "legacy"), \(bond.authenticated ? "authenticated" : "unauthenticated"), key size \(bond.keySize)"
             if bonded {
                 saveBond(bond)
+                if bond.peerCSRK != nil { signingBonds[c.id] = bond.address }
                 logger.info("\(c.address): paired and bonded as \(bond.address) (\(kind))")
             } else {
                 logger.info("\(c.address): paired without bonding (\(kind))")
@@ -100,6 +101,34 @@ extension PeripheralDaemon {
             bonds.removeFirst(bonds.count - max)
         }
         transport.setBonds(bonds.map(\.bond))
+    }
+}
+
+// Signed writes (Core Spec Vol 3 Part C §10.4): the bonded central's CSRK and Sign Counter.
+extension PeripheralDaemon {
+    /// A bonded central (by identity address or an RPA its IRK resolves) that distributed a
+    /// CSRK: its signed writes verify on this link, counters at or below the stored one refused.
+    func restoreSigningKey(_ c: PeripheralConnection) {
+        guard let stored = bonds.first(where: { $0.bond.address == c.address || $0.bond.resolves(c.address) }),
+            let csrk = stored.bond.peerCSRK
+        else { return }
+        core.setSigningKey(c.id, csrk: csrk, lastSignCounter: stored.peerSignCounter)
+        signingBonds[c.id] = stored.bond.address
+    }
+
+    /// After a write on a signing link: a newer accepted Sign Counter is written to the bond,
+    /// so a replay is refused after a restart too.
+    func keepSignCounter(_ id: ConnectionID) {
+        guard let identity = signingBonds[id], let counter = core.att.signCounter(for: id),
+            let i = bonds.firstIndex(where: { $0.bond.address == identity }), bonds[i].peerSignCounter != counter
+        else { return }
+        bonds[i].peerSignCounter = counter
+        guard let store = bondStore else { return }
+        do {
+            try store.save(bonds[i])
+        } catch {
+            logger.error("\(error); the sign counter of \(identity) lasts only until gattd stops")
+        }
     }
 }
 

@@ -25,6 +25,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var prompts = PairingPrompts()
     /// Whether a control client watches (and can answer pairing prompts).
     var controlWatched = false
+    /// Connections whose signed writes verify with a bond's CSRK: the bond's identity address.
+    var signingBonds: [ConnectionID: BluetoothAddress] = [:]
     private let origin = ContinuousClock.now
 
     var configuration: GattConfiguration
@@ -256,10 +258,12 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             if let bond = bondResolving(c.address) {
                 logger.info("\(c.address) is the bonded central \(bond.address) (its IRK resolves the address)")
             }
+            restoreSigningKey(c)
             try? options.notifier.status(statusLine())
             controlEventHandler?(.connected(central: c.address.description))
         case .disconnected(let c, let reason, let detail):
             prompts.closed(c.id)
+            signingBonds[c.id] = nil
             eventLog.disconnected(c.address, reason: detail ?? "\(reason)")
             try? options.notifier.status(statusLine())
             controlEventHandler?(.disconnected(central: c.address.description, reason: reason.controlName))
@@ -270,7 +274,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         case .att(let e, let central):
             let db = core.database
             eventLog.att(e, database: db) { _ in central?.description }
-            if case .written(_, let c, let v) = e { persisted?.record(db, characteristic: c, value: v, on: eventLoop) }  // persist: Write Commands
+            if case .written(let id, let c, let v) = e {
+                persisted?.record(db, characteristic: c, value: v, on: eventLoop)  // persist: Write Commands
+                if signingBonds[id] != nil { keepSignCounter(id) }
+            }
             if case .persistRequest(let request, _, let writes) = e { answerPersistRequest(request, writes, central: central?.description) }
             if let handler = controlEventHandler, let ce = ControlEvent.from(e, database: db, central: { _ in central?.description }) {
                 handler(ce)

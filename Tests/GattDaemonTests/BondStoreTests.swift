@@ -19,7 +19,7 @@ import Testing
             peerCSRK: Array(0x20...0x2F),
             localIdentity: SMPIdentity(irk: Array(0x30...0x3F), address: BluetoothAddress("D0:AA:BB:CC:DD:EE")!, addressType: .random),
             localCSRK: Array(0x40...0x4F)),
-        created: 1_790_000_000)
+        created: 1_790_000_000, peerSignCounter: 7)
     static let minimal = StoredBond(
         bond: Bond(address: BluetoothAddress("C4:11:22:33:44:55")!, addressType: .random, longTermKey: nil, keySize: 16, authenticated: false, secureConnections: true),
         created: 1_790_000_001)
@@ -83,6 +83,8 @@ import Testing
             good.replacingOccurrences(of: "\"authenticated\":true", with: "\"authenticated\":1"),
             good.replacingOccurrences(of: ",\"local_address\":\"D0:AA:BB:CC:DD:EE\"", with: ""),
             good.replacingOccurrences(of: "00:1B:DC:01:02:03", with: "not an address"),
+            good.replacingOccurrences(of: "\"peer_sign_counter\":7", with: "\"peer_sign_counter\":4294967296"),
+            good.replacingOccurrences(of: "\"peer_sign_counter\":7", with: "\"peer_sign_counter\":-1"),
         ]
         for b in broken {
             #expect(b != good)
@@ -125,5 +127,80 @@ import Testing
         #expect(transport.disconnects == [id])
         try daemon.stop().wait()
         try group.syncShutdownGracefully()
+    }
+}
+
+/// Signed writes (Core Spec Vol 3 Part C §10.4): a bonded central's CSRK verifies them on a
+/// new link, and the last accepted Sign Counter is kept in its bond file, so a replay is
+/// refused, also after a restart.
+@Suite struct SignedWriteBondTests {
+    static let config = """
+        {"name": "fake", "services": [{"uuid": "180D", "characteristics": [
+          {"id": "cmd", "uuid": "2A39", "properties": ["authenticated_signed_writes"], "permissions": ["writeable"],
+           "value": {"hex": "00"}}]}]}
+        """
+    static let csrk: [UInt8] = Array(0x20...0x2F)
+
+    /// ATT_SIGNED_WRITE_CMD to `handle` with `value`, signed with `counter`.
+    static func signedWrite(_ handle: UInt16, _ value: [UInt8], counter: UInt32) -> [UInt8] {
+        let message: [UInt8] = [0xD2, UInt8(handle & 0xFF), UInt8(handle >> 8)] + value
+        return message + ATTSigning.signature(csrk: csrk, message: message, signCounter: counter)
+    }
+
+    @Test func signCounterKeptAcrossLinksAndRestarts() throws {
+        let state = NSTemporaryDirectory() + "gattd-signed-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        mkdir(state, 0o755)
+        let store = BondStore(stateDirectory: state)
+        let central = BluetoothAddress("C4:11:22:33:44:55")!
+        let bond = Bond(address: central, addressType: .random, longTermKey: Array(0...15), keySize: 16, authenticated: false,
+                        secureConnections: true, peerCSRK: Self.csrk)
+        try store.save(StoredBond(bond: bond, created: 1_790_000_000, peerSignCounter: 3))
+        let configuration = try ConfigLoader.load(data: Array(Self.config.utf8))
+        let payloads = try AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.name)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        var options = DaemonOptions()
+        options.stateDirectory = state
+
+        func run(_ body: (PeripheralDaemon, FakeTransport) throws -> Void) throws {
+            let transport = FakeTransport(eventLoop: group.next())
+            let daemon = PeripheralDaemon(configuration: configuration, payloads: payloads, transport: transport, logger: Logger(label: "test"), options: options)
+            try daemon.start().wait()
+            try body(daemon, transport)
+            try daemon.stop().wait()
+        }
+        let db = configuration.makeDatabase()
+        let index = try #require(db.characteristicIndex(named: "cmd"))
+        let handle = db.characteristics[index].valueHandle.rawValue
+        let id = ConnectionID(0x40)
+        func value(_ daemon: PeripheralDaemon) throws -> [UInt8] {
+            try group.next().submit { daemon.database.value(ofCharacteristic: index) }.wait()
+        }
+        try run { daemon, transport in
+            try transport.report(.connected(id, TransportPeer(address: central, addressType: .random, handle: 0x40)))
+            try transport.report(.received(id, Self.signedWrite(handle, [0x01], counter: 3)))
+            #expect(try value(daemon) == [0x00], "counter 3 is not above the stored 3: refused")
+            try transport.report(.received(id, Self.signedWrite(handle, [0x02], counter: 4)))
+            #expect(try value(daemon) == [0x02])
+            #expect(store.load().bonds.first?.peerSignCounter == 4, "kept in the bond file")
+            var forged = Self.signedWrite(handle, [0x03], counter: 5)
+            forged[forged.count - 1] ^= 1
+            try transport.report(.received(id, forged))
+            #expect(try value(daemon) == [0x02], "a bad MAC is ignored")
+        }
+        try run { daemon, transport in
+            // After a restart: the replay of counter 4 is refused, 5 accepted.
+            try transport.report(.connected(id, TransportPeer(address: central, addressType: .random, handle: 0x40)))
+            try transport.report(.received(id, Self.signedWrite(handle, [0x04], counter: 4)))
+            #expect(try value(daemon) == [0x00])
+            try transport.report(.received(id, Self.signedWrite(handle, [0x05], counter: 5)))
+            #expect(try value(daemon) == [0x05])
+            #expect(store.load().bonds.first?.peerSignCounter == 5)
+            // Another central (no bond) cannot sign.
+            let other = ConnectionID(0x41)
+            try transport.report(.connected(other, TransportPeer(address: BluetoothAddress("C4:00:00:00:00:09")!, addressType: .random, handle: 0x41)))
+            try transport.report(.received(other, Self.signedWrite(handle, [0x06], counter: 9)))
+            #expect(try value(daemon) == [0x05])
+        }
     }
 }

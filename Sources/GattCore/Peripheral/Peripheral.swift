@@ -70,6 +70,8 @@ public struct Peripheral: Sendable {
             return [.event(.securityChanged(c))]
         case .pairing(let id, let e):
             guard let c = connections[id] else { return [] }
+            // The CSRK the central just distributed verifies its signed writes on this link.
+            if case .pairingComplete(let bond, _) = e, let csrk = bond.peerCSRK { att.setCSRK(id, key: csrk) }
             return [.event(.pairing(c, e))]
         case .received(let id, let pdu):
             guard connections[id] != nil else { return [] }
@@ -91,6 +93,13 @@ public struct Peripheral: Sendable {
         case .warning(let message):
             return [.event(.warning(message))]
         }
+    }
+
+    /// A bonded central's CSRK and the last Sign Counter accepted from it (Vol 3 Part C
+    /// §10.4.2), so its signed writes verify on a new link without pairing again.
+    public mutating func setSigningKey(_ id: ConnectionID, csrk: [UInt8], lastSignCounter: UInt32?) {
+        guard connections[id] != nil else { return }
+        att.setCSRK(id, key: csrk, signCounter: lastSignCounter)
     }
 
     /// Runs timers (indication and control-request timeouts).
