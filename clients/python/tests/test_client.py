@@ -20,6 +20,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from gattd_client import (  # noqa: E402
     AttError,
+    Bond,
+    NoPairingPromptError,
+    NumericComparison,
+    Paired,
+    PairingFailed,
+    PairingRequest,
+    PairingTimeout,
+    PasskeyDisplay,
+    PasskeyRequest,
+    PersistFailed,
+    UnknownBondError,
     BusyError,
     Confirmed,
     Connected,
@@ -307,6 +318,60 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             {"op": "advertise", "enable": False},
             {"op": "disconnect", "central": "C0:00:00:00:00:01"},
         ])
+
+    async def test_pairing_prompts_answers_and_bonds(self) -> None:
+        seen: List[Dict[str, Any]] = []
+        bond = {"central": "C0:00:00:00:00:01", "address_type": "random", "authenticated": True,
+                "secure_connections": True, "key_size": 16, "irk": True, "created": 1790000000}
+
+        async def script(peer: Peer) -> None:
+            for _ in range(6):
+                request = await peer.receive()
+                seen.append({k: v for k, v in request.items() if k != "id"})
+                if request["op"] == "bonds":
+                    await peer.ok(request, bonds=[bond])
+                elif request.get("passkey") == 13:
+                    await peer.error(request, "no_pairing_prompt")
+                elif request["op"] == "unbond" and request["central"] == "C0:00:00:00:00:09":
+                    await peer.error(request, "unknown_bond")
+                else:
+                    await peer.ok(request)
+            await peer.receive()
+
+        async def body(client: GattdClient, fake: FakeGattd) -> None:
+            await client.pairing_respond("C0:00:00:00:00:01", confirm=True)
+            await client.pairing_respond(passkey=123456)
+            with self.assertRaises(NoPairingPromptError):
+                await client.pairing_respond(passkey=13)
+            self.assertEqual(await client.bonds(), [Bond("C0:00:00:00:00:01", "random", True, True, 16, True, 1790000000)])
+            await client.unbond("C0:00:00:00:00:01")
+            with self.assertRaises(UnknownBondError):
+                await client.unbond("C0:00:00:00:00:09")
+
+        await self.run_with(script, body)
+        self.assertEqual(seen, [
+            {"op": "pairing_respond", "central": "C0:00:00:00:00:01", "confirm": True},
+            {"op": "pairing_respond", "passkey": 123456},
+            {"op": "pairing_respond", "passkey": 13},
+            {"op": "bonds"},
+            {"op": "unbond", "central": "C0:00:00:00:00:01"},
+            {"op": "unbond", "central": "C0:00:00:00:00:09"},
+        ])
+
+    def test_pairing_events_are_typed(self) -> None:
+        a = "C0:00:00:00:00:01"
+        self.assertEqual(parse_event({"event": "pairing_request", "central": a, "method": "just_works",
+                                      "io_capability": "keyboard_only"}), PairingRequest(a, "just_works", "keyboard_only"))
+        self.assertEqual(parse_event({"event": "passkey_display", "central": a, "passkey": "000042"}), PasskeyDisplay(a, "000042"))
+        self.assertEqual(parse_event({"event": "numeric_comparison", "central": a, "value": "123456"}), NumericComparison(a, "123456"))
+        self.assertEqual(parse_event({"event": "passkey_request", "central": a}), PasskeyRequest(a))
+        self.assertEqual(parse_event({"event": "paired", "central": a, "identity": a, "bonded": True, "authenticated": False,
+                                      "secure_connections": True, "key_size": 16}), Paired(a, a, True, False, True, 16))
+        self.assertEqual(parse_event({"event": "pairing_failed", "central": a, "reason": "dhkey_check_failed", "by_central": False}),
+                         PairingFailed(a, "dhkey_check_failed", False))
+        self.assertEqual(parse_event({"event": "pairing_timeout", "central": a}), PairingTimeout(a))
+        self.assertEqual(parse_event({"event": "persist_failed", "characteristic": "c", "message": "m"}), PersistFailed(None, "c", "m"))
+        self.assertEqual(parse_event({"event": "paired", "central": a}).name, "paired")  # malformed: unknown, never raises
 
     async def test_request_timeout_then_connection_still_usable(self) -> None:
         async def script(peer: Peer) -> None:

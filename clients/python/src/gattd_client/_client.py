@@ -16,6 +16,7 @@ from typing import (
     Callable,
     Dict,
     Generator,
+    List,
     Mapping,
     Optional,
     Set,
@@ -27,7 +28,7 @@ from typing import (
 
 from ._errors import AttError, GattdConnectionError, GattdError, GattdTimeoutError, error_from_reply
 from ._events import Event, ReadRequest, Ready, WriteRequest, parse_event
-from ._status import Status
+from ._status import Bond, Status
 from ._values import Value, decode_value, encode_value
 
 logger = logging.getLogger("gattd_client")
@@ -298,6 +299,32 @@ class GattdClient:
     async def disconnect(self, central: str) -> None:
         """Disconnects a central (by address)."""
         await self.request({"op": "disconnect", "central": central})
+
+    async def pairing_respond(self, central: Optional[str] = None, *, accept: Optional[bool] = None,
+                              passkey: Optional[int] = None, confirm: Optional[bool] = None) -> None:
+        """Answers a pairing prompt (`PairingRequest`: `accept`; `NumericComparison`: `confirm`;
+        `PasskeyRequest`: `passkey`; `accept=False` refuses any). Without `central`, the only
+        prompt waiting. Raises `NoPairingPromptError` when none waits or the answer does not fit."""
+        request: Dict[str, Any] = {"op": "pairing_respond"}
+        if central is not None:
+            request["central"] = central
+        if accept is not None:
+            request["accept"] = bool(accept)
+        if passkey is not None:
+            request["passkey"] = int(passkey)
+        if confirm is not None:
+            request["confirm"] = bool(confirm)
+        await self.request(request)
+
+    async def bonds(self) -> List[Bond]:
+        """The bonded centrals, oldest first."""
+        reply = await self.request({"op": "bonds"})
+        return [Bond.from_json(b) for b in reply.get("bonds", [])]
+
+    async def unbond(self, central: str) -> None:
+        """Forgets a bond (by identity address); the central is disconnected and must pair
+        again. Raises `UnknownBondError` when there is no such bond."""
+        await self.request({"op": "unbond", "central": central})
 
     async def respond(self, request: Union[int, ReadRequest, WriteRequest], value: Optional[Value] = None, *,
                       status: str = "success") -> None:

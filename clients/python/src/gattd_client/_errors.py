@@ -19,6 +19,10 @@ class ErrorCode(str, enum.Enum):
     BUSY = "busy"
     UNKNOWN_REQUEST = "unknown_request"
     UNKNOWN_CENTRAL = "unknown_central"
+    NO_PAIRING_PROMPT = "no_pairing_prompt"
+    UNKNOWN_BOND = "unknown_bond"
+    PERSIST_FAILED = "persist_failed"
+    TOO_MANY_CLIENTS = "too_many_clients"
 
     def __str__(self) -> str:
         return self.value
@@ -80,6 +84,23 @@ class UnknownCentralError(GattdError):
     """`unknown_central`: no such central is connected (or not an address)."""
 
 
+class NoPairingPromptError(GattdError):
+    """`no_pairing_prompt`: no pairing prompt waits for that central, or the answer is of the
+    wrong kind (a passkey for a numeric comparison...)."""
+
+
+class UnknownBondError(GattdError):
+    """`unknown_bond`: `unbond` of an address gattd has no bond with."""
+
+
+class PersistFailedError(GattdError):
+    """`persist_failed`: a value could not be made durable; nothing was changed."""
+
+
+class TooManyClientsError(GattdError):
+    """`too_many_clients`: gattd has `--max-control-clients` clients already."""
+
+
 _ERROR_CLASSES: Dict[str, Type[GattdError]] = {
     ErrorCode.BAD_JSON.value: BadJSONError,
     ErrorCode.UNKNOWN_OP.value: UnknownOpError,
@@ -91,6 +112,10 @@ _ERROR_CLASSES: Dict[str, Type[GattdError]] = {
     ErrorCode.BUSY.value: BusyError,
     ErrorCode.UNKNOWN_REQUEST.value: UnknownRequestError,
     ErrorCode.UNKNOWN_CENTRAL.value: UnknownCentralError,
+    ErrorCode.NO_PAIRING_PROMPT.value: NoPairingPromptError,
+    ErrorCode.UNKNOWN_BOND.value: UnknownBondError,
+    ErrorCode.PERSIST_FAILED.value: PersistFailedError,
+    ErrorCode.TOO_MANY_CLIENTS.value: TooManyClientsError,
 }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Dict, Mapping
+from typing import Any, Callable, ClassVar, Dict, Mapping, Optional
 
 from ._values import decode_value
 
@@ -117,6 +117,83 @@ class Confirmed(Event):
 
 
 @dataclass(frozen=True)
+class PersistFailed(Event):
+    """A persisted value could not be made durable (`central`: who wrote it, if a central)."""
+
+    NAME: ClassVar[str] = "persist_failed"
+    central: Optional[str]
+    characteristic: str
+    message: str
+
+
+@dataclass(frozen=True)
+class PairingRequest(Event):
+    """A central asks to pair: answer with `pairing_respond(central, accept=...)`."""
+
+    NAME: ClassVar[str] = "pairing_request"
+    central: str
+    method: str
+    io_capability: str
+
+
+@dataclass(frozen=True)
+class PasskeyDisplay(Event):
+    """Show this passkey (six digits) to the person at the central; nothing to answer."""
+
+    NAME: ClassVar[str] = "passkey_display"
+    central: str
+    passkey: str
+
+
+@dataclass(frozen=True)
+class NumericComparison(Event):
+    """Answer `pairing_respond(central, confirm=True)` when the central shows the same six digits."""
+
+    NAME: ClassVar[str] = "numeric_comparison"
+    central: str
+    value: str
+
+
+@dataclass(frozen=True)
+class PasskeyRequest(Event):
+    """Answer `pairing_respond(central, passkey=N)` with the passkey the central displays."""
+
+    NAME: ClassVar[str] = "passkey_request"
+    central: str
+
+
+@dataclass(frozen=True)
+class Paired(Event):
+    """Pairing finished (after the bond, if any, is durable)."""
+
+    NAME: ClassVar[str] = "paired"
+    central: str
+    identity: str
+    bonded: bool
+    authenticated: bool
+    secure_connections: bool
+    key_size: int
+
+
+@dataclass(frozen=True)
+class PairingFailed(Event):
+    """Pairing failed with `reason` (snake_case SMP reason), sent by the central or by gattd."""
+
+    NAME: ClassVar[str] = "pairing_failed"
+    central: str
+    reason: str
+    by_central: bool
+
+
+@dataclass(frozen=True)
+class PairingTimeout(Event):
+    """The 30 s SMP timer expired; a new pairing needs a new connection."""
+
+    NAME: ClassVar[str] = "pairing_timeout"
+    central: str
+
+
+@dataclass(frozen=True)
 class UnknownEvent(Event):
     """An event this client does not know (a newer gattd): `event` is its name,
     `fields` the whole object."""
@@ -174,6 +251,43 @@ def _confirmed(o: Mapping[str, Any]) -> Event:
     return Confirmed(central=_str(o, "central"), characteristic=_str(o, "characteristic"))
 
 
+def _persist_failed(o: Mapping[str, Any]) -> Event:
+    central = o.get("central")
+    if central is not None and not isinstance(central, str):
+        raise TypeError("central")
+    return PersistFailed(central=central, characteristic=_str(o, "characteristic"), message=_str(o, "message"))
+
+
+def _pairing_request(o: Mapping[str, Any]) -> Event:
+    return PairingRequest(central=_str(o, "central"), method=_str(o, "method"), io_capability=_str(o, "io_capability"))
+
+
+def _passkey_display(o: Mapping[str, Any]) -> Event:
+    return PasskeyDisplay(central=_str(o, "central"), passkey=_str(o, "passkey"))
+
+
+def _numeric_comparison(o: Mapping[str, Any]) -> Event:
+    return NumericComparison(central=_str(o, "central"), value=_str(o, "value"))
+
+
+def _passkey_request(o: Mapping[str, Any]) -> Event:
+    return PasskeyRequest(central=_str(o, "central"))
+
+
+def _paired(o: Mapping[str, Any]) -> Event:
+    return Paired(central=_str(o, "central"), identity=_str(o, "identity"), bonded=_bool(o, "bonded"),
+                  authenticated=_bool(o, "authenticated"), secure_connections=_bool(o, "secure_connections"),
+                  key_size=_int(o, "key_size"))
+
+
+def _pairing_failed(o: Mapping[str, Any]) -> Event:
+    return PairingFailed(central=_str(o, "central"), reason=_str(o, "reason"), by_central=_bool(o, "by_central"))
+
+
+def _pairing_timeout(o: Mapping[str, Any]) -> Event:
+    return PairingTimeout(central=_str(o, "central"))
+
+
 _PARSERS: Dict[str, Callable[[Mapping[str, Any]], Event]] = {
     "connected": _connected,
     "disconnected": _disconnected,
@@ -185,6 +299,14 @@ _PARSERS: Dict[str, Callable[[Mapping[str, Any]], Event]] = {
     "write_request": _write_request,
     "ready": _ready,
     "confirmed": _confirmed,
+    "persist_failed": _persist_failed,
+    "pairing_request": _pairing_request,
+    "passkey_display": _passkey_display,
+    "numeric_comparison": _numeric_comparison,
+    "passkey_request": _passkey_request,
+    "paired": _paired,
+    "pairing_failed": _pairing_failed,
+    "pairing_timeout": _pairing_timeout,
 }
 
 

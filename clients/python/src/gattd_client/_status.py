@@ -64,3 +64,25 @@ class Status:
         extra = {k: v for k, v in reply.items() if k not in _STATUS_KEYS}
         return cls(advertising=bool(reply.get("advertising")), address=str(reply.get("address", "")),
                    connections=connections, extra=extra)
+
+
+@dataclass(frozen=True)
+class Bond:
+    """One bonded central, as `bonds()` lists it."""
+
+    central: str
+    """Its identity address."""
+    address_type: str
+    authenticated: bool
+    secure_connections: bool
+    key_size: int
+    irk: bool
+    """Whether it distributed its IRK (its private addresses are recognised)."""
+    created: int
+    """When it paired, in seconds since the Unix epoch."""
+
+    @classmethod
+    def from_json(cls, o: Mapping[str, Any]) -> "Bond":
+        return cls(central=str(o["central"]), address_type=str(o.get("address_type", "")),
+                   authenticated=bool(o.get("authenticated")), secure_connections=bool(o.get("secure_connections")),
+                   key_size=int(o.get("key_size", 0)), irk=bool(o.get("irk")), created=int(o.get("created", 0)))
