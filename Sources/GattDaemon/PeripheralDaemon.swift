@@ -58,7 +58,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.persisted = options.persistedValues(logger: logger)
         self.bondStore = options.stateDirectory.map { BondStore(stateDirectory: $0) }
         let database = DaemonOptions.initialDatabase(configuration, persisted: persisted, logger: logger)
-        self.core = Peripheral(database: database, payloads: payloads, maxConnections: configuration.advertising.maxConnections, att: options.attServerConfiguration)
+        var att = options.attServerConfiguration
+        att.minimumKeySize = configuration.security.minimumKeySize
+        self.core = Peripheral(database: database, payloads: payloads, maxConnections: configuration.advertising.maxConnections, att: att)
     }
 
     var now: Duration { ContinuousClock.now - origin }
@@ -175,6 +177,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             self.persisted?.apply(to: &database)
             self.configuration = new
             self.transport.configure(new)
+            self.core.setMinimumEncryptionKeySize(new.security.minimumKeySize)
             self.process(self.core.reload(database: database, payloads: payloads, maxConnections: new.advertising.maxConnections, now: self.now))
             try? self.options.notifier.ready(status: self.statusLine())
         }

@@ -46,6 +46,41 @@ import Testing
         }
     }
 
+    /// §10.3.1: an encrypted link whose key is shorter than the minimum gets Insufficient
+    /// Encryption Key Size (0x0C) — for reads, writes, and a CCCD write enabling notifications
+    /// of a notify-encryption-required characteristic; authentication is checked first.
+    @Test func aKeyShorterThanTheMinimumGetsInsufficientEncryptionKeySize() throws {
+        let config = #"""
+            {"name": "x", "services": [{"uuid": "AAA0", "characteristics": [
+              {"uuid": "AAA1", "properties": ["read", "write"], "permissions": ["read_authentication_required", "write_authentication_required"], "value": {"hex": "01"}},
+              {"uuid": "AAA2", "properties": ["read", "write"], "permissions": ["read_encryption_required", "write_encryption_required"], "value": {"hex": "02"}},
+              {"uuid": "AAA3", "properties": ["notify", "notify_encryption_required"], "value": {"hex": "03"}}
+            ]}]}
+            """#
+        var configuration = ATTServerConfiguration()
+        configuration.minimumKeySize = 16
+        var h = ATTHarness()
+        h.server = ATTServer(database: try ConfigLoader.load(data: Array(config.utf8)).makeDatabase(), configuration: configuration)
+        h.server.connect(h.c1, security: .low)
+        let auth = Self.handle(h, 5), enc = Self.handle(h, 6)
+        let cccd = h.server.database.characteristics[7].valueHandle.rawValue + 1
+        func le(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
+        // Encrypted with a 7-octet key (a bond from a laxer config): 0x0C.
+        h.server.setSecurity(h.c1, .medium, keySize: 7)
+        #expect(h.request([0x0A] + le(enc)) == [0x01, 0x0A] + le(enc) + [0x0C])
+        #expect(h.request([0x12] + le(enc) + [0x07]) == [0x01, 0x12] + le(enc) + [0x0C])
+        #expect(h.request([0x0A] + le(auth)) == [0x01, 0x0A] + le(auth) + [0x05], "authentication is checked first")
+        #expect(h.request([0x12] + le(cccd) + [0x01, 0x00]) == [0x01, 0x12] + le(cccd) + [0x0C])
+        h.server.setSecurity(h.c1, .high, keySize: 15)
+        #expect(h.request([0x0A] + le(auth)) == [0x01, 0x0A] + le(auth) + [0x0C])
+        // A 16-octet key, or a transport that does not report the size: served.
+        h.server.setSecurity(h.c1, .high, keySize: 16)
+        #expect(h.request([0x0A] + le(auth)) == [0x0B, 0x01])
+        #expect(h.request([0x12] + le(cccd) + [0x01, 0x00]) == [0x13])
+        h.server.setSecurity(h.c1, .medium, keySize: nil)
+        #expect(h.request([0x0A] + le(enc)) == [0x0B, 0x02])
+    }
+
     @Test func permissionNamesParse() throws {
         let db = try ConfigLoader.load(data: Array(Self.config.utf8))
         #expect(db.services[0].characteristics[0].permissions == [.readAuthenticationRequired, .writeAuthenticationRequired])

@@ -5,6 +5,8 @@ import DequeModule
 /// Supported Features are per bearer/client; the attribute values are shared).
 struct ATTBearer: Sendable {
     var security: SecurityLevel
+    /// The encryption key size in octets, when the transport reported it.
+    var keySize: Int?
     /// ATT_MTU (§3.2.8); 23 until an Exchange MTU.
     var mtu: Int = 23
     var mtuExchanged = false

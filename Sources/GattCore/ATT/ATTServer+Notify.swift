@@ -44,10 +44,10 @@ extension ATTServer {
                 let bits = b.cccd[c] ?? 0
                 let indicate = bits & 0x0002 != 0 && p.canIndicate
                 let notify = !indicate && bits & 0x0001 != 0 && p.canNotify
-                if indicate, !p.contains(.indicateEncryptionRequired) || b.security.isEncrypted {
+                if indicate, !p.contains(.indicateEncryptionRequired) || securityError(b, authenticated: false) == nil {
                     let pdu = ATTPDU.handleValueIndication(handle: ch.valueHandle, value: Array(v.prefix(b.mtu - 3)))
                     indications.append(.init(characteristic: c, bytes: pdu.bytes))
-                } else if notify, !p.contains(.notifyEncryptionRequired) || b.security.isEncrypted {
+                } else if notify, !p.contains(.notifyEncryptionRequired) || securityError(b, authenticated: false) == nil {
                     notified.append(ATTHandleValue(handle: ch.valueHandle, value: v))
                 }
             }

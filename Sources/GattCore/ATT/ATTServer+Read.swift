@@ -6,10 +6,9 @@ extension ATTServer {
     /// Read permission of an attribute on this bearer (§3.2.5).
     func readError(_ a: Attribute, _ b: ATTBearer) -> ATTError? {
         guard a.permissions.canRead else { return .readNotPermitted }
-        // Vol 3 Part C §10.3.1: authentication first (it implies encryption), then encryption.
-        if a.permissions.contains(.readAuthenticationRequired), !b.security.isAuthenticated { return .insufficientAuthentication }
-        if a.permissions.contains(.readEncryptionRequired), !b.security.isEncrypted { return .insufficientEncryption }
-        return nil
+        let authenticated = a.permissions.contains(.readAuthenticationRequired)
+        guard authenticated || a.permissions.contains(.readEncryptionRequired) else { return nil }
+        return securityError(b, authenticated: authenticated)
     }
 
     /// The value this bearer sees: CCCDs and Client Supported Features are per connection.

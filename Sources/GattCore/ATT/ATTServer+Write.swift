@@ -19,10 +19,9 @@ extension ATTServer {
             }
             guard allowed else { return .writeNotPermitted }
         }
-        // Vol 3 Part C §10.3.1: authentication first (it implies encryption), then encryption.
-        if a.permissions.contains(.writeAuthenticationRequired), !b.security.isAuthenticated { return .insufficientAuthentication }
-        if a.permissions.contains(.writeEncryptionRequired), !b.security.isEncrypted { return .insufficientEncryption }
-        return nil
+        let authenticated = a.permissions.contains(.writeAuthenticationRequired)
+        guard authenticated || a.permissions.contains(.writeEncryptionRequired) else { return nil }
+        return securityError(b, authenticated: authenticated)
     }
 
     /// The characteristic index when `a` is the value of a `.control` characteristic.
@@ -41,10 +40,8 @@ extension ATTServer {
             let p = database.characteristics[c].properties
             let notify = bits & 0x0001 != 0, indicate = bits & 0x0002 != 0
             if notify && !p.canNotify || indicate && !p.canIndicate { return .cccdImproperlyConfigured }
-            if !b.security.isEncrypted,
-                notify && p.contains(.notifyEncryptionRequired) || indicate && p.contains(.indicateEncryptionRequired)
-            {
-                return .insufficientEncryption
+            if notify && p.contains(.notifyEncryptionRequired) || indicate && p.contains(.indicateEncryptionRequired) {
+                return securityError(b, authenticated: false)
             }
             return nil
         case .characteristicValue(let c) where c == clientFeaturesCharacteristic:

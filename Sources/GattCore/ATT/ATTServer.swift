@@ -94,8 +94,20 @@ public struct ATTServer: Sendable {
         return takeOutputs()
     }
 
-    public mutating func setSecurity(_ id: ConnectionID, _ level: SecurityLevel) {
+    public mutating func setSecurity(_ id: ConnectionID, _ level: SecurityLevel, keySize: Int? = nil) {
         bearers[id]?.security = level
+        bearers[id]?.keySize = level.isEncrypted ? keySize : nil
+    }
+
+    /// Vol 3 Part C §10.3.1: an attribute that needs authentication (`authenticated`) or
+    /// encryption answers Insufficient Authentication (0x05) without an authenticated key,
+    /// Insufficient Encryption (0x0F) on an unencrypted link, and Insufficient Encryption Key
+    /// Size (0x0C) when the link's key is shorter than `minimumKeySize`.
+    func securityError(_ b: ATTBearer, authenticated: Bool) -> ATTError? {
+        if authenticated, !b.security.isAuthenticated { return .insufficientAuthentication }
+        if !b.security.isEncrypted { return .insufficientEncryption }
+        if let k = b.keySize, k < configuration.minimumKeySize { return .encryptionKeySizeTooShort }
+        return nil
     }
 
     /// The peer's CSRK (16 octets, little-endian as in the SMP Signing Information PDU)

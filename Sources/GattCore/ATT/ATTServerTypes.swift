@@ -104,6 +104,9 @@ public enum ATTRespondError: Error, Equatable, Sendable {
 public struct ATTServerConfiguration: Equatable, Sendable {
     /// The server's Rx MTU announced in Exchange MTU (23...517).
     public var maxMTU: Int = 517
+    /// Encrypted links with a shorter key get Insufficient Encryption Key Size (0x0C) for
+    /// attributes that need encryption or authentication (Vol 3 Part C §10.3.1, 7–16 octets).
+    public var minimumKeySize: Int = 7
     /// Notifications/indications a bearer may hold not yet pulled by the transport
     /// (plus indications waiting behind the outstanding one).
     public var maxQueuedUpdates: Int = 32

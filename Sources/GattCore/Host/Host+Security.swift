@@ -89,7 +89,7 @@ extension Host {
             c.security = on ? (link?.level ?? max(c.security, .medium)) : .low
             c.keySize = on ? (link?.keySize ?? c.keySize) : nil
             connections[handle] = c
-            out.append(.event(.transport(.securityChanged(c.id, c.security))))
+            out.append(.event(.transport(.securityChanged(c.id, c.security, keySize: c.keySize))))
         } else {
             out.append(.event(.warning("connection \(handle): encryption failed: \(status)")))
         }

@@ -62,11 +62,12 @@ public struct Peripheral: Sendable {
             return [.event(.connected(c))] + reconcileAdvertising()
         case .disconnected(let id, let reason, let detail):
             return closed(id, reason: reason, detail: detail) + reconcileAdvertising()
-        case .securityChanged(let id, let level):
-            guard var c = connections[id], c.security != level else { return [] }
+        case .securityChanged(let id, let level, let keySize):
+            guard var c = connections[id] else { return [] }
+            att.setSecurity(id, level, keySize: keySize)
+            guard c.security != level else { return [] }
             c.security = level
             connections[id] = c
-            att.setSecurity(id, level)
             return [.event(.securityChanged(c))]
         case .pairing(let id, let e):
             guard let c = connections[id] else { return [] }
@@ -101,6 +102,10 @@ public struct Peripheral: Sendable {
         guard connections[id] != nil else { return }
         att.setCSRK(id, key: csrk, signCounter: lastSignCounter)
     }
+
+    /// The encryption key size below which an encrypted link gets Insufficient Encryption Key
+    /// Size (0x0C) for attributes that need encryption (the config's `security.min_key_size`).
+    public mutating func setMinimumEncryptionKeySize(_ octets: Int) { att.configuration.minimumKeySize = octets }
 
     /// Runs timers (indication and control-request timeouts).
     public mutating func tick(now: Duration) -> [PeripheralOutput] { absorb(att.tick(now: now)) }

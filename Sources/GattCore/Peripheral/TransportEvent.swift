@@ -26,7 +26,8 @@ public enum TransportEvent: Sendable, Equatable {
     case connected(ConnectionID, TransportPeer)
     /// `detail`: what the log says when it says more than `reason`.
     case disconnected(ConnectionID, reason: HCIStatus, detail: String? = nil)
-    case securityChanged(ConnectionID, SecurityLevel)
+    /// `keySize`: the encryption key size in octets (7–16), when the transport knows it.
+    case securityChanged(ConnectionID, SecurityLevel, keySize: Int? = nil)
     /// A pairing prompt, failure, timeout or completion on this link (a bonded
     /// completion carries the bond for the store: `.pairingComplete(bond, bonded: true)`).
     case pairing(ConnectionID, SecurityManagerEvent)
