@@ -61,6 +61,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         var att = options.attServerConfiguration
         att.minimumKeySize = configuration.security.minimumKeySize
         self.core = Peripheral(database: database, payloads: payloads, maxConnections: configuration.advertising.maxConnections, att: att)
+        self.core.securityOnConnect = configuration.security.securityOnConnect
     }
 
     var now: Duration { ContinuousClock.now - origin }
@@ -178,6 +179,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             self.configuration = new
             self.transport.configure(new)
             self.core.setMinimumEncryptionKeySize(new.security.minimumKeySize)
+            self.core.securityOnConnect = new.security.securityOnConnect
             self.process(self.core.reload(database: database, payloads: payloads, maxConnections: new.advertising.maxConnections, now: self.now))
             try? self.options.notifier.ready(status: self.statusLine())
         }

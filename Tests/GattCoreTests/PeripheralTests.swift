@@ -123,6 +123,13 @@ import Testing
         #expect(Self.sends(core.handle(.readyToSend(Self.a), now: .zero)).map(\.1) == [[0x0B, 0x55]])
     }
 
+    @Test mutating func securityRequestedOnConnectOnlyWhenConfigured() {
+        _ = core.handle(.ready(address: Self.address, description: "test"), now: .zero)
+        #expect(!core.handle(.connected(Self.a, Self.centralA), now: .zero).contains { if case .requestSecurity = $0 { true } else { false } })
+        core.securityOnConnect = .high
+        #expect(core.handle(.connected(Self.b, Self.centralB), now: .zero).contains(.requestSecurity(Self.b, .high, reason: .insufficientAuthentication)))
+    }
+
     @Test mutating func pairingEventsPassThroughForKnownCentralsOnly() {
         connected()
         let out = core.handle(.pairing(Self.a, .numericComparison(42)), now: .zero)

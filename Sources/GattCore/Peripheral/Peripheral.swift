@@ -10,6 +10,8 @@
 public struct Peripheral: Sendable {
     public internal(set) var att: ATTServer
     public private(set) var connections: [ConnectionID: PeripheralConnection] = [:]
+    /// Ask each central for this level as soon as it connects (`security.request_security_on_connect`).
+    public var securityOnConnect: SecurityLevel?
     public internal(set) var advertising: AdvertisingState = .noController
     /// Whether the controller advertises, as its transport last reported.
     public private(set) var isAdvertising = false
@@ -59,7 +61,11 @@ public struct Peripheral: Sendable {
             let c = PeripheralConnection(id: id, peer: peer)
             connections[id] = c
             att.connect(id, security: peer.security)
-            return [.event(.connected(c))] + reconcileAdvertising()
+            var out: [PeripheralOutput] = [.event(.connected(c))]
+            if let level = securityOnConnect, peer.security < level {
+                out.append(.requestSecurity(id, level, reason: level.isAuthenticated ? .insufficientAuthentication : .insufficientEncryption))
+            }
+            return out + reconcileAdvertising()
         case .disconnected(let id, let reason, let detail):
             return closed(id, reason: reason, detail: detail) + reconcileAdvertising()
         case .securityChanged(let id, let level, let keySize):

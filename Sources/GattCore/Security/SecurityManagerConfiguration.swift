@@ -21,6 +21,9 @@ public struct SecurityManagerConfiguration: Sendable, Equatable {
     public var identity: SMPIdentity?
     /// Distribute a fresh CSRK when the central asks for our signing key.
     public var distributeSigningKey: Bool
+    /// Ask every central to pair or encrypt as soon as it connects (a Security Request,
+    /// §3.6.7) instead of waiting for it to meet an attribute that needs security.
+    public var requestSecurityOnConnect = false
 
     /// The defaults are those of the `security` config object; `minimumKeySize` is clamped to 7–16.
     public init(
@@ -42,6 +45,13 @@ public struct SecurityManagerConfiguration: Sendable, Equatable {
     /// Whether our AuthReq sets MITM: when required, or when our IO capability
     /// can take part in an authenticated association model.
     var offersMITM: Bool { requireMITM || ioCapability != .noInputNoOutput }
+
+    /// The level a Security Request on connection asks for: authenticated when our IO
+    /// capability can take part in an authenticated method, else encrypted; nil when off.
+    public var securityOnConnect: SecurityLevel? {
+        guard requestSecurityOnConnect else { return nil }
+        return offersMITM ? .high : .medium
+    }
 }
 
 /// An identity a device distributes (Core Spec Vol 3 Part H §3.6.4, §3.6.5):
