@@ -71,6 +71,23 @@ public struct BondStore {
         try directory.replace(Self.fileName(bond.bond.address), with: BondCodec.encode(bond))
     }
 
+    /// Our Identity Resolving Key, `bonds/local-irk` (32 hex digits, mode 0600): made once
+    /// and kept, so bonded centrals recognise our private addresses after restarts. A file
+    /// that is not a key is set aside and a new key made (`problem` says so).
+    public func localIRK() throws(StateFileError) -> (irk: [UInt8], problem: String?) {
+        var problem: String?
+        if let bytes = try directory.read("local-irk") {
+            let text = String(decoding: bytes, as: UTF8.self).trimmingSuffix("\n")
+            if let irk = BondCodec.unhex(text), irk.count == 16 { return (irk, nil) }
+            let aside = try directory.setAside("local-irk", suffix: "corrupt-\(BondStore.unixTime())")
+            problem = "\(directory.path)/local-irk is not a key; set aside as \(aside), a new one made (bonded centrals no longer resolve our private addresses)"
+        }
+        var generator = SystemRandomNumberGenerator()
+        let irk = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        try directory.replace("local-irk", with: Array((BondCodec.hex(irk) + "\n").utf8))
+        return (irk, problem)
+    }
+
     /// Deletes the bond of `address` (no error if there is none).
     public func remove(_ address: BluetoothAddress) throws(StateFileError) {
         try directory.remove(Self.fileName(address))
@@ -80,5 +97,11 @@ public struct BondStore {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec)
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

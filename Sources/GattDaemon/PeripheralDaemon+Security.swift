@@ -78,6 +78,13 @@ extension PeripheralDaemon {
         bonds = loaded
         if !loaded.isEmpty { logger.info("loaded \(loaded.count) bond\(loaded.count == 1 ? "" : "s") from \(store.directory.path)") }
         transport.setBonds(loaded.map(\.bond))
+        do {
+            let (irk, problem) = try store.localIRK()
+            if let problem { logger.warning("\(problem)") }
+            transport.setLocalIRK(irk)
+        } catch {
+            logger.error("\(error); our identity (IRK) lasts only until gattd stops")
+        }
     }
 
     /// Keeps a completed bond: written durably before the pairing is reported complete,

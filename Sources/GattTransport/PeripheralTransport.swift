@@ -34,6 +34,9 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     /// The bonds to encrypt reconnecting centrals with (loaded from the bond store at
     /// start; the transport adds the bonds its own pairings complete).
     func setBonds(_ bonds: [Bond])
+    /// Our Identity Resolving Key (kept by the daemon in the state directory): distributed to
+    /// bonding centrals and used for our resolvable private addresses. Called before `open`.
+    func setLocalIRK(_ irk: [UInt8])
     /// Reload: the new config's transport settings (random address, preferred parameters).
     func configure(_ configuration: GattConfiguration)
     /// Closes the transport for good (the daemon stops); no `.lost` follows.
@@ -59,4 +62,9 @@ public struct TransportOpenFailure: Error, Sendable, CustomStringConvertible {
         self.retry = retry
     }
     public var description: String { message }
+}
+
+extension PeripheralTransport {
+    /// Transports whose stack keeps its own identity (the kernel's) ignore ours.
+    public func setLocalIRK(_ irk: [UInt8]) {}
 }

@@ -291,8 +291,12 @@ import Testing
         #expect(F.errors(#"{"name": "x", "advertising": {"interval_ms": [10, 100], "tx_power": 21, "own_address_type": "static"}}"#) == [
             "advertising.interval_ms[0]: 10 ms is out of range; allowed: 20...10240 ms",
             "advertising.tx_power: 21 dBm is out of range; allowed: -127...20 dBm",
-            #"advertising.own_address_type: "static" is not an address type; expected one of: "public", "random""#,
+            #"advertising.own_address_type: "static" is not an address type; expected one of: "public", "random", "rpa""#,
         ])
+        #expect(F.errors(#"{"name": "x", "advertising": {"own_address_type": "rpa", "rpa_timeout_s": 0}}"#)
+            == ["advertising.rpa_timeout_s: 0 s is out of range; allowed: 1...3600 s"])
+        let rpa = try? ConfigLoader.load(data: Array(#"{"name": "x", "advertising": {"own_address_type": "rpa", "rpa_timeout_s": 60}}"#.utf8))
+        #expect(rpa?.advertising.ownAddressType == .rpa && rpa?.advertising.rpaTimeout == .seconds(60))
         #expect(F.errors(#"{"name": "x", "advertising": {"ibeacon": {"uuid": "180D", "major": 1, "minor": 70000}}}"#) == [
             #"advertising.ibeacon.uuid: an iBeacon proximity UUID must be written in full (36 characters, e.g. "e2c56db5-dffb-48d2-b060-d0f5a71096e0")"#,
             "advertising.ibeacon.minor: 70000 is out of range; allowed: 0...65535",

@@ -17,6 +17,8 @@ public struct AdvertisingConfiguration: Sendable, Equatable {
     public var connectable = true
     public var scannable = true
     public var ownAddressType: OwnAddressType = .public
+    /// How long each resolvable private address is used (`rpa_timeout_s`, default 15 min).
+    public var rpaTimeout: Duration = .seconds(900)
     /// nil: as many as the controller allows.
     public var maxConnections: Int?
     /// `connection.preferred`: parameters to request from each central.
@@ -59,7 +61,14 @@ public struct AdvertisingConfiguration: Sendable, Equatable {
 
     public enum OwnAddressType: String, Sendable, Equatable {
         case `public`
+        /// A random static address (Vol 6 Part B §1.3.2.1).
         case random
+        /// Resolvable private addresses made with our IRK and renewed every `rpaTimeout`
+        /// (§1.3.2.2); the identity distributed to bonded centrals is the static one.
+        case rpa
+
+        /// Whether the controller advertises with its random address (static or private).
+        public var usesRandomAddress: Bool { self != .public }
     }
 }
 

@@ -20,6 +20,8 @@ public struct AdvertisingDriver: Sendable {
         public var commands: [HCICommand]
         public var enabling: Bool
         let payloads: AdvertisingPayloads?
+        /// Advertising pauses around a new random address: on before, on after, nothing to report.
+        var addressChange = false
     }
 
     public private(set) var state: State = .off
@@ -29,6 +31,8 @@ public struct AdvertisingDriver: Sendable {
     private var configured: AdvertisingPayloads?
     /// A connection came while an enabling batch ran.
     private var interrupted = false
+    /// The batch in flight (what `.running` runs).
+    private var running = Batch(commands: [], enabling: false, payloads: nil)
 
     public init() {}
 
@@ -62,7 +66,7 @@ public struct AdvertisingDriver: Sendable {
             }
         } else if enabling && !interrupted {
             state = .on
-            events.append(.advertisingChanged(true))
+            if !running.addressChange { events.append(.advertisingChanged(true)) }
         } else {
             // Disabled, or enabled and then ended by a connection: off either way.
             state = .off
@@ -91,6 +95,16 @@ public struct AdvertisingDriver: Sendable {
         }
     }
 
+    /// A new random address (a private address renewed) while advertising: the controller
+    /// refuses LE Set Random Address while advertising (Vol 4 Part E §7.8.4), so the batch
+    /// pauses it. Nil when advertising is off (send `command` alone) or a batch is running.
+    public mutating func changeAddress(_ command: HCICommand) -> Batch? {
+        guard state == .on, let p = configured else { return nil }
+        var batch = Batch(commands: [AdvertisingPayloads.disableCommand, command, AdvertisingPayloads.enableCommand], enabling: true, payloads: p)
+        batch.addressChange = true
+        return run(batch)
+    }
+
     /// The controller is new (bring-up, reset): nothing is configured or advertising.
     public mutating func reset() {
         self = AdvertisingDriver()
@@ -116,6 +130,7 @@ public struct AdvertisingDriver: Sendable {
 
     private mutating func run(_ batch: Batch) -> Batch {
         state = .running(enabling: batch.enabling)
+        running = batch
         if let p = batch.payloads { configured = p }
         return batch
     }

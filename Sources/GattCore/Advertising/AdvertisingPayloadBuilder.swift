@@ -120,7 +120,7 @@ public enum AdvertisingPayloadBuilder {
         }
         let parameters = AdvertisingParameters(
             intervalMin: intervalMin, intervalMax: intervalMax, advertisingType: type,
-            ownAddressType: config.ownAddressType == .random ? .random : .public)
+            ownAddressType: config.ownAddressType.usesRandomAddress ? .random : .public)
 
         let layout = try Layout.best(config: config, name: beaconOnly ? "" : (config.localName ?? deviceName), useScanResponse: useScanResponse, beaconOnly: beaconOnly)
         var facts = layout.facts

@@ -125,7 +125,7 @@ struct AdvertisingParser {
     let reader: ConfigReader
     static let keys = [
         "local_name", "service_uuids", "manufacturer_data", "service_data", "tx_power", "appearance", "ibeacon",
-        "interval_ms", "connectable", "scannable", "own_address_type", "max_connections",
+        "interval_ms", "connectable", "scannable", "own_address_type", "rpa_timeout_s", "max_connections",
     ]
 
     func parse(_ v: JSONValue, into adv: inout AdvertisingConfiguration, appearance: UInt16) {
@@ -184,10 +184,14 @@ struct AdvertisingParser {
         if let v = o.value("connectable"), let b = r.bool(v, at: o.path("connectable")) { adv.connectable = b }
         if let v = o.value("scannable"), let b = r.bool(v, at: o.path("scannable")) { adv.scannable = b }
         if let v = o.value("own_address_type"),
-            let s = r.choice(v, at: o.path("own_address_type"), ["public", "random"], what: "an address type"),
+            let s = r.choice(v, at: o.path("own_address_type"), ["public", "random", "rpa"], what: "an address type"),
             let t = AdvertisingConfiguration.OwnAddressType(rawValue: s)
         {
             adv.ownAddressType = t
+        }
+        // Vol 4 Part E §7.8.45: an RPA timeout of 1 s to 1 hour.
+        if let v = o.value("rpa_timeout_s"), let n = r.integer(v, at: o.path("rpa_timeout_s"), in: 1...3600, unit: " s") {
+            adv.rpaTimeout = .seconds(n)
         }
         if let v = o.value("max_connections"), let n = r.integer(v, at: o.path("max_connections"), in: 1...0xFFFF) {
             adv.maxConnections = n

@@ -27,10 +27,11 @@ extension Host {
 
     /// A new link gets its responder (when pairing is configured).
     mutating func openSecurity(_ c: LEConnectionComplete) {
-        guard let configuration = configuration.security else { return }
-        let ownType: BluetoothAddressType = self.configuration.advertising.ownAddressType == .random ? .random : .public
+        guard var smp = configuration.security else { return }
+        let ownType: BluetoothAddressType = configuration.advertising.ownAddressType.usesRandomAddress ? .random : .public
+        if let irk = configuration.localIRK { smp.identity = localIdentity(irk: irk) }
         var r = PairingResponder(
-            configuration: configuration, local: SMPDeviceAddress(advertisedAddress, type: ownType),
+            configuration: smp, local: SMPDeviceAddress(c.localResolvablePrivateAddress ?? advertisedAddress, type: ownType),
             peer: SMPDeviceAddress(c.peerAddress, type: c.peerAddressType))
         if let bond = bonds.bond(for: c.peerAddress) { r.peerIdentity = bond.address }
         responders[c.handle] = r

@@ -5,7 +5,7 @@
 /// PDUs; the peripheral core above it (`Peripheral`) serves them. Sans-I/O: H4 packets,
 /// the current time and the core's intents in; packets to send and events out.
 public struct Host: Sendable {
-    public private(set) var configuration: HostConfiguration
+    public internal(set) var configuration: HostConfiguration
     public internal(set) var controller = ControllerInfo()
     public internal(set) var connections: [UInt16: HostConnection] = [:]
     /// True once bring-up is complete.
@@ -31,6 +31,12 @@ public struct Host: Sendable {
     var attempts = RepeatedAttempts()
     /// What LE Long Term Key Requests are answered from (`setBonds`).
     public internal(set) var bonds: [Bond] = []
+    /// The resolvable private address advertised now (`ownAddressType == .rpa`).
+    public internal(set) var privateAddress: BluetoothAddress?
+    /// When the private address is renewed next.
+    var addressRenewal: Duration?
+    /// Source of private addresses (and of an IRK when none was given).
+    var random: SMPRandomSource = SMPRandomSource(base: SystemRandomNumberGenerator())
 
     public init(configuration: HostConfiguration) {
         self.configuration = configuration
@@ -57,9 +63,14 @@ public struct Host: Sendable {
         configuration.randomAddress ?? .staticRandom(derivedFrom: controller.address)
     }
 
-    /// The address centrals see: the random static one when advertising with it.
+    /// The address centrals see: the random static one or the current private one when
+    /// advertising with them.
     public var advertisedAddress: BluetoothAddress {
-        configuration.advertising.ownAddressType == .random ? randomAddress : controller.address
+        switch configuration.advertising.ownAddressType {
+        case .public: controller.address
+        case .random: randomAddress
+        case .rpa: privateAddress ?? randomAddress
+        }
     }
 
     /// Whether the controller reported support for `command` (false before bring-up read it).
@@ -78,8 +89,10 @@ public struct Host: Sendable {
         if controller.leFeatures.contains(.dataPacketLengthExtension), supports(dle) { commands.append(dle) }
         let phy = HCICommand.leSetDefaultPHY(allPHYs: 0, txPHYs: 0b11, rxPHYs: 0b11)
         if controller.leFeatures.contains(.le2MPHY), supports(phy) { commands.append(phy) }
-        if configuration.advertising.ownAddressType == .random {
-            commands.append(.leSetRandomAddress(randomAddress))
+        switch configuration.advertising.ownAddressType {
+        case .public: break
+        case .random: commands.append(.leSetRandomAddress(randomAddress))
+        case .rpa: commands.append(.leSetRandomAddress(newPrivateAddress()))
         }
     }
 
@@ -124,7 +137,8 @@ public struct Host: Sendable {
         self.now = now
         guard !hasFailed else { return [] }
         let smp = tickSecurity(now: now)
-        guard let command = commands.expire(now: now) else { return smp.isEmpty ? [] : smp + pumpACL() }
+        let renewed = renewPrivateAddressIfDue()
+        guard let command = commands.expire(now: now) else { return smp.isEmpty && !renewed ? [] : smp + pumpCommands() + pumpACL() }
         consecutiveTimeouts += 1
         let what = "the controller did not answer \(command.name) within \(configuration.commandTimeout)"
         guard isReady, command.isOptional, consecutiveTimeouts < 2 else {
@@ -143,7 +157,9 @@ public struct Host: Sendable {
     }
 
     /// When `tick` should next be called.
-    public var nextDeadline: Duration? { hasFailed ? nil : [commands.deadline, securityDeadline].compactMap { $0 }.min() }
+    public var nextDeadline: Duration? {
+        hasFailed ? nil : [commands.deadline, securityDeadline, isReady ? addressRenewal : nil].compactMap { $0 }.min()
+    }
 
     // MARK: - The core's intents
 
@@ -172,10 +188,17 @@ public struct Host: Sendable {
         self.now = now
         var c = new
         if c.randomAddress == nil { c.randomAddress = configuration.randomAddress }
-        let newlyRandom = c.advertising.ownAddressType == .random && configuration.advertising.ownAddressType != .random
+        let old = configuration.advertising.ownAddressType
+        if c.localIRK == nil { c.localIRK = configuration.localIRK }
         configuration = c
-        guard isReady, newlyRandom else { return [] }
-        commands.append(.leSetRandomAddress(randomAddress))
+        guard isReady, c.advertising.ownAddressType != old else { return [] }
+        switch c.advertising.ownAddressType {
+        case .public: addressRenewal = nil
+        case .random:
+            addressRenewal = nil
+            commands.append(.leSetRandomAddress(randomAddress))
+        case .rpa: commands.append(.leSetRandomAddress(newPrivateAddress()))
+        }
         return pumpCommands()
     }
 

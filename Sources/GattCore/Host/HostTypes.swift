@@ -14,6 +14,10 @@ public struct HostConfiguration: Sendable {
     /// The Security Manager's settings; nil: no pairing (a Pairing Request gets
     /// Pairing Failed, Pairing Not Supported, and LTK requests only bonds' keys).
     public var security: SecurityManagerConfiguration?
+    /// Our Identity Resolving Key (16 octets, little-endian; kept by the daemon): distributed
+    /// with our identity address when a central bonds, and the key of our resolvable private
+    /// addresses (`ownAddressType == .rpa`).
+    public var localIRK: [UInt8]?
     public init(deviceName: String, advertising: AdvertisingConfiguration) {
         self.deviceName = deviceName
         self.advertising = advertising

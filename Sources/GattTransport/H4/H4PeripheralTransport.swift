@@ -19,6 +19,8 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     private let origin = ContinuousClock.now
     private var hostConfiguration: HostConfiguration
     private var host: Host
+    /// The daemon's IRK (`setLocalIRK`), kept across reloads.
+    private var localIRK: [UInt8]?
     private var channel: H4Transport?
     private var timer: Scheduled<Void>?
     private var closing = false
@@ -69,6 +71,12 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) { process(host.requestSecurity(id, now: now)) }
     public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) { process(host.respondToPairing(id, answer, now: now)) }
 
+    /// Our IRK for the host: identity distribution and private addresses.
+    public func setLocalIRK(_ irk: [UInt8]) {
+        hostConfiguration.localIRK = irk
+        localIRK = irk
+    }
+
     public func setBonds(_ bonds: [Bond]) {
         self.bonds = bonds
         host.setBonds(bonds)
@@ -77,6 +85,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     /// Reload: new links use the new security settings; links already up keep theirs.
     public func configure(_ configuration: GattConfiguration) {
         hostConfiguration = Self.hostConfiguration(configuration)
+        hostConfiguration.localIRK = localIRK
         process(host.updateConfiguration(hostConfiguration, now: now))
     }
 

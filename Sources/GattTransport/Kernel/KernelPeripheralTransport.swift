@@ -69,9 +69,15 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
 
     /// The kernel owns the adapter's addresses and routes the ATT channel by them.
     public func refusal(of configuration: GattConfiguration) -> String? {
-        guard configuration.advertising.ownAddressType == .random else { return nil }
-        return "advertising.own_address_type: \"random\" is not supported with the kernel transport (kernel:\(adapterName)); "
-            + "give the adapter a static random address with `btmgmt -i \(adapterName) static-addr ADDR`, or use an H4 transport (user:, serial:, tcp:, unix:)"
+        switch configuration.advertising.ownAddressType {
+        case .public: return nil
+        case .random:
+            return "advertising.own_address_type: \"random\" is not supported with the kernel transport (kernel:\(adapterName)); "
+                + "give the adapter a static random address with `btmgmt -i \(adapterName) static-addr ADDR`, or use an H4 transport (user:, serial:, tcp:, unix:)"
+        case .rpa:
+            return "advertising.own_address_type: \"rpa\" is not supported with the kernel transport (kernel:\(adapterName)); "
+                + "the kernel makes its own private addresses: `btmgmt -i \(adapterName) privacy on` (before gattd starts), or use an H4 transport (user:, serial:, tcp:, unix:)"
+        }
     }
 
     public func configure(_ configuration: GattConfiguration) {
