@@ -3,7 +3,9 @@ import GattCore
 /// Something that happened, sent to watching clients as `{"event":NAME,"central":ADDR,...}`.
 /// Characteristics are named by config id (else UUID), centrals by address.
 public enum ControlEvent: Sendable, Equatable {
-    case connected(central: String)
+    /// `identity`: the bonded central's identity address when `central` is a private
+    /// address its IRK resolves.
+    case connected(central: String, identity: String? = nil)
     case disconnected(central: String, reason: String)
     case mtu(central: String, mtu: Int)
     /// `subscribed` when either bit is set, else `unsubscribed`.
@@ -42,8 +44,9 @@ public enum ControlEvent: Sendable, Equatable {
     public var json: JSONText {
         var m: [(String, JSONText)] = [("event", .string(name))]
         switch self {
-        case .connected(let c):
+        case .connected(let c, let identity):
             m.append(("central", .string(c)))
+            if let identity { m.append(("identity", .string(identity))) }
         case .disconnected(let c, let reason):
             m += [("central", .string(c)), ("reason", .string(reason))]
         case .mtu(let c, let mtu):
@@ -77,7 +80,7 @@ public enum ControlEvent: Sendable, Equatable {
         let name = try o.string("event")
         switch name {
         case "connected":
-            return .connected(central: try o.string("central"))
+            return .connected(central: try o.string("central"), identity: try o.optionalString("identity"))
         case "disconnected":
             return .disconnected(central: try o.string("central"), reason: try o.string("reason"))
         case "mtu":

@@ -89,6 +89,8 @@ public struct ControlStatus: Sendable, Equatable {
         public var subscriptions: [Subscription]
         /// Notifications/indications queued and not yet sent.
         public var queue: Int
+        /// The bonded central's identity address when `address` is a private address its IRK resolves.
+        public var identity: BluetoothAddress?
 
         public init(address: BluetoothAddress, addressType: BluetoothAddressType, mtu: Int, security: SecurityLevel, subscriptions: [Subscription], queue: Int) {
             self.address = address
@@ -115,7 +117,7 @@ public struct ControlStatus: Sendable, Equatable {
                         .object([("characteristic", .string(s.characteristic)), ("notify", .bool(s.notify)), ("indicate", .bool(s.indicate))])
                     })),
                     ("queue", .int(c.queue)),
-                ])
+                ] + (c.identity.map { [("identity", JSONText.string($0.description))] } ?? []))
             })),
         ]
     }
@@ -136,6 +138,7 @@ public struct ControlStatus: Sendable, Equatable {
                 address: try Self.address(c, "central"), addressType: type, mtu: try c.count("mtu"),
                 security: [SecurityLevel.low, .medium, .high].first { $0.description == security } ?? .low,
                 subscriptions: subscriptions, queue: try c.count("queue")))
+            if c.has("identity") { connections[connections.count - 1].identity = try Self.address(c, "identity") }
         }
     }
 

@@ -265,7 +265,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             }
             restoreSigningKey(c)
             try? options.notifier.status(statusLine())
-            controlEventHandler?(.connected(central: c.address.description))
+            controlEventHandler?(.connected(central: c.address.description, identity: bondResolving(c.address)?.address.description))
         case .disconnected(let c, let reason, let detail):
             prompts.closed(c.id)
             signingBonds[c.id] = nil
@@ -362,7 +362,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         ControlStatus(
             advertising: core.isAdvertising, address: core.address ?? lastAddress,
             connections: core.connections.values.sorted { $0.id.rawValue < $1.id.rawValue }.map { c in
-                ControlStatus.Central(address: c.address, addressType: c.addressType, security: c.security, id: c.id, att: core.att)
+                var central = ControlStatus.Central(address: c.address, addressType: c.addressType, security: c.security, id: c.id, att: core.att)
+                central.identity = bondResolving(c.address)?.address
+                return central
             })
     }
 

@@ -29,7 +29,7 @@ enum Rendering {
                 return "\(s.characteristic) (\(kinds.isEmpty ? "off" : kinds.joined(separator: ", ")))"
             }
             rows.append([
-                c.address.description,
+                c.identity.map { "\(c.address) (bonded \($0))" } ?? c.address.description,
                 c.addressType.rawValue & 0x01 == 0 ? "public" : "random",
                 String(c.mtu),
                 c.security.description,

@@ -9,6 +9,8 @@ struct ControlEventCodecTests {
     /// Every event shape: encoded exactly so, and decoded back from the line.
     @Test(arguments: [
         (ControlEvent.connected(central: a), #"{"event":"connected","central":"AA:BB:CC:DD:EE:FF"}"#),
+        (.connected(central: "4A:00:00:00:00:01", identity: "C0:00:00:00:00:02"),
+         #"{"event":"connected","central":"4A:00:00:00:00:01","identity":"C0:00:00:00:00:02"}"#),
         (.disconnected(central: a, reason: "connection_timeout"),
          #"{"event":"disconnected","central":"AA:BB:CC:DD:EE:FF","reason":"connection_timeout"}"#),
         (.mtu(central: a, mtu: 247), #"{"event":"mtu","central":"AA:BB:CC:DD:EE:FF","mtu":247}"#),

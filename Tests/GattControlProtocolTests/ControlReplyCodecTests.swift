@@ -20,8 +20,14 @@ let sampleStatus = ControlStatus(advertising: true, address: BluetoothAddress("F
                           subscriptions: [ControlStatus.Subscription(characteristic: "hr", notify: true, indicate: false)], queue: 3),
     ControlStatus.Central(address: BluetoothAddress("AA:BB:CC:DD:EE:FF") ?? .zero, addressType: .public, mtu: 23, security: .high,
                           subscriptions: [], queue: 0),
+    {
+        var rpa = ControlStatus.Central(address: BluetoothAddress("4A:00:00:00:00:01") ?? .zero, addressType: .random, mtu: 23, security: .medium,
+                                        subscriptions: [], queue: 0)
+        rpa.identity = BluetoothAddress("C0:00:00:00:00:02")
+        return rpa
+    }(),
 ])
-let sampleStatusLine = #"{"ok":true,"advertising":true,"address":"F0:F0:F0:F0:F0:00","connections":[{"central":"C0:00:00:00:00:01","address_type":"random","mtu":247,"security":"medium","subscriptions":[{"characteristic":"hr","notify":true,"indicate":false}],"queue":3},{"central":"AA:BB:CC:DD:EE:FF","address_type":"public","mtu":23,"security":"high","subscriptions":[],"queue":0}],"id":4}"#
+let sampleStatusLine = #"{"ok":true,"advertising":true,"address":"F0:F0:F0:F0:F0:00","connections":[{"central":"C0:00:00:00:00:01","address_type":"random","mtu":247,"security":"medium","subscriptions":[{"characteristic":"hr","notify":true,"indicate":false}],"queue":3},{"central":"AA:BB:CC:DD:EE:FF","address_type":"public","mtu":23,"security":"high","subscriptions":[],"queue":0},{"central":"4A:00:00:00:00:01","address_type":"random","mtu":23,"security":"medium","subscriptions":[],"queue":0,"identity":"C0:00:00:00:00:02"}],"id":4}"#
 
 @Suite("Control replies: one codec, exact text")
 struct ControlReplyCodecTests {

@@ -19,6 +19,7 @@ from bumble.device import Device
 from bumble.transport import open_transport
 from bumble.pairing import PairingConfig, PairingDelegate
 
+from control_client import ControlClient
 from gatt_central import FULL_CONFIG, att_error, central_device, connect_peer, raw_request, wait_for_log
 from harness import run
 from bumble import hci
@@ -173,7 +174,7 @@ def test_numeric_comparison_with_nobody_to_answer_fails_cleanly(controllers, gat
     run(wait_for_log(process, r"pairing needs a numeric comparison and no control client watches to answer; refused"))
 
 
-def test_bonded_central_with_a_new_rpa_is_recognised(controllers, gattd):
+def test_bonded_central_with_a_new_rpa_is_recognised(controllers, gattd, tmp_path):
     """A central with privacy bonds, then reconnects with a new resolvable private address:
     gattd resolves it with the central's IRK and answers the LTK request from the bond."""
     process = gattd(config_with())
@@ -203,6 +204,11 @@ def test_bonded_central_with_a_new_rpa_is_recognised(controllers, gattd):
             assert len(controllers[0].commands(LTK_REQUEST_REPLY)) == replies + 1
             rpa = str(new_rpa).split("/")[0]
             await wait_for_log(process, rf"{rpa} is the bonded central C0:00:00:00:00:02 \(its IRK resolves the address\)")
+            # status names the identity too.
+            control = await ControlClient.open(tmp_path / "control.sock")
+            status = await control.request({"op": "status"})
+            assert [(c["central"], c.get("identity")) for c in status["connections"]] == [(rpa, "C0:00:00:00:00:02")]
+            await control.close()
             await device.power_off()
 
     run(body())

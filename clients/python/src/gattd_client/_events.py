@@ -24,6 +24,8 @@ class Connected(Event):
 
     NAME: ClassVar[str] = "connected"
     central: str
+    identity: Optional[str] = None
+    """The bonded central's identity address when `central` is a private address its IRK resolves."""
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,8 @@ class UnknownEvent(Event):
 
 
 def _connected(o: Mapping[str, Any]) -> Event:
-    return Connected(central=_str(o, "central"))
+    identity = o.get("identity")
+    return Connected(central=_str(o, "central"), identity=identity if isinstance(identity, str) else None)
 
 
 def _disconnected(o: Mapping[str, Any]) -> Event:

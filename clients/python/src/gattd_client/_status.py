@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Tuple
+from typing import Any, Mapping, Optional, Tuple
 
 _STATUS_KEYS = {"ok", "id", "advertising", "address", "connections"}
 
@@ -31,6 +31,8 @@ class Connection:
     subscriptions: Tuple[Subscription, ...]
     queue: int
     """Notifications/indications queued for it and not yet sent."""
+    identity: Optional[str] = None
+    """The bonded central's identity address when `central` is a private address its IRK resolves."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Status:
                     for s in c.get("subscriptions", [])
                 ),
                 queue=int(c.get("queue", 0)),
+                identity=str(c["identity"]) if isinstance(c.get("identity"), str) else None,
             )
             for c in reply.get("connections", [])
         )
