@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from bumble import hci
+from bumble.core import ProtocolError
 from bumble.pairing import PairingConfig, PairingDelegate
 
 from control_client import ControlClient
@@ -17,6 +18,7 @@ from test_gattctl import GATTCTL, gattctl_async
 from test_pairing import AUTHENTICATED, ENCRYPTED, config_with, gattd_address
 
 PHONE = "C0:00:00:00:00:01"
+PAIRING_NOT_SUPPORTED = 0x05
 
 
 class Phone(PairingDelegate):
@@ -111,5 +113,40 @@ def test_passkey_request_answered_with_gattctl(controllers, gattd, tmp_path):
             assert await peer.gatt_client.read_value(ENCRYPTED) == b"\x42"
             assert await peer.gatt_client.read_value(AUTHENTICATED) == b"\xa5"
         await watcher.close()
+
+    run(body(), timeout=60)
+
+
+def test_confirm_pairing_asks_before_just_works(controllers, gattd, tmp_path):
+    """`confirm_pairing`: even Just Works waits for `gattctl pair-accept`; with nobody watching
+    (or `pair-reject`) the central gets Pairing Failed, Pairing Not Supported (0x05)."""
+    require_built(GATTCTL)
+    gattd(config_with({"confirm_pairing": True}))
+    socket = str(tmp_path / "control.sock")
+
+    async def body():
+        async with central_device(controllers[1]) as device:
+            device.pairing_config_factory = lambda _c: PairingConfig(
+                sc=True, mitm=False, bonding=True, identity_address_type=PairingConfig.AddressType.RANDOM)
+            # Nobody watches: refused at once.
+            peer = await connect_peer(device, gattd_address(controllers))
+            try:
+                await asyncio.wait_for(peer.connection.pair(), 10)
+                raise AssertionError("paired without anyone accepting")
+            except ProtocolError as error:
+                assert error.error_code == PAIRING_NOT_SUPPORTED
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+
+            watcher = await ControlClient.open(socket)
+            assert (await watcher.request({"op": "watch"}))["ok"]
+            peer = await connect_peer(device, gattd_address(controllers))
+            pairing = asyncio.ensure_future(peer.connection.pair())
+            prompt = await watcher.event("pairing_request")
+            assert (prompt["central"], prompt["method"], prompt["io_capability"]) == (PHONE, "just_works", "no_input_no_output")
+            await gattctl_ok(socket, "pair-accept")
+            await asyncio.wait_for(pairing, 10)
+            assert peer.connection.is_encrypted
+            assert (await watcher.event("paired"))["bonded"] is True
+            await watcher.close()
 
     run(body(), timeout=60)

@@ -4,7 +4,7 @@ struct SecurityParser {
     let reader: ConfigReader
     static let keys = [
         "io_capability", "bondable", "secure_connections_only", "min_key_size", "max_bonds", "allow_debug_keys",
-        "request_security_on_connect",
+        "request_security_on_connect", "confirm_pairing",
     ]
     static let ioCapabilities: [(String, SMPIOCapability)] = [
         ("no_input_no_output", .noInputNoOutput), ("display_only", .displayOnly), ("display_yes_no", .displayYesNo),
@@ -31,6 +31,7 @@ struct SecurityParser {
             s.minimumKeySize = n
         }
         if let v = o.value("allow_debug_keys"), let b = r.bool(v, at: o.path("allow_debug_keys")) { s.allowDebugKeys = b }
+        if let v = o.value("confirm_pairing"), let b = r.bool(v, at: o.path("confirm_pairing")) { s.confirmPairing = b }
         if let v = o.value("request_security_on_connect"), let b = r.bool(v, at: o.path("request_security_on_connect")) {
             s.requestSecurityOnConnect = b
         }
