@@ -169,8 +169,11 @@ public struct ControlBond: Sendable, Equatable {
     public var irk: Bool
     /// Seconds since the Unix epoch.
     public var created: Int
+    /// When it last encrypted a link with the bond (seconds since the Unix epoch).
+    public var lastSeen: Int?
 
-    public init(central: BluetoothAddress, addressType: BluetoothAddressType, authenticated: Bool, secureConnections: Bool, keySize: Int, irk: Bool, created: Int) {
+    public init(central: BluetoothAddress, addressType: BluetoothAddressType, authenticated: Bool, secureConnections: Bool, keySize: Int, irk: Bool, created: Int, lastSeen: Int? = nil) {
+        self.lastSeen = lastSeen
         self.central = central
         self.addressType = addressType
         self.authenticated = authenticated
@@ -186,7 +189,7 @@ public struct ControlBond: Sendable, Equatable {
             ("address_type", .string(addressType.rawValue & 0x01 == 0 ? "public" : "random")),
             ("authenticated", .bool(authenticated)), ("secure_connections", .bool(secureConnections)),
             ("key_size", .int(keySize)), ("irk", .bool(irk)), ("created", .int(created)),
-        ])
+        ] + (lastSeen.map { [("last_seen", JSONText.int($0))] } ?? []))
     }
 
     init(_ o: ControlObjectReader) throws(ControlError) {
@@ -201,5 +204,6 @@ public struct ControlBond: Sendable, Equatable {
         keySize = try o.count("key_size")
         irk = try o.bool("irk")
         created = try o.count("created")
+        lastSeen = o.has("last_seen") ? try o.count("last_seen") : nil
     }
 }

@@ -6,7 +6,7 @@ import GattCore
 /// {"version":1,"address":"00:1B:DC:01:02:03","address_type":0,"ltk":"…","ediv":0,"rand":0,
 ///  "key_size":16,"authenticated":false,"secure_connections":true,"peer_irk":"…","peer_csrk":"…",
 ///  "local_irk":"…","local_address":"…","local_address_type":1,"local_csrk":"…","peer_sign_counter":7,
-///  "created":1790000000}
+///  "created":1790000000,"last_seen":1790000500}
 /// ```
 /// Optional keys are left out when absent. Decoding is strict: anything missing, of the
 /// wrong type or out of range makes the whole file invalid.
@@ -31,6 +31,7 @@ enum BondCodec {
         if let k = b.localCSRK { fields.append("\"local_csrk\":\"\(hex(k))\"") }
         if let n = stored.peerSignCounter { fields.append("\"peer_sign_counter\":\(n)") }
         fields.append("\"created\":\(stored.created)")
+        if let t = stored.lastSeen { fields.append("\"last_seen\":\(t)") }
         return Array(("{" + fields.joined(separator: ",") + "}\n").utf8)
     }
 
@@ -52,6 +53,11 @@ enum BondCodec {
             guard let s = string(v), let k = unhex(s), k.count == 16 else { return nil }
             return .some(k)
         }
+        var lastSeen: Int64?
+        if let v = m["last_seen"] {
+            guard let t = integer(v), t <= UInt64(Int64.max) else { return nil }
+            lastSeen = Int64(t)
+        }
         var signCounter: UInt32?
         if let v = m["peer_sign_counter"] {
             guard let n = integer(v), n <= UInt64(UInt32.max) else { return nil }
@@ -71,7 +77,7 @@ enum BondCodec {
             address: address, addressType: BluetoothAddressType(rawValue: UInt8(type)), longTermKey: ltk, ediv: UInt16(ediv),
             rand: rand, keySize: Int(keySize), authenticated: authenticated, secureConnections: sc, peerIRK: peerIRK,
             peerCSRK: peerCSRK, localIdentity: identity, localCSRK: localCSRK)
-        return StoredBond(bond: bond, created: Int64(created), peerSignCounter: signCounter)
+        return StoredBond(bond: bond, created: Int64(created), peerSignCounter: signCounter, lastSeen: lastSeen)
     }
 
     private static func integer(_ k: JSONValue.Kind?) -> UInt64? {

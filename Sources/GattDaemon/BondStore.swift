@@ -13,10 +13,13 @@ public struct StoredBond: Sendable, Equatable {
     /// The last Sign Counter accepted in a signed write with the central's CSRK (Core Spec
     /// Vol 3 Part C §10.4.2): a replayed or older counter is refused, also after a restart.
     public var peerSignCounter: UInt32?
-    public init(bond: Bond, created: Int64, peerSignCounter: UInt32? = nil) {
+    /// When the central last encrypted a link with this bond (seconds since the Unix epoch).
+    public var lastSeen: Int64?
+    public init(bond: Bond, created: Int64, peerSignCounter: UInt32? = nil, lastSeen: Int64? = nil) {
         self.bond = bond
         self.created = created
         self.peerSignCounter = peerSignCounter
+        self.lastSeen = lastSeen
     }
 }
 

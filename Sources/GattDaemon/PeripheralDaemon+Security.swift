@@ -123,6 +123,18 @@ extension PeripheralDaemon {
         signingBonds[c.id] = stored.bond.address
     }
 
+    /// A bonded central encrypted its link: `last_seen` in its bond file (a failure to write
+    /// it only costs the date, so it is logged and nothing else).
+    func bondSeen(_ c: PeripheralConnection) {
+        guard let i = bonds.firstIndex(where: { $0.bond.address == c.address || $0.bond.resolves(c.address) }) else { return }
+        bonds[i].lastSeen = BondStore.unixTime()
+        do {
+            try bondStore?.save(bonds[i])
+        } catch {
+            logger.warning("\(error); the bond's last-seen time is not updated")
+        }
+    }
+
     /// After a write on a signing link: a newer accepted Sign Counter is written to the bond,
     /// so a replay is refused after a restart too.
     func keepSignCounter(_ id: ConnectionID) {

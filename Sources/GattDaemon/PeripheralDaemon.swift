@@ -274,6 +274,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             controlEventHandler?(.disconnected(central: c.address.description, reason: reason.controlName))
         case .securityChanged(let c):
             logger.info("\(c.address): security \(c.security)")
+            if c.security.isEncrypted { bondSeen(c) }
         case .pairing(let c, let e):
             pairing(c, e)
         case .att(let e, let central):

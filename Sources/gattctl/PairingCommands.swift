@@ -100,15 +100,15 @@ struct Bonds: ParsableCommand {
         }
     }
 
-    /// `CENTRAL  TYPE  SECURITY  KEY  IRK  CREATED` (UTC), or "no bonds".
+    /// `CENTRAL  TYPE  SECURITY  KEY  IRK  CREATED  LAST SEEN` (UTC), or "no bonds".
     static func table(_ bonds: [ControlBond]) -> String {
         guard !bonds.isEmpty else { return "no bonds\n" }
-        var rows = [["CENTRAL", "TYPE", "SECURITY", "KEY", "IRK", "CREATED"]]
+        var rows = [["CENTRAL", "TYPE", "SECURITY", "KEY", "IRK", "CREATED", "LAST SEEN"]]
         for b in bonds {
             let security = "\(b.authenticated ? "authenticated" : "unauthenticated"), \(b.secureConnections ? "LE SC" : "legacy")"
             rows.append([
                 b.central.description, b.addressType.rawValue & 0x01 == 0 ? "public" : "random", security,
-                String(b.keySize), b.irk ? "yes" : "no", utc(b.created),
+                String(b.keySize), b.irk ? "yes" : "no", utc(b.created), b.lastSeen.map(utc) ?? "-",
             ])
         }
         var widths = [Int](repeating: 0, count: rows[0].count)

@@ -71,5 +71,10 @@ struct ControlPairingCodecTests {
         #expect(ControlReply.bonds([bond]).text(id: nil) == line)
         #expect(try message(line, answering: "bonds") == .reply(.bonds([bond]), id: nil))
         #expect(ControlReply.bonds([]).text(id: nil) == #"{"ok":true,"bonds":[]}"#)
+        var seen = bond
+        seen.lastSeen = 1_790_000_500
+        let seenLine = #"{"ok":true,"bonds":[{"central":"01:02:03:04:05:06","address_type":"public","authenticated":false,"secure_connections":true,"key_size":16,"irk":true,"created":1790000000,"last_seen":1790000500}]}"#
+        #expect(ControlReply.bonds([seen]).text(id: nil) == seenLine)
+        #expect(try message(seenLine, answering: "bonds") == .reply(.bonds([seen]), id: nil))
     }
 }

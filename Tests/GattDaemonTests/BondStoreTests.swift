@@ -19,7 +19,7 @@ import Testing
             peerCSRK: Array(0x20...0x2F),
             localIdentity: SMPIdentity(irk: Array(0x30...0x3F), address: BluetoothAddress("D0:AA:BB:CC:DD:EE")!, addressType: .random),
             localCSRK: Array(0x40...0x4F)),
-        created: 1_790_000_000, peerSignCounter: 7)
+        created: 1_790_000_000, peerSignCounter: 7, lastSeen: 1_790_000_500)
     static let minimal = StoredBond(
         bond: Bond(address: BluetoothAddress("C4:11:22:33:44:55")!, addressType: .random, longTermKey: nil, keySize: 16, authenticated: false, secureConnections: true),
         created: 1_790_000_001)
@@ -85,6 +85,7 @@ import Testing
             good.replacingOccurrences(of: "00:1B:DC:01:02:03", with: "not an address"),
             good.replacingOccurrences(of: "\"peer_sign_counter\":7", with: "\"peer_sign_counter\":4294967296"),
             good.replacingOccurrences(of: "\"peer_sign_counter\":7", with: "\"peer_sign_counter\":-1"),
+            good.replacingOccurrences(of: "\"last_seen\":1790000500", with: "\"last_seen\":\"yesterday\""),
         ]
         for b in broken {
             #expect(b != good)
@@ -180,6 +181,9 @@ import Testing
             try transport.report(.connected(id, TransportPeer(address: central, addressType: .random, handle: 0x40)))
             try transport.report(.received(id, Self.signedWrite(handle, [0x01], counter: 3)))
             #expect(try value(daemon) == [0x00], "counter 3 is not above the stored 3: refused")
+            #expect(store.load().bonds.first?.lastSeen == nil)
+            try transport.report(.securityChanged(id, .medium, keySize: 16))
+            #expect((store.load().bonds.first?.lastSeen ?? 0) >= 1_790_000_000, "last seen when it encrypted")
             try transport.report(.received(id, Self.signedWrite(handle, [0x02], counter: 4)))
             #expect(try value(daemon) == [0x02])
             #expect(store.load().bonds.first?.peerSignCounter == 4, "kept in the bond file")

@@ -19,7 +19,7 @@ extension ControlDispatcher {
                 ControlBond(
                     central: s.bond.address, addressType: s.bond.addressType, authenticated: s.bond.authenticated,
                     secureConnections: s.bond.secureConnections, keySize: s.bond.keySize, irk: s.bond.peerIRK != nil,
-                    created: Int(s.created))
+                    created: Int(s.created), lastSeen: s.lastSeen.map { Int($0) })
             })
         case .unbond(let central):
             let a = try Self.address(central, code: .invalidValue)
