@@ -23,6 +23,12 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var bonds: [StoredBond] = []
     /// Pairing prompts waiting for a control client's answer.
     var prompts = PairingPrompts()
+    /// Bonded centrals' GATT state (`<state-dir>/bonds/<address>.gatt`); nil: kept in memory only.
+    let clientStateStore: ClientStateStore?
+    /// The GATT state of each bond, by identity address.
+    var clientStates: [BluetoothAddress: GATTClientState] = [:]
+    /// Connections recognised as bonded centrals, with their bond identity address.
+    var bondedConnections: [ConnectionID: BluetoothAddress] = [:]
     private let origin = ContinuousClock.now
 
     var configuration: GattConfiguration
@@ -53,6 +59,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.options = options
         self.persisted = options.persistedValues(logger: logger)
         self.bondStore = options.stateDirectory.map { BondStore(stateDirectory: $0) }
+        self.clientStateStore = options.stateDirectory.map { ClientStateStore(stateDirectory: $0) }
         let database = DaemonOptions.initialDatabase(configuration, persisted: persisted, logger: logger)
         self.core = Peripheral(database: database, payloads: payloads, maxConnections: configuration.advertising.maxConnections, att: options.attServerConfiguration)
     }
@@ -71,6 +78,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             self.transport.onEvent = { [weak self] event in self?.transportEvent(event) }
             self.transport.onAvailable = { [weak self] in self?.openTransport() }
             self.loadBonds()
+            self.loadClientStates()
             self.watchdog = self.options.notifier.scheduleWatchdog(on: self.eventLoop)
             if self.watchdog != nil, let every = self.options.notifier.watchdogPingInterval {
                 self.logger.debug("systemd watchdog: pinging every \(TimeAmount(every).logDescription)")
@@ -171,7 +179,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             self.persisted?.apply(to: &database)
             self.configuration = new
             self.transport.configure(new)
+            let before = self.core.database.serviceFingerprints
             self.process(self.core.reload(database: database, payloads: payloads, maxConnections: new.advertising.maxConnections, now: self.now))
+            self.reloadedClientStates(before: before)
             try? self.options.notifier.ready(status: self.statusLine())
         }
     }
@@ -212,6 +222,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             processing -= 1
             process(more)
         }
+        syncClientStates()
         transport.flush()
         armTimer()
         if stopping, core.isIdle { finishStop() }
@@ -256,13 +267,16 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             }
             try? options.notifier.status(statusLine())
             controlEventHandler?(.connected(central: c.address.description))
+            recogniseBondedCentral(c)
         case .disconnected(let c, let reason, let detail):
             prompts.closed(c.id)
+            bondedConnections[c.id] = nil
             eventLog.disconnected(c.address, reason: detail ?? "\(reason)")
             try? options.notifier.status(statusLine())
             controlEventHandler?(.disconnected(central: c.address.description, reason: reason.controlName))
         case .securityChanged(let c):
             logger.info("\(c.address): security \(c.security)")
+            recogniseBondedCentral(c)
         case .pairing(let c, let e):
             pairing(c, e)
         case .att(let e, let central):
@@ -270,6 +284,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             eventLog.att(e, database: db) { _ in central?.description }
             if case .written(_, let c, let v) = e { persisted?.record(db, characteristic: c, value: v, on: eventLoop) }  // persist: Write Commands
             if case .persistRequest(let request, _, let writes) = e { answerPersistRequest(request, writes, central: central?.description) }
+            if case .clientStateRequest(let request, let id, let state) = e { answerClientStateRequest(request, id, state) }
             if let handler = controlEventHandler, let ce = ControlEvent.from(e, database: db, central: { _ in central?.description }) {
                 handler(ce)
             }

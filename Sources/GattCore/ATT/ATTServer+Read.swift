@@ -97,6 +97,7 @@ extension ATTServer {
             list.append(ATTHandleValue(handle: a.handle, value: v))
         }
         if list.isEmpty { return sendError(.readByTypeRequest, s, .attributeNotFound, to: id) }
+        if list.contains(where: { $0.handle == database.databaseHashHandle }) { databaseHashRead(id) }
         send(.readByTypeResponse(list), to: id)
     }
 
@@ -138,6 +139,7 @@ extension ATTServer {
         let v = currentValue(a, b)
         guard offset <= v.count else { return sendError(op, h, .invalidOffset, to: id) }
         let part = Array(v[offset...].prefix(b.mtu - 1))
+        if h == database.databaseHashHandle { databaseHashRead(id) }
         send(op == .readRequest ? .readResponse(value: part) : .readBlobResponse(value: part), to: id)
     }
 
@@ -213,6 +215,10 @@ extension ATTServer {
             bearers[id]?.pending = nil
             finishWrites(storeWrites, .executeWriteRequest, id, now: now)  // persist: may wait for the disk
         case (.persist(let op, let writes), .success):  // persist: the values are durable
+            if !p.waiting.isEmpty {  // a bonded client's state and persisted values: both durable first
+                bearers[id]?.pending = p
+                return takeOutputs()
+            }
             bearers[id]?.pending = nil
             for (h, v) in writes { commitWrite(h, v, id) }
             send(op == .writeRequest ? .writeResponse : .executeWriteResponse, to: id)
