@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 
 from bumble import att
 
@@ -197,6 +199,36 @@ def test_unbonded_central_subscription_does_not_survive(controllers, gattd, tmp_
             assert await notify(tmp_path, b"\x02") == {"ok": True, "sent": 0}
             assert not (tmp_path / "state" / "bonds" / "C0:00:00:00:00:01.gatt").exists()
             assert "bonded central" not in process.log()
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+
+    run(body(), timeout=60)
+
+
+def test_sighup_while_the_bonded_central_is_away_owes_it_service_changed(controllers, gattd, tmp_path):
+    config_path = tmp_path / "bonded.json"
+    config_path.write_text(config_with())
+    process = gattd(config_path)
+
+    async def body():
+        async with central_device(controllers[1]) as device:
+            device.pairing_config_factory = pairing(sc=True)
+            peer = await connect_peer(device, gattd_address(controllers))
+            await asyncio.wait_for(peer.connection.pair(), 15)
+            await wait_for_log(process, r"paired and bonded as C0:00:00:00:00:01")
+            await write_cccd(peer, SERVICE_CHANGED_CCCD, 0x0002)
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+
+            config_path.write_text(changed_config())
+            os.kill(process.process.pid, signal.SIGHUP)
+            await wait_for_log(process, r"C0:00:00:00:00:01: Service Changed 0x0037-0x0039 owed")
+            assert state_file(tmp_path)["service_changed"] == [0x37, 0x39]
+
+            peer = await connect_peer(device, gattd_address(controllers))
+            received = record_updates(peer)
+            await asyncio.wait_for(peer.connection.encrypt(), 10)
+            assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x37, 0x00, 0x39, 0x00])]
+            await att_round_trip(peer)
+            assert "service_changed" not in state_file(tmp_path)
             await asyncio.wait_for(peer.connection.disconnect(), 5)
 
     run(body(), timeout=60)
