@@ -11,6 +11,9 @@ public enum ControlReply: Sendable, Equatable {
     case value(ControlValue)
     /// `status`: `{"ok":true,"advertising":...,"address":...,"connections":[...]}`.
     case status(ControlStatus)
+    /// `list_services` (every service) and `add_service` (the one added):
+    /// `{"ok":true,"services":[{"id":…,"uuid":…,"start":…,"end":…,"runtime":…}]}`.
+    case services([ControlService])
     case failure(ControlError)
 
     public func json(id: JSONText?) -> JSONText {
@@ -20,6 +23,7 @@ public enum ControlReply: Sendable, Equatable {
         case .sent(let n): members = [("ok", .bool(true)), ("sent", .int(n))]
         case .value(let v): members = [("ok", .bool(true)), ("value", v.json)]
         case .status(let s): members = [("ok", .bool(true))] + s.fields
+        case .services(let list): members = [("ok", .bool(true)), ("services", .array(list.map(\.json)))]
         case .failure(let e):
             members = [("ok", .bool(false)), ("error", .string(e.code.rawValue)), ("message", .string(e.message))]
         }
@@ -43,6 +47,10 @@ public enum ControlReply: Sendable, Equatable {
         case "notify" where o.has("sent"): return .sent(try o.count("sent"))
         case "get": return .value(try o.value("value"))
         case "status": return .status(try ControlStatus(o))
+        case "list_services", "add_service":
+            var list: [ControlService] = []
+            for s in try o.objects("services") { list.append(try ControlService(s)) }
+            return .services(list)
         default: return .success
         }
     }

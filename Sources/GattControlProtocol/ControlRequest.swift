@@ -14,6 +14,11 @@ public enum ControlCommand: Sendable, Equatable {
     case respond(request: UInt64, result: Result<ControlValue, ATTError>)
     case advertise(enable: Bool)
     case disconnect(central: String)
+    /// Add a service at runtime: `service` is a service object as in the config's `services`.
+    case addService(service: JSONValue)
+    /// Remove a service by its config id.
+    case removeService(id: String)
+    case listServices
 
     /// The `"op"` member.
     public var op: String {
@@ -26,6 +31,9 @@ public enum ControlCommand: Sendable, Equatable {
         case .respond: "respond"
         case .advertise: "advertise"
         case .disconnect: "disconnect"
+        case .addService: "add_service"
+        case .removeService: "remove_service"
+        case .listServices: "list_services"
         }
     }
 }
@@ -65,6 +73,12 @@ extension ControlRequest {
             m.append(("enable", .bool(enable)))
         case .disconnect(let central):
             m.append(("central", .string(central)))
+        case .addService(let service):
+            m.append(("service", JSONText(service)))
+        case .removeService(let id):
+            m.append(("service", .string(id)))
+        case .listServices:
+            break
         }
         if let id { m.append(("id", id)) }
         return .object(m)
@@ -145,8 +159,18 @@ extension ControlRequest {
             return .advertise(enable: try o.bool("enable"))
         case "disconnect":
             return .disconnect(central: try o.string("central"))
+        case "add_service":
+            let service = try o.field("service")
+            guard case .object = service.kind else {
+                throw ControlError(.invalidValue, "\"service\" must be a service object (as in the config's \"services\"), got \(service.typeDescription)")
+            }
+            return .addService(service: service)
+        case "remove_service":
+            return .removeService(id: try o.string("service"))
+        case "list_services":
+            return .listServices
         default:
-            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise or disconnect")
+            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, disconnect, add_service, remove_service or list_services")
         }
     }
 }

@@ -29,6 +29,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var clientStates: [BluetoothAddress: GATTClientState] = [:]
     /// Connections recognised as bonded centrals, with their bond identity address.
     var bondedConnections: [ConnectionID: BluetoothAddress] = [:]
+    /// The services served: the config's, and those `add_service` added (where their handles are).
+    var serviceLayout: ServiceLayout
     private let origin = ContinuousClock.now
 
     var configuration: GattConfiguration
@@ -60,6 +62,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.persisted = options.persistedValues(logger: logger)
         self.bondStore = options.stateDirectory.map { BondStore(stateDirectory: $0) }
         self.clientStateStore = options.stateDirectory.map { ClientStateStore(stateDirectory: $0) }
+        self.serviceLayout = ServiceLayout(config: configuration.services)
         let database = DaemonOptions.initialDatabase(configuration, persisted: persisted, logger: logger)
         self.core = Peripheral(database: database, payloads: payloads, maxConnections: configuration.advertising.maxConnections, att: options.attServerConfiguration)
     }
@@ -178,6 +181,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             var database = new.makeDatabase()
             self.persisted?.apply(to: &database)
             self.configuration = new
+            self.serviceLayout = ServiceLayout(config: new.services)  // runtime services go with a reload
             self.transport.configure(new)
             let before = self.core.database.serviceFingerprints
             self.process(self.core.reload(database: database, payloads: payloads, maxConnections: new.advertising.maxConnections, now: self.now))

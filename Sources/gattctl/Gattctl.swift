@@ -23,6 +23,7 @@ struct Gattctl: ParsableCommand {
             """,
         subcommands: [
             Notify.self, SetValue.self, GetValue.self, Status.self, Watch.self, Advertise.self, Disconnect.self,
+            AddService.self, RemoveService.self, ListServices.self,
         ]
     )
 

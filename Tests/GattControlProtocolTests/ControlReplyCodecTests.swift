@@ -52,7 +52,7 @@ struct ControlReplyCodecTests {
     @Test func theCodesAreTheWireNames() {
         #expect(ControlErrorCode.allCases.map(\.rawValue) == [
             "bad_json", "unknown_op", "missing_field", "unknown_characteristic", "invalid_value", "value_too_long",
-            "not_notifiable", "busy", "unknown_request", "unknown_central", "persist_failed", "too_many_clients",
+            "not_notifiable", "busy", "unknown_request", "unknown_central", "unknown_service", "persist_failed", "too_many_clients",
         ])
     }
 

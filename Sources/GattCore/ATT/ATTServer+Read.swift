@@ -26,11 +26,10 @@ extension ATTServer {
 
     /// The attributes with handles in start...end (both already validated as a range).
     func attributes(_ start: AttributeHandle, _ end: AttributeHandle) -> ArraySlice<Attribute> {
-        let all = database.attributes
-        let lo = Int(start.rawValue) - 1
-        let hi = min(Int(end.rawValue), all.count)
-        guard lo >= 0, lo < hi else { return [] }
-        return all[lo..<hi]
+        let lo = database.firstIndex(atOrAfter: Int(start.rawValue))
+        let hi = database.firstIndex(atOrAfter: Int(end.rawValue) + 1)  // handles may have gaps
+        guard lo < hi else { return [] }
+        return database.attributes[lo..<hi]
     }
 
     /// §3.4.3.1 etc.: Starting Handle 0x0000 or greater than Ending Handle → Invalid Handle

@@ -16,7 +16,7 @@ extension GATTDatabase {
     /// One fingerprint per service, in handle order.
     public var serviceFingerprints: [ServiceFingerprint] {
         services.map { s in
-            let lo = Int(s.handle.rawValue) - 1, hi = Int(s.endHandle.rawValue)
+            let lo = firstIndex(atOrAfter: Int(s.handle.rawValue)), hi = firstIndex(atOrAfter: Int(s.endHandle.rawValue) + 1)
             return ServiceFingerprint(start: s.handle.rawValue, end: s.endHandle.rawValue, digest: Self.computeHash(Array(attributes[lo..<hi])))
         }
     }

@@ -73,6 +73,11 @@ public enum ControlDispatcher {
         case .disconnect(let central):
             p.disconnect(try connection(central, p))
             return .now(.success)
+        case .addService, .removeService, .listServices:
+            guard let services = p as? any RuntimeServiceControl else {
+                throw ControlError(.unknownOp, "\(command.op) is not supported here")
+            }
+            return .now(services.runServiceCommand(command))
         }
     }
 
