@@ -13,10 +13,10 @@ import subprocess
 from bumble.core import UUID
 
 from control_client import ControlClient
-from gatt_central import att_error, central_device, connect_peer, raw_request
+from gatt_central import att_error, central_device, connect_peer, raw_request, wait_for_log
 from harness import REPO_ROOT, att_round_trip, record_updates, run
 from test_bonded_state import SERVICE_CHANGED, SERVICE_CHANGED_CCCD, updates_for, write_cccd
-from test_pairing import config_with, gattd_address
+from test_pairing import config_with, gattd_address, pairing
 
 GATTCTL = REPO_ROOT / ".build" / "debug" / "gattctl"
 HEART = {"id": "heart", "uuid": "180D", "characteristics": [{"id": "hr", "uuid": "2A37", "properties": ["read", "notify"],
@@ -104,3 +104,30 @@ def test_gattctl_service_commands(controllers, gattd, tmp_path):
     assert missing.returncode == 1 and "heart" in missing.stderr
     service_file.write_text("{ not json")
     assert gattctl("add-service", str(service_file)).returncode == 64
+
+
+def test_a_bonded_central_away_during_add_service_gets_service_changed_on_reconnect(controllers, gattd, tmp_path):
+    process = gattd(config_with())
+
+    async def body():
+        control = await ControlClient.open(tmp_path / "control.sock")
+        async with central_device(controllers[1]) as device:
+            device.pairing_config_factory = pairing(sc=True)
+            peer = await connect_peer(device, gattd_address(controllers))
+            await asyncio.wait_for(peer.connection.pair(), 15)
+            await wait_for_log(process, r"paired and bonded as C0:00:00:00:00:01")
+            await write_cccd(peer, SERVICE_CHANGED_CCCD, 0x0002)
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+
+            reply = await control.request({"op": "add_service", "service": HEART})
+            assert reply["ok"] is True
+            await wait_for_log(process, r"C0:00:00:00:00:01: Service Changed 0x0037-0x003A owed")
+
+            peer = await connect_peer(device, gattd_address(controllers))
+            received = record_updates(peer)
+            await asyncio.wait_for(peer.connection.encrypt(), 10)
+            assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x37, 0x00, 0x3A, 0x00])]
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+        await control.close()
+
+    run(body(), timeout=60)
