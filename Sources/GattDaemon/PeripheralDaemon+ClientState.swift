@@ -51,10 +51,12 @@ extension PeripheralDaemon {
         do { try clientStateStore?.saveLayout(after) } catch { logger.error("\(error)") }
     }
 
-    /// The link of `c` is encrypted: when it is a bonded central, its state comes back
+    /// The link of `c` is encrypted (or, with `security.restore_without_encryption`, its RPA
+    /// is resolved by a bond's IRK): when it is a bonded central, its state comes back
     /// (notifications flow again without a CCCD write; a Service Changed owed is indicated).
     func recogniseBondedCentral(_ c: PeripheralConnection) {
-        guard c.security.isEncrypted, bondedConnections[c.id] == nil, let identity = bondIdentity(of: c.address) else { return }
+        let resolved = configuration.restoreWithoutEncryption && bondResolving(c.address) != nil
+        guard c.security.isEncrypted || resolved, bondedConnections[c.id] == nil, let identity = bondIdentity(of: c.address) else { return }
         bondedConnections[c.id] = identity
         if let state = clientStates[identity] {
             let n = state.clientConfigurations.count

@@ -13,7 +13,9 @@ import json
 import os
 import signal
 
-from bumble import att
+from bumble import att, hci
+from bumble.device import Device
+from bumble.transport import open_transport
 
 from control_client import ControlClient
 from gatt_central import att_error, central_device, connect_peer, raw_request, wait_for_log
@@ -218,6 +220,7 @@ def test_sighup_while_the_bonded_central_is_away_owes_it_service_changed(control
             await write_cccd(peer, SERVICE_CHANGED_CCCD, 0x0002)
             await asyncio.wait_for(peer.connection.disconnect(), 5)
 
+            await wait_for_log(process, r"disconnected: C0:00:00:00:00:01")  # away, as gattd sees it
             config_path.write_text(changed_config())
             os.kill(process.process.pid, signal.SIGHUP)
             await wait_for_log(process, r"C0:00:00:00:00:01: Service Changed 0x0037-0x0039 owed")
@@ -230,5 +233,66 @@ def test_sighup_while_the_bonded_central_is_away_owes_it_service_changed(control
             await att_round_trip(peer)
             assert "service_changed" not in state_file(tmp_path)
             await asyncio.wait_for(peer.connection.disconnect(), 5)
+
+    run(body(), timeout=60)
+
+
+def test_restore_without_encryption_for_a_resolved_rpa(controllers, gattd, tmp_path):
+    """`security.restore_without_encryption`: a bonded central that reconnects with a new
+    RPA its IRK resolves gets its subscriptions back before it encrypts."""
+    config = json.loads(config_with())
+    config["security"] = {"restore_without_encryption": True}
+    process = gattd(json.dumps(config, indent=1))
+
+    async def body():
+        async with await open_transport(controllers[1].bumble_transport) as (source, sink):
+            device = Device.with_hci("phone", hci.Address("C0:00:00:00:00:02"), source, sink)
+            device.le_privacy_enabled = True
+            device.le_rpa_timeout = 0
+            device.irk = bytes(range(0x20, 0x30))
+            await device.power_on()
+            device.pairing_config_factory = pairing(sc=True)
+            peer = await connect_peer(device, gattd_address(controllers))
+            await asyncio.wait_for(peer.connection.pair(), 15)
+            await wait_for_log(process, r"paired and bonded as C0:00:00:00:00:02")
+            await write_cccd(peer, NOTIFIER_CCCD, 0x0001)
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+            new_rpa = hci.Address.generate_private_address(device.irk)
+            await device.send_sync_command(hci.HCI_LE_Set_Random_Address_Command(random_address=new_rpa))
+            device.random_address = new_rpa
+            peer = await connect_peer(device, gattd_address(controllers))
+            received = record_updates(peer)
+            await wait_for_log(process, r"bonded central C0:00:00:00:00:02; restored 1 subscription")
+            assert not peer.connection.is_encrypted
+            assert await notify(tmp_path, b"\x05") == {"ok": True, "sent": 1}
+            assert await updates_for(received, NOTIFIER) == [b"\x05"]
+            await device.power_off()
+
+    run(body(), timeout=60)
+
+
+def test_without_the_option_a_resolved_rpa_is_not_restored_before_encryption(controllers, gattd, tmp_path):
+    process = gattd(config_with())
+
+    async def body():
+        async with await open_transport(controllers[1].bumble_transport) as (source, sink):
+            device = Device.with_hci("phone", hci.Address("C0:00:00:00:00:02"), source, sink)
+            device.le_privacy_enabled = True
+            device.le_rpa_timeout = 0
+            device.irk = bytes(range(0x20, 0x30))
+            await device.power_on()
+            device.pairing_config_factory = pairing(sc=True)
+            peer = await connect_peer(device, gattd_address(controllers))
+            await asyncio.wait_for(peer.connection.pair(), 15)
+            await wait_for_log(process, r"paired and bonded as C0:00:00:00:00:02")
+            await write_cccd(peer, NOTIFIER_CCCD, 0x0001)
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+            peer = await connect_peer(device, gattd_address(controllers))
+            await wait_for_log(process, r"is the bonded central C0:00:00:00:00:02 \(its IRK resolves the address\)")
+            assert await notify(tmp_path, b"\x05") == {"ok": True, "sent": 0}
+            await asyncio.wait_for(peer.connection.encrypt(), 10)
+            await wait_for_log(process, r"bonded central C0:00:00:00:00:02; restored 1 subscription")
+            assert await notify(tmp_path, b"\x06") == {"ok": True, "sent": 1}
+            await device.power_off()
 
     run(body(), timeout=60)

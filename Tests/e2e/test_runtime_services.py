@@ -119,6 +119,7 @@ def test_a_bonded_central_away_during_add_service_gets_service_changed_on_reconn
             await write_cccd(peer, SERVICE_CHANGED_CCCD, 0x0002)
             await asyncio.wait_for(peer.connection.disconnect(), 5)
 
+            await wait_for_log(process, r"disconnected: C0:00:00:00:00:01")  # away, as gattd sees it
             reply = await control.request({"op": "add_service", "service": HEART})
             assert reply["ok"] is True
             await wait_for_log(process, r"C0:00:00:00:00:01: Service Changed 0x0037-0x003A owed")

@@ -2,7 +2,10 @@
 /// when a central pairs (Core Spec Vol 3 Part H §2.3).
 struct SecurityParser {
     let reader: ConfigReader
-    static let keys = ["io_capability", "bondable", "secure_connections_only", "min_key_size", "max_bonds", "allow_debug_keys"]
+    static let keys = [
+        "io_capability", "bondable", "secure_connections_only", "min_key_size", "max_bonds", "allow_debug_keys",
+        "restore_without_encryption",
+    ]
     static let ioCapabilities: [(String, SMPIOCapability)] = [
         ("no_input_no_output", .noInputNoOutput), ("display_only", .displayOnly), ("display_yes_no", .displayYesNo),
         ("keyboard_only", .keyboardOnly), ("keyboard_display", .keyboardDisplay),
@@ -29,6 +32,9 @@ struct SecurityParser {
         }
         if let v = o.value("allow_debug_keys"), let b = r.bool(v, at: o.path("allow_debug_keys")) { s.allowDebugKeys = b }
         if let v = o.value("max_bonds"), let n = r.integer(v, at: o.path("max_bonds"), in: 1...0xFFFF) { config.maxBonds = n }
+        if let v = o.value("restore_without_encryption"), let b = r.bool(v, at: o.path("restore_without_encryption")) {
+            config.restoreWithoutEncryption = b
+        }
         config.security = s
     }
 }
