@@ -16,6 +16,8 @@ public enum ControlErrorCode: String, Sendable, CaseIterable {
     case noPairingPrompt = "no_pairing_prompt"
     /// `unbond` of an address that has no bond.
     case unknownBond = "unknown_bond"
+    /// `remove_service`: no service with that id (or it cannot be removed).
+    case unknownService = "unknown_service"
     /// A persisted value could not be made durable; nothing was changed.
     case persistFailed = "persist_failed"
     /// Sent once to a client over `--max-control-clients`, which is then closed.

@@ -13,6 +13,9 @@ public enum ControlReply: Sendable, Equatable {
     case status(ControlStatus)
     /// `bonds`: `{"ok":true,"bonds":[...]}`, oldest first.
     case bonds([ControlBond])
+    /// `list_services` (every service) and `add_service` (the one added):
+    /// `{"ok":true,"services":[{"id":…,"uuid":…,"start":…,"end":…,"runtime":…}]}`.
+    case services([ControlService])
     case failure(ControlError)
 
     public func json(id: JSONText?) -> JSONText {
@@ -23,6 +26,7 @@ public enum ControlReply: Sendable, Equatable {
         case .value(let v): members = [("ok", .bool(true)), ("value", v.json)]
         case .status(let s): members = [("ok", .bool(true))] + s.fields
         case .bonds(let b): members = [("ok", .bool(true)), ("bonds", .array(b.map(\.json)))]
+        case .services(let list): members = [("ok", .bool(true)), ("services", .array(list.map(\.json)))]
         case .failure(let e):
             members = [("ok", .bool(false)), ("error", .string(e.code.rawValue)), ("message", .string(e.message))]
         }
@@ -50,6 +54,10 @@ public enum ControlReply: Sendable, Equatable {
             var bonds: [ControlBond] = []
             for b in try o.objects("bonds") { bonds.append(try ControlBond(b)) }
             return .bonds(bonds)
+        case "list_services", "add_service":
+            var list: [ControlService] = []
+            for s in try o.objects("services") { list.append(try ControlService(s)) }
+            return .services(list)
         default: return .success
         }
     }

@@ -20,6 +20,11 @@ public enum ControlCommand: Sendable, Equatable {
     case bonds
     /// Forget a bond (and disconnect the central).
     case unbond(central: String)
+    /// Add a service at runtime: `service` is a service object as in the config's `services`.
+    case addService(service: JSONValue)
+    /// Remove a service by its config id.
+    case removeService(id: String)
+    case listServices
 
     /// The `"op"` member.
     public var op: String {
@@ -35,6 +40,9 @@ public enum ControlCommand: Sendable, Equatable {
         case .pairingRespond: "pairing_respond"
         case .bonds: "bonds"
         case .unbond: "unbond"
+        case .addService: "add_service"
+        case .removeService: "remove_service"
+        case .listServices: "list_services"
         }
     }
 }
@@ -77,6 +85,12 @@ extension ControlRequest {
         case .pairingRespond(let central, let answer):
             if let central { m.append(("central", .string(central))) }
             m += answer.fields
+        case .addService(let service):
+            m.append(("service", JSONText(service)))
+        case .removeService(let id):
+            m.append(("service", .string(id)))
+        case .listServices:
+            break
         }
         if let id { m.append(("id", id)) }
         return .object(m)
@@ -163,8 +177,18 @@ extension ControlRequest {
             return .bonds
         case "unbond":
             return .unbond(central: try o.string("central"))
+        case "add_service":
+            let service = try o.field("service")
+            guard case .object = service.kind else {
+                throw ControlError(.invalidValue, "\"service\" must be a service object (as in the config's \"services\"), got \(service.typeDescription)")
+            }
+            return .addService(service: service)
+        case "remove_service":
+            return .removeService(id: try o.string("service"))
+        case "list_services":
+            return .listServices
         default:
-            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, disconnect, pairing_respond, bonds or unbond")
+            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, disconnect, pairing_respond, bonds, unbond, add_service, remove_service or list_services")
         }
     }
 }

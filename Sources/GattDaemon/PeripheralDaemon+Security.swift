@@ -26,6 +26,7 @@ extension PeripheralDaemon {
             if bonded {
                 saveBond(bond)
                 if bond.peerCSRK != nil { signingBonds[c.id] = bond.address }
+                centralBonded(c, identity: bond.address)
                 logger.info("\(c.address): paired and bonded as \(bond.address) (\(kind))")
             } else {
                 logger.info("\(c.address): paired without bonding (\(kind))")
@@ -103,6 +104,7 @@ extension PeripheralDaemon {
         if let max = configuration.maxBonds, bonds.count > max {
             for old in bonds.prefix(bonds.count - max) {
                 removeBondFile(old.bond.address)
+                forgetClientState(old.bond.address)
                 logger.info("\(old.bond.address): bond evicted (max_bonds \(max))")
             }
             bonds.removeFirst(bonds.count - max)
@@ -163,6 +165,7 @@ extension PeripheralDaemon {
         guard let stored = bonds.first(where: { $0.bond.address == address }) else { return false }
         bonds.removeAll { $0.bond.address == address }
         removeBondFile(address)
+        forgetClientState(address)
         transport.setBonds(bonds.map(\.bond))
         logger.info("\(address): bond removed")
         let linked = core.connections.values.filter { $0.address == address || stored.bond.resolves($0.address) }

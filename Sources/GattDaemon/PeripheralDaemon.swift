@@ -27,6 +27,14 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var controlWatched = false
     /// Connections whose signed writes verify with a bond's CSRK: the bond's identity address.
     var signingBonds: [ConnectionID: BluetoothAddress] = [:]
+    /// Bonded centrals' GATT state (`<state-dir>/bonds/<address>.gatt`); nil: kept in memory only.
+    let clientStateStore: ClientStateStore?
+    /// The GATT state of each bond, by identity address.
+    var clientStates: [BluetoothAddress: GATTClientState] = [:]
+    /// Connections recognised as bonded centrals, with their bond identity address.
+    var bondedConnections: [ConnectionID: BluetoothAddress] = [:]
+    /// The services served: the config's, and those `add_service` added (where their handles are).
+    var serviceLayout: ServiceLayout
     private let origin = ContinuousClock.now
 
     var configuration: GattConfiguration
@@ -57,6 +65,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.options = options
         self.persisted = options.persistedValues(logger: logger)
         self.bondStore = options.stateDirectory.map { BondStore(stateDirectory: $0) }
+        self.clientStateStore = options.stateDirectory.map { ClientStateStore(stateDirectory: $0) }
+        self.serviceLayout = ServiceLayout(config: configuration.services)
         let database = DaemonOptions.initialDatabase(configuration, persisted: persisted, logger: logger)
         var att = options.attServerConfiguration
         att.minimumKeySize = configuration.security.minimumKeySize
@@ -78,6 +88,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             self.transport.onEvent = { [weak self] event in self?.transportEvent(event) }
             self.transport.onAvailable = { [weak self] in self?.openTransport() }
             self.loadBonds()
+            self.loadClientStates()
             self.watchdog = self.options.notifier.scheduleWatchdog(on: self.eventLoop)
             if self.watchdog != nil, let every = self.options.notifier.watchdogPingInterval {
                 self.logger.debug("systemd watchdog: pinging every \(TimeAmount(every).logDescription)")
@@ -177,10 +188,13 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             var database = new.makeDatabase()
             self.persisted?.apply(to: &database)
             self.configuration = new
+            self.serviceLayout = ServiceLayout(config: new.services)  // runtime services go with a reload
             self.transport.configure(new)
             self.core.setMinimumEncryptionKeySize(new.security.minimumKeySize)
             self.core.securityOnConnect = new.security.securityOnConnect
+            let before = self.core.database.serviceFingerprints
             self.process(self.core.reload(database: database, payloads: payloads, maxConnections: new.advertising.maxConnections, now: self.now))
+            self.reloadedClientStates(before: before)
             try? self.options.notifier.ready(status: self.statusLine())
         }
     }
@@ -221,6 +235,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             processing -= 1
             process(more)
         }
+        syncClientStates()
         transport.flush()
         armTimer()
         if stopping, core.isIdle { finishStop() }
@@ -266,15 +281,18 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             restoreSigningKey(c)
             try? options.notifier.status(statusLine())
             controlEventHandler?(.connected(central: c.address.description, identity: bondResolving(c.address)?.address.description))
+            recogniseBondedCentral(c)
         case .disconnected(let c, let reason, let detail):
             prompts.closed(c.id)
             signingBonds[c.id] = nil
+            bondedConnections[c.id] = nil
             eventLog.disconnected(c.address, reason: detail ?? "\(reason)")
             try? options.notifier.status(statusLine())
             controlEventHandler?(.disconnected(central: c.address.description, reason: reason.controlName))
         case .securityChanged(let c):
             logger.info("\(c.address): security \(c.security)")
             if c.security.isEncrypted { bondSeen(c) }
+            recogniseBondedCentral(c)
         case .pairing(let c, let e):
             pairing(c, e)
         case .att(let e, let central):
@@ -285,6 +303,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
                 if signingBonds[id] != nil { keepSignCounter(id) }
             }
             if case .persistRequest(let request, _, let writes) = e { answerPersistRequest(request, writes, central: central?.description) }
+            if case .clientStateRequest(let request, let id, let state) = e { answerClientStateRequest(request, id, state) }
             if let handler = controlEventHandler, let ce = ControlEvent.from(e, database: db, central: { _ in central?.description }) {
                 handler(ce)
             }

@@ -24,6 +24,7 @@ struct Gattctl: ParsableCommand {
         subcommands: [
             Notify.self, SetValue.self, GetValue.self, Status.self, Watch.self, Advertise.self, Disconnect.self,
             PairAccept.self, PairReject.self, Passkey.self, Confirm.self, Bonds.self, Unbond.self,
+            AddService.self, RemoveService.self, ListServices.self,
         ]
     )
 

@@ -58,8 +58,8 @@ struct ControlReplyCodecTests {
     @Test func theCodesAreTheWireNames() {
         #expect(ControlErrorCode.allCases.map(\.rawValue) == [
             "bad_json", "unknown_op", "missing_field", "unknown_characteristic", "invalid_value", "value_too_long",
-            "not_notifiable", "busy", "unknown_request", "unknown_central", "no_pairing_prompt", "unknown_bond", "persist_failed",
-            "too_many_clients",
+            "not_notifiable", "busy", "unknown_request", "unknown_central", "no_pairing_prompt", "unknown_bond", "unknown_service",
+            "persist_failed", "too_many_clients",
         ])
     }
 

@@ -150,12 +150,17 @@ import Testing
         var services = [ServiceDefinition(id: "new", uuid: 0xBBB0, characteristics: [CharacteristicDefinition(uuid: 0xBBB1, properties: [.read], value: [1])])]
         services.insert(contentsOf: [], at: 0)
         let db = GATTDatabase(deviceName: "gattd", services: services)
+        let before = core.database
         let out = core.reload(database: db, payloads: Self.payloads, maxConnections: 2, now: .zero)
         let outcome = try #require(Self.events(out).compactMap { if case .reloaded(let r) = $0 { r } else { nil } }.first)
         #expect(outcome.serviceChanged == .queued(1))
         #expect(outcome.databaseHashes?.new == db.databaseHash)
         let h = db.serviceChangedHandle.rawValue
-        #expect(Self.sends(core.handle(.readyToSend(Self.a), now: .zero)).map(\.1) == [[0x1D, UInt8(h & 0xFF), UInt8(h >> 8), 0x01, 0x00, 0xFF, 0xFF]])
+        // The affected range (Vol 3 Part G §7.1): from the first to the last handle of the services that changed.
+        let range = try #require(GATTDatabase.changedRange(from: before.serviceFingerprints, to: db.serviceFingerprints))
+        #expect(range == HandleRange(start: 0x000E, end: 0x0029))
+        #expect(outcome.changedRange == range)
+        #expect(Self.sends(core.handle(.readyToSend(Self.a), now: .zero)).map(\.1) == [[0x1D, UInt8(h & 0xFF), UInt8(h >> 8)] + range.serviceChangedValue])
         // The same database again: nothing indicated.
         let again = core.reload(database: db, payloads: Self.payloads, maxConnections: 2, now: .zero)
         #expect(Self.events(again).contains(.reloaded(ReloadOutcome(databaseHashes: nil, serviceChanged: nil, advertisingChanged: false))))

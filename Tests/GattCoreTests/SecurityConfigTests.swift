@@ -35,7 +35,7 @@ import Testing
             "security.bondable: expected true or false, got a number (1)",
             "security.min_key_size: 6 octets is out of range; allowed: 7...16 octets",
             "security.max_bonds: 0 is out of range; allowed: 1...65535",
-            "security.pin: unknown key; allowed keys here: io_capability, bondable, secure_connections_only, min_key_size, max_bonds, allow_debug_keys, request_security_on_connect, confirm_pairing",
+            "security.pin: unknown key; allowed keys here: io_capability, bondable, secure_connections_only, min_key_size, max_bonds, allow_debug_keys, request_security_on_connect, confirm_pairing, restore_without_encryption",
         ])
         #expect(F.errors(#"{"name": "x", "security": []}"#) == ["security: expected an object, got an array"])
     }

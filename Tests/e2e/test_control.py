@@ -492,14 +492,18 @@ def test_sighup_with_changed_database_sends_service_changed(controllers, gattd, 
             {"id": "extra", "uuid": uuid(5), "properties": ["read"], "value": {"hex": "beef"}})
         config_path.write_text(json.dumps(config))
         os.kill(process.process.pid, signal.SIGHUP)
-        assert await asyncio.wait_for(changed.get(), 5) == bytes([0x01, 0x00, 0xFF, 0xFF])
+        indicated = await asyncio.wait_for(changed.get(), 5)
+        start, end = int.from_bytes(indicated[0:2], "little"), int.from_bytes(indicated[2:4], "little")
         services = await peer.discover_services()
         found = None
         for service in services:
             for characteristic in await service.discover_characteristics():
                 if characteristic.uuid == UUID(uuid(5)):
                     found = characteristic
+                    changed_service = service
         assert found is not None, "the new characteristic is not discoverable"
+        # The affected range is the changed service's (Vol 3 Part G §7.1), not GAP/GATT.
+        assert (start, end) == (changed_service.handle, changed_service.end_group_handle), indicated.hex()
         assert bytes(await found.read_value()) == b"\xbe\xef"
         assert bytes(await find_characteristic(peer, uuid(4)).read_value()) == b"kept"
         hash_after = await read(peer, "2B2A")

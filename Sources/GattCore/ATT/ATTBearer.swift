@@ -18,6 +18,14 @@ struct ATTBearer: Sendable {
     /// and the last accepted Sign Counter.
     var csrk: [UInt8]?
     var lastSignCounter: UInt32?
+    /// Change awareness (Vol 3 Part G §2.5.2.1); a new client starts change-aware.
+    var awareness: ChangeAwareness = .changeAware
+    /// While change-unaware: the Database Hash the client last was change-aware of.
+    var awareHash: [UInt8] = []
+    /// A Service Changed this client has not confirmed: the affected range.
+    var serviceChangedOwed: HandleRange?
+    /// A bonded client: CCCD and Client Supported Features writes are acknowledged once durable.
+    var isBonded = false
 
     var prepareQueue: [PreparedWrite] = []
     var preparedBytes = 0

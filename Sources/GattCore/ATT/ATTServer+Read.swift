@@ -25,11 +25,10 @@ extension ATTServer {
 
     /// The attributes with handles in start...end (both already validated as a range).
     func attributes(_ start: AttributeHandle, _ end: AttributeHandle) -> ArraySlice<Attribute> {
-        let all = database.attributes
-        let lo = Int(start.rawValue) - 1
-        let hi = min(Int(end.rawValue), all.count)
-        guard lo >= 0, lo < hi else { return [] }
-        return all[lo..<hi]
+        let lo = database.firstIndex(atOrAfter: Int(start.rawValue))
+        let hi = database.firstIndex(atOrAfter: Int(end.rawValue) + 1)  // handles may have gaps
+        guard lo < hi else { return [] }
+        return database.attributes[lo..<hi]
     }
 
     /// §3.4.3.1 etc.: Starting Handle 0x0000 or greater than Ending Handle → Invalid Handle
@@ -96,6 +95,7 @@ extension ATTServer {
             list.append(ATTHandleValue(handle: a.handle, value: v))
         }
         if list.isEmpty { return sendError(.readByTypeRequest, s, .attributeNotFound, to: id) }
+        if list.contains(where: { $0.handle == database.databaseHashHandle }) { databaseHashRead(id) }
         send(.readByTypeResponse(list), to: id)
     }
 
@@ -137,6 +137,7 @@ extension ATTServer {
         let v = currentValue(a, b)
         guard offset <= v.count else { return sendError(op, h, .invalidOffset, to: id) }
         let part = Array(v[offset...].prefix(b.mtu - 1))
+        if h == database.databaseHashHandle { databaseHashRead(id) }
         send(op == .readRequest ? .readResponse(value: part) : .readBlobResponse(value: part), to: id)
     }
 
@@ -212,6 +213,10 @@ extension ATTServer {
             bearers[id]?.pending = nil
             finishWrites(storeWrites, .executeWriteRequest, id, now: now)  // persist: may wait for the disk
         case (.persist(let op, let writes), .success):  // persist: the values are durable
+            if !p.waiting.isEmpty {  // a bonded client's state and persisted values: both durable first
+                bearers[id]?.pending = p
+                return takeOutputs()
+            }
             bearers[id]?.pending = nil
             for (h, v) in writes { commitWrite(h, v, id) }
             send(op == .writeRequest ? .writeResponse : .executeWriteResponse, to: id)

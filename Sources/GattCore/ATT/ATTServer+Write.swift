@@ -115,13 +115,16 @@ extension ATTServer {
                 firstHandle = firstHandle ?? h
             }
         }
-        guard let handle = firstHandle else {
+        let bonded = bondedClientState(after: writes, id)  // Vol 3 Part G §3.3.3.3
+        guard let handle = firstHandle ?? bonded?.handle else {
             for (h, v) in writes { commitWrite(h, v, id) }
             return send(op == .writeRequest ? .writeResponse : .executeWriteResponse, to: id)
         }
-        let rid = startPending(.persist(op, writes: writes), handle: handle, waiting: [handle], id, now: now)
+        let waiting = (firstHandle.map { [$0] } ?? []) + (bonded.map { [$0.handle] } ?? [])
+        let rids = startPending(.persist(op, writes: writes), handle: handle, waiting: waiting, id, now: now)
         bearers[id]?.pending?.deadline = now + configuration.persistTimeout
-        emit(.persistRequest(id: rid[0], id, values: persisted))
+        if firstHandle != nil { emit(.persistRequest(id: rids[0], id, values: persisted)) }
+        if let bonded { emit(.clientStateRequest(id: rids[rids.count - 1], id, state: bonded.state)) }
     }
 
     // MARK: Write Command / Signed Write Command (§3.4.5.3, §3.4.5.4): never answered
@@ -244,6 +247,7 @@ extension ATTServer {
         guard var b = bearers[id], let o = b.outstandingIndication else { return }
         emit(.indicationConfirmed(id, characteristic: o.characteristic))
         b.outstandingIndication = nil
+        defer { if o.characteristic == GATTDatabase.BuiltIn.serviceChanged.index { serviceChangedConfirmed(id) } }
         if let next = b.waitingIndications.popFirst() {
             b.outstandingIndication = (next.characteristic, now + configuration.transactionTimeout)
             bearers[id] = b

@@ -190,6 +190,7 @@ public struct ATTServer: Sendable {
             }
             return
         }
+        guard changeAwarenessAllows(pdu, opcode: first, id) else { return }  // Vol 3 Part G §2.5.2.1
         switch pdu {
         case .exchangeMTURequest(let mtu): exchangeMTU(mtu, id)
         case .findInformationRequest(let s, let e): findInformation(s, e, id)

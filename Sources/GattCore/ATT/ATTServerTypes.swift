@@ -48,6 +48,11 @@ public enum ATTServerEvent: Equatable, Sendable {
     /// as that ATT error and the stored values stay as they were. Later PDUs of the
     /// bearer wait, in order, like behind a control request.
     case persistRequest(id: PendingRequestID, ConnectionID, values: [PersistedWrite])
+    /// A bonded client's Write Request or Execute Write changes its CCCDs or Client Supported
+    /// Features (they persist across connections, Vol 3 Part G §3.3.3.3): make `state` durable
+    /// for the bond, then answer with `respond(to:result:now:)` (success applies the writes
+    /// and sends the response; a failure is sent as that ATT error). Later PDUs wait.
+    case clientStateRequest(id: PendingRequestID, ConnectionID, state: GATTClientState)
     /// A Write Command or Signed Write Command to a `.control` characteristic: no answer.
     case writeCommand(ConnectionID, characteristic: Int, value: [UInt8])
     /// A control request got no answer within `Configuration.controlTimeout`;

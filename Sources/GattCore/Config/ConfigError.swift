@@ -68,6 +68,9 @@ public struct GattConfiguration: Sendable, Equatable {
     public var security = SecurityManagerConfiguration()
     /// `security.max_bonds`: the oldest bonds are evicted beyond it (nil: no limit).
     public var maxBonds: Int?
+    /// `security.restore_without_encryption`: a bonded central recognised by an RPA its IRK
+    /// resolves gets its subscriptions back when it connects, before it encrypts.
+    public var restoreWithoutEncryption = false
 
     public init(name: String, appearance: UInt16 = 0, advertising: AdvertisingConfiguration = AdvertisingConfiguration(), services: [ServiceDefinition] = []) {
         self.name = name

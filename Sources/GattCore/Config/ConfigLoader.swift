@@ -50,7 +50,7 @@ public enum ConfigLoader {
         return try load(data: data)
     }
 
-    static func readFile(_ path: String) -> Result<[UInt8], ConfigError> {
+    public static func readFile(_ path: String) -> Result<[UInt8], ConfigError> {
         func failure(_ what: String) -> Result<[UInt8], ConfigError> {
             .failure(ConfigError(path: ConfigError.filePath, message: "cannot read \(path): \(what)"))
         }

@@ -4,7 +4,7 @@ struct SecurityParser {
     let reader: ConfigReader
     static let keys = [
         "io_capability", "bondable", "secure_connections_only", "min_key_size", "max_bonds", "allow_debug_keys",
-        "request_security_on_connect", "confirm_pairing",
+        "request_security_on_connect", "confirm_pairing", "restore_without_encryption",
     ]
     static let ioCapabilities: [(String, SMPIOCapability)] = [
         ("no_input_no_output", .noInputNoOutput), ("display_only", .displayOnly), ("display_yes_no", .displayYesNo),
@@ -36,6 +36,9 @@ struct SecurityParser {
             s.requestSecurityOnConnect = b
         }
         if let v = o.value("max_bonds"), let n = r.integer(v, at: o.path("max_bonds"), in: 1...0xFFFF) { config.maxBonds = n }
+        if let v = o.value("restore_without_encryption"), let b = r.bool(v, at: o.path("restore_without_encryption")) {
+            config.restoreWithoutEncryption = b
+        }
         config.security = s
     }
 }

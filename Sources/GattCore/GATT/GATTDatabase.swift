@@ -118,12 +118,13 @@ public struct ServiceDefinition: Sendable, Equatable {
 
 // MARK: - The database
 
-/// The server's attribute table, in handle order, contiguous from 0x0001.
-/// GAP (0x1800) and GATT (0x1801) come first, then the given services
+/// The server's attribute table, in handle order from 0x0001. GAP (0x1800) and GATT
+/// (0x1801) come first, then the given services, each right after the previous one or at
+/// its placement (runtime services: handles never move, a removed service leaves a gap)
 /// (Core Spec Vol 3 Part G §3: service, includes, then each characteristic's
 /// declaration, value and descriptors).
 public struct GATTDatabase: Sendable, Equatable {
-    /// `attributes[i].handle == i + 1`.
+    /// In handle order; `attributes[i].handle == i + 1` unless a service was placed after a gap.
     public private(set) var attributes: [Attribute]
     public let services: [Service]
     public let characteristics: [Characteristic]
@@ -136,7 +137,11 @@ public struct GATTDatabase: Sendable, Equatable {
     /// Builds the table. `services` refer to included services by index into
     /// `services`. Validation of the definitions is the config loader's job;
     /// this only lays out handles.
-    public init(deviceName: String, appearance: UInt16 = 0, services userServices: [ServiceDefinition]) {
+    ///
+    /// `placements[i]`, when given and not nil, is the first handle of `userServices[i]`: it
+    /// must not be below the handle after the previous service (it is raised to it), and the
+    /// caller checks that the table fits (`GATTDatabase.layoutEnd`).
+    public init(deviceName: String, appearance: UInt16 = 0, services userServices: [ServiceDefinition], placements: [UInt16?] = []) {
         var b = Builder()
         // GAP service: Device Name, Appearance.
         let gap = ServiceDefinition(
@@ -164,7 +169,8 @@ public struct GATTDatabase: Sendable, Equatable {
         // Service declaration handles are needed for includes: lay out in two passes.
         var starts: [Int] = []
         var h = 1
-        for s in all {
+        for (i, s) in all.enumerated() {
+            if i >= builtInCount, i - builtInCount < placements.count, let p = placements[i - builtInCount] { h = max(h, Int(p)) }
             starts.append(h)
             h += 1 + s.includes.count
             for c in s.characteristics { h += Builder.attributeCount(c) }
@@ -175,16 +181,45 @@ public struct GATTDatabase: Sendable, Equatable {
         self.characteristics = b.characteristics
         self.serviceChangedHandle = b.characteristics[BuiltIn.serviceChanged.index].valueHandle
         self.databaseHashHandle = b.characteristics[BuiltIn.databaseHash.index].valueHandle
-        self.attributes[Int(databaseHashHandle.rawValue) - 1].value = Self.computeHash(attributes)
+        self.attributes[b.index(databaseHashHandle)].value = Self.computeHash(attributes)
     }
 
     public func attribute(at handle: AttributeHandle) -> Attribute? {
+        index(of: handle).map { attributes[$0] }
+    }
+
+    /// The index in `attributes` of the attribute with `handle` (none in a gap).
+    public func index(of handle: AttributeHandle) -> Int? {
         let i = Int(handle.rawValue) - 1
-        return i >= 0 && i < attributes.count ? attributes[i] : nil
+        if i >= 0, i < attributes.count, attributes[i].handle == handle { return i }
+        let j = firstIndex(atOrAfter: Int(handle.rawValue))
+        return j < attributes.count && attributes[j].handle == handle ? j : nil
+    }
+
+    /// The index of the first attribute whose handle is `handle` or more (`attributes.count` if none).
+    public func firstIndex(atOrAfter handle: Int) -> Int {
+        var lo = 0, hi = attributes.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if Int(attributes[mid].handle.rawValue) < handle { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
     }
 
     /// The last handle in use.
-    public var lastHandle: AttributeHandle { AttributeHandle(UInt16(attributes.count)) }
+    public var lastHandle: AttributeHandle { attributes.last?.handle ?? AttributeHandle(0) }
+
+    /// The handle after the last attribute of `services` laid out with `placements` as `init`
+    /// does (more than 0xFFFF: the table does not fit).
+    public static func layoutEnd(_ services: [ServiceDefinition], placements: [UInt16?]) -> Int {
+        var h = 0x000E  // after GAP (0x0001-0x0005) and GATT (0x0006-0x000D)
+        for (i, s) in services.enumerated() {
+            if i < placements.count, let p = placements[i] { h = max(h, Int(p)) }
+            h += 1 + s.includes.count
+            for c in s.characteristics { h += Builder.attributeCount(c) }
+        }
+        return h
+    }
 
     public func characteristic(valueHandle: AttributeHandle) -> Characteristic? {
         guard let a = attribute(at: valueHandle), case .characteristicValue(let c) = a.role else { return nil }
@@ -201,14 +236,13 @@ public struct GATTDatabase: Sendable, Equatable {
 
     /// Replaces the stored value of any attribute (no length checks).
     public mutating func setValue(_ value: [UInt8], at handle: AttributeHandle) {
-        let i = Int(handle.rawValue) - 1
-        precondition(i >= 0 && i < attributes.count, "no attribute at \(handle)")
+        guard let i = index(of: handle) else { preconditionFailure("no attribute at \(handle)") }
         attributes[i].value = value
     }
 
     /// The stored value of a characteristic.
     public func value(ofCharacteristic index: Int) -> [UInt8] {
-        attributes[Int(characteristics[index].valueHandle.rawValue) - 1].value
+        attribute(at: characteristics[index].valueHandle)?.value ?? []
     }
 
     /// The Database Hash value (Core Spec Vol 3 Part G §7.3): AES-CMAC with a
@@ -241,7 +275,10 @@ public struct GATTDatabase: Sendable, Equatable {
         var attributes: [Attribute] = []
         var services: [Service] = []
         var characteristics: [Characteristic] = []
-        var next: UInt16 { UInt16(attributes.count + 1) }
+        /// The handle the next attribute gets.
+        var next: UInt16 = 1
+
+        func index(_ h: AttributeHandle) -> Int { attributes.firstIndex { $0.handle == h } ?? 0 }
 
         static func attributeCount(_ c: CharacteristicDefinition) -> Int {
             var n = 2 + c.descriptors.count
@@ -254,14 +291,16 @@ public struct GATTDatabase: Sendable, Equatable {
         mutating func append(_ type: BluetoothUUID, _ value: [UInt8], _ perms: AttributePermissions, _ role: AttributeRole, maxLength: Int? = nil) -> AttributeHandle {
             let h = AttributeHandle(next)
             attributes.append(Attribute(handle: h, type: type, value: value, permissions: perms, role: role, maxLength: maxLength ?? value.count))
+            next &+= 1
             return h
         }
 
         mutating func add(service s: ServiceDefinition, index: Int, all: [ServiceDefinition], starts: [Int]) {
+            next = UInt16(starts[index])
             let start = append(s.isPrimary ? GATTUUID.primaryService : GATTUUID.secondaryService, s.uuid.attBytes, [.readable], .serviceDeclaration(service: index))
             for inc in s.includes {
                 let incStart = UInt16(starts[inc])
-                let incEnd = UInt16((inc + 1 < starts.count ? starts[inc + 1] : Self.endOf(all, starts, inc)) - 1)
+                let incEnd = UInt16(Self.endOf(all, starts, inc) - 1)
                 var v = le16(incStart) + le16(incEnd)
                 if let u = all[inc].uuid.uuid16 { v += le16(u) }  // 128-bit UUIDs are omitted (§3.2)
                 _ = append(GATTUUID.include, v, [.readable], .includeDeclaration(service: index, included: inc))
@@ -270,7 +309,7 @@ public struct GATTDatabase: Sendable, Equatable {
             for c in s.characteristics {
                 let ci = characteristics.count
                 let decl = AttributeHandle(next)
-                let valueHandle = AttributeHandle(next + 1)
+                let valueHandle = AttributeHandle(next &+ 1)
                 _ = append(GATTUUID.characteristic, [c.properties.declarationByte] + le16(valueHandle.rawValue) + c.uuid.attBytes, [.readable], .characteristicDeclaration(characteristic: ci))
                 _ = append(c.uuid, c.value, c.permissions, .characteristicValue(characteristic: ci), maxLength: c.maxLength)
                 var cccd: AttributeHandle?
@@ -292,10 +331,10 @@ public struct GATTDatabase: Sendable, Equatable {
                 characteristics.append(Characteristic(
                     id: c.id, uuid: c.uuid, properties: c.properties, permissions: c.permissions, service: index,
                     declarationHandle: decl, valueHandle: valueHandle, cccdHandle: cccd, userDescriptionHandle: userDesc,
-                    endHandle: AttributeHandle(next - 1), maxLength: c.maxLength, handler: c.handler, persist: c.persist))
+                    endHandle: AttributeHandle(next &- 1), maxLength: c.maxLength, handler: c.handler, persist: c.persist))
                 chars.append(ci)
             }
-            services.append(Service(id: s.id, uuid: s.uuid, isPrimary: s.isPrimary, handle: start, endHandle: AttributeHandle(next - 1), includes: s.includes, characteristics: chars))
+            services.append(Service(id: s.id, uuid: s.uuid, isPrimary: s.isPrimary, handle: start, endHandle: AttributeHandle(next &- 1), includes: s.includes, characteristics: chars))
         }
 
         static func endOf(_ all: [ServiceDefinition], _ starts: [Int], _ i: Int) -> Int {

@@ -243,7 +243,7 @@ extension ATTServerEvent {
         case .mtuExchanged(let id, _), .subscriptionChanged(let id, _, _, _), .written(let id, _, _),
             .descriptorWritten(let id, _, _), .clientFeaturesChanged(let id, _), .readRequest(_, let id, _, _),
             .writeRequest(_, let id, _, _, _), .writeCommand(let id, _, _), .indicationConfirmed(let id, _),
-            .indicationTimedOut(let id, _), .persistRequest(_, let id, _):
+            .indicationTimedOut(let id, _), .persistRequest(_, let id, _), .clientStateRequest(_, let id, _):
             return id
         case .requestTimedOut, .ready:
             return nil

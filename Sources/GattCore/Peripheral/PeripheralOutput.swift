@@ -57,9 +57,12 @@ public struct ReloadOutcome: Sendable, Equatable {
     /// The Service Changed indication's result (when the database changed).
     public var serviceChanged: NotifyResult?
     public var advertisingChanged: Bool
+    /// The handles a Service Changed covers (when the database changed).
+    public var changedRange: HandleRange? = nil
 
     public static func == (a: Self, b: Self) -> Bool {
         a.databaseHashes?.old == b.databaseHashes?.old && a.databaseHashes?.new == b.databaseHashes?.new
             && a.serviceChanged == b.serviceChanged && a.advertisingChanged == b.advertisingChanged
+            && a.changedRange == b.changedRange
     }
 }

@@ -75,6 +75,11 @@ public enum ControlDispatcher {
             return .now(.success)
         case .pairingRespond, .bonds, .unbond:
             return .now(try pairing(command, on: p))
+        case .addService, .removeService, .listServices:
+            guard let services = p as? any RuntimeServiceControl else {
+                throw ControlError(.unknownOp, "\(command.op) is not supported here")
+            }
+            return .now(services.runServiceCommand(command))
         }
     }
 

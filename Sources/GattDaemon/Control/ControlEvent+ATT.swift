@@ -22,7 +22,7 @@ extension ControlEvent {
             return central(id).map { .confirmed(central: $0, characteristic: name(c)) }
         case .ready:
             return .ready
-        case .descriptorWritten, .clientFeaturesChanged, .requestTimedOut, .indicationTimedOut, .persistRequest:
+        case .descriptorWritten, .clientFeaturesChanged, .requestTimedOut, .indicationTimedOut, .persistRequest, .clientStateRequest:
             return nil
         }
     }

@@ -1,0 +1,48 @@
+import GattCore
+
+/// One service in the `list_services` and `add_service` replies:
+/// `{"id":"heart","uuid":"180D","start":23,"end":28,"runtime":true}` (`id` left out when
+/// the service has none; `runtime`: added with `add_service`, not from the config).
+public struct ControlService: Sendable, Equatable {
+    public var id: String?
+    public var uuid: String
+    public var start: Int
+    public var end: Int
+    public var runtime: Bool
+    public init(id: String?, uuid: String, start: Int, end: Int, runtime: Bool) {
+        self.id = id
+        self.uuid = uuid
+        self.start = start
+        self.end = end
+        self.runtime = runtime
+    }
+
+    var json: JSONText {
+        var m: [(String, JSONText)] = []
+        if let id { m.append(("id", .string(id))) }
+        m += [("uuid", .string(uuid)), ("start", .int(start)), ("end", .int(end)), ("runtime", .bool(runtime))]
+        return .object(m)
+    }
+
+    init(_ o: ControlObjectReader) throws(ControlError) {
+        id = try o.optionalString("id")
+        uuid = try o.string("uuid")
+        start = try o.count("start")
+        end = try o.count("end")
+        runtime = try o.bool("runtime")
+    }
+}
+
+extension JSONText {
+    /// The same document as a parsed value (numbers keep their text).
+    public init(_ v: JSONValue) {
+        switch v.kind {
+        case .null: self = .null
+        case .bool(let b): self = .bool(b)
+        case .number(let n): self = .rawNumber(n)
+        case .string(let s): self = .string(s)
+        case .array(let a): self = .array(a.map(JSONText.init))
+        case .object(let members): self = .object(members.map { ($0.key, JSONText($0.value)) })
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import GattControlProtocol
+import GattCore
+
+// Services added and removed while gattd runs. Handles never move (ServiceLayout); every
+// change indicates Service Changed for exactly the service's range and updates the Database
+// Hash; bonded centrals away are owed it. Runtime services are not written into the config
+// and do not survive a restart or a SIGHUP reload: the config file stays the one description
+// of what gattd serves, and, as with Core Bluetooth (an app's services go when the app goes),
+// the program that added them adds them again when it reconnects to the control socket.
+extension PeripheralDaemon: RuntimeServiceControl {
+    public func runServiceCommand(_ command: ControlCommand) -> ControlReply {
+        switch command {
+        case .listServices:
+            return .services(serviceList())
+        case .addService(let json):
+            let definition: ServiceDefinition
+            switch RuntimeService.parse(json, in: core.database) {
+            case .failure(let errors):
+                return .failure(ControlError(.invalidValue, errors.lines().joined(separator: "; ")))
+            case .success(let d): definition = d
+            }
+            var layout = serviceLayout
+            do {
+                try layout.add(definition, after: core.database)
+            } catch {
+                return .failure(ControlError(.invalidValue, Self.describe(error)))
+            }
+            apply(layout)
+            guard let added = serviceList().last else { return .success }
+            logger.info("service \(added.id ?? added.uuid) added at runtime: handles \(AttributeHandle(UInt16(added.start)))-\(AttributeHandle(UInt16(added.end)))")
+            return .services([added])
+        case .removeService(let id):
+            let old = serviceList().first { $0.id == id }
+            var layout = serviceLayout
+            do {
+                try layout.remove(id: id, current: core.database)
+            } catch {
+                return .failure(ControlError(.unknownService, Self.describe(error)))
+            }
+            apply(layout)
+            if let old {
+                logger.info("service \(id) removed at runtime: handles \(AttributeHandle(UInt16(old.start)))-\(AttributeHandle(UInt16(old.end))) left unused")
+            }
+            return .success
+        default:
+            return .failure(ControlError(.unknownOp, "\(command.op) is not a service op"))
+        }
+    }
+
+    /// Serves `layout`'s database (values of characteristics that stay carry over; persisted
+    /// values come from the store), indicating Service Changed for what changed.
+    private func apply(_ layout: ServiceLayout) {
+        serviceLayout = layout
+        var database = layout.database(deviceName: configuration.name, appearance: configuration.appearance)
+        persisted?.apply(to: &database)
+        let before = core.database.serviceFingerprints
+        process(core.reload(database: database, payloads: core.payloads, maxConnections: configuration.advertising.maxConnections, now: now))
+        reloadedClientStates(before: before)
+    }
+
+    /// The services after GAP and GATT, with their handles.
+    func serviceList() -> [ControlService] {
+        let db = core.database
+        return db.services.dropFirst(GATTDatabase.builtInServiceCount).enumerated().map { i, s in
+            ControlService(
+                id: s.id, uuid: s.uuid.description, start: Int(s.handle.rawValue), end: Int(s.endHandle.rawValue),
+                runtime: i < serviceLayout.fromConfig.count && !serviceLayout.fromConfig[i])
+        }
+    }
+
+    static func describe(_ r: ServiceLayout.Refusal) -> String {
+        switch r {
+        case .noHandlesLeft(let n): "the service needs \(n) handles and the database has no room for them after its last handle"
+        case .unknownService(let id): "no service with id \"\(id)\" (services without an id cannot be removed)"
+        case .included(let by): "the service is included by \(by); remove that one first"
+        }
+    }
+}

@@ -1,0 +1,134 @@
+"""Runtime services (CBPeripheralManager parity): the control ops add_service,
+remove_service and list_services, and gattctl add-service / remove-service / list-services.
+Handles of existing attributes never move; a connected central is indicated Service Changed
+for exactly the service's range and rediscovers it (Core Spec Vol 3 Part G §7.1, §2.5.2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+
+from bumble.core import UUID
+
+from control_client import ControlClient
+from gatt_central import att_error, central_device, connect_peer, raw_request, wait_for_log
+from harness import REPO_ROOT, att_round_trip, record_updates, run
+from test_bonded_state import SERVICE_CHANGED, SERVICE_CHANGED_CCCD, updates_for, write_cccd
+from test_pairing import config_with, gattd_address, pairing
+
+GATTCTL = REPO_ROOT / ".build" / "debug" / "gattctl"
+HEART = {"id": "heart", "uuid": "180D", "characteristics": [{"id": "hr", "uuid": "2A37", "properties": ["read", "notify"],
+                                                              "value": {"hex": "00"}}]}
+
+
+def test_add_and_remove_services_seen_by_a_connected_central(controllers, gattd, tmp_path):
+    gattd(config_with())
+
+    async def body():
+        control = await ControlClient.open(tmp_path / "control.sock")
+        async with central_device(controllers[1]) as device:
+            peer = await connect_peer(device, gattd_address(controllers))
+            await write_cccd(peer, SERVICE_CHANGED_CCCD, 0x0002)
+            received = record_updates(peer)
+            before = await control.request({"op": "list_services"})
+            assert before["ok"] is True
+            assert [(s.get("id"), s["start"], s["end"], s["runtime"]) for s in before["services"]] == [
+                ("test", 0x0E, 0x27, False), ("battery", 0x28, 0x2B, False), ("secret", 0x2C, 0x2E, False),
+                ("env", 0x2F, 0x33, False), (None, 0x34, 0x36, False)]
+
+            # Added after the last handle (0x0036): 0x0037-0x003A (declaration, value, CCCD).
+            reply = await control.request({"op": "add_service", "service": HEART})
+            assert reply == {"ok": True, "services": [{"id": "heart", "uuid": "180D", "start": 0x37, "end": 0x3A, "runtime": True}]}
+            assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x37, 0x00, 0x3A, 0x00])]
+            # Rediscovery finds it; the central subscribes and gets its notifications.
+            found = None
+            for service in await peer.discover_services():
+                if service.uuid == UUID.from_16_bits(0x180D):
+                    found = (await service.discover_characteristics())[0]
+            assert found is not None and found.handle == 0x39
+            updates = asyncio.Queue()
+            await found.subscribe(updates.put_nowait)
+            assert await control.request({"op": "notify", "characteristic": "hr", "value": {"hex": "48"}}) == {"ok": True, "sent": 1}
+            assert await asyncio.wait_for(updates.get(), 5) == b"\x48"
+            # Existing handles did not move.
+            assert bytes(await peer.gatt_client.read_value(0x0012)) == b"hello"
+
+            # Remove env (0x002F-0x0033): Service Changed for its range; its handles are a gap.
+            assert await control.request({"op": "remove_service", "service": "env"}) == {"ok": True}
+            assert await updates_for(received, SERVICE_CHANGED, count=2) == [bytes([0x37, 0x00, 0x3A, 0x00]),
+                                                                            bytes([0x2F, 0x00, 0x33, 0x00])]
+            att_error(await raw_request(peer, bytes([0x0A, 0x31, 0x00])), 0x0A, 0x0031, 0x01)
+            assert bytes(await peer.gatt_client.read_value(0x0039)) == b"\x48"
+            listed = (await control.request({"op": "list_services"}))["services"]
+            assert [(s.get("id"), s["start"], s["runtime"]) for s in listed][-2:] == [(None, 0x34, False), ("heart", 0x37, True)]
+            assert "env" not in [s.get("id") for s in listed]
+
+            # Refusals: path-precise validation, an included service, an unknown id.
+            bad = {"id": "test", "uuid": "1234", "characteristics": [{"uuid": "nope", "properties": ["read"]}]}
+            reply = await control.request({"op": "add_service", "service": bad})
+            assert reply["ok"] is False and reply["error"] == "invalid_value"
+            assert "service.id: id \"test\" is already used" in reply["message"]
+            assert "service.characteristics[0].uuid" in reply["message"]
+            reply = await control.request({"op": "remove_service", "service": "battery"})
+            assert reply["ok"] is False and reply["error"] == "unknown_service" and "included by test" in reply["message"]
+            reply = await control.request({"op": "remove_service", "service": "nothing"})
+            assert reply["ok"] is False and reply["error"] == "unknown_service"
+            await att_round_trip(peer)
+            assert [h for h, _ in received if h == SERVICE_CHANGED] == [SERVICE_CHANGED] * 2
+        await control.close()
+
+    run(body(), timeout=60)
+
+
+def test_gattctl_service_commands(controllers, gattd, tmp_path):
+    gattd(config_with())
+    socket = str(tmp_path / "control.sock")
+    service_file = tmp_path / "heart.json"
+    service_file.write_text(json.dumps(HEART))
+    assert GATTCTL.exists(), f"{GATTCTL} is missing: run swift build"
+
+    def gattctl(*args) -> subprocess.CompletedProcess:
+        return subprocess.run([str(GATTCTL), "--socket", socket, *args], capture_output=True, text=True, timeout=10)
+
+    added = gattctl("add-service", str(service_file))
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.strip() == "0x0037-0x003A  180D  id=heart  runtime"
+    listed = gattctl("list-services")
+    assert listed.returncode == 0
+    assert listed.stdout.splitlines()[0] == "0x000E-0x0027  6e4a0001-b5a3-f393-e0a9-e50e24dcca9e  id=test  config"
+    assert listed.stdout.splitlines()[-1] == "0x0037-0x003A  180D  id=heart  runtime"
+    assert gattctl("remove-service", "heart").returncode == 0
+    missing = gattctl("remove-service", "heart")
+    assert missing.returncode == 1 and "heart" in missing.stderr
+    service_file.write_text("{ not json")
+    assert gattctl("add-service", str(service_file)).returncode == 64
+
+
+def test_a_bonded_central_away_during_add_service_gets_service_changed_on_reconnect(controllers, gattd, tmp_path):
+    process = gattd(config_with())
+
+    async def body():
+        control = await ControlClient.open(tmp_path / "control.sock")
+        async with central_device(controllers[1]) as device:
+            device.pairing_config_factory = pairing(sc=True)
+            peer = await connect_peer(device, gattd_address(controllers))
+            await asyncio.wait_for(peer.connection.pair(), 15)
+            await wait_for_log(process, r"paired and bonded as C0:00:00:00:00:01")
+            await write_cccd(peer, SERVICE_CHANGED_CCCD, 0x0002)
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+
+            await wait_for_log(process, r"disconnected: C0:00:00:00:00:01")  # away, as gattd sees it
+            reply = await control.request({"op": "add_service", "service": HEART})
+            assert reply["ok"] is True
+            await wait_for_log(process, r"C0:00:00:00:00:01: Service Changed 0x0037-0x003A owed")
+
+            peer = await connect_peer(device, gattd_address(controllers))
+            received = record_updates(peer)
+            await asyncio.wait_for(peer.connection.encrypt(), 10)
+            assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x37, 0x00, 0x3A, 0x00])]
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+        await control.close()
+
+    run(body(), timeout=60)
