@@ -105,6 +105,7 @@ extension PeripheralDaemon {
         guard let stored = bonds.first(where: { $0.bond.address == address }) else { return false }
         bonds.removeAll { $0.bond.address == address }
         removeBondFile(address)
+        transport.removeBond(stored.bond)
         transport.setBonds(bonds.map(\.bond))
         logger.info("\(address): bond removed")
         let linked = core.connections.values.filter { $0.address == address || stored.bond.resolves($0.address) }

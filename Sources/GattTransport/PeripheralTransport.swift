@@ -34,10 +34,18 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     /// The bonds to encrypt reconnecting centrals with (loaded from the bond store at
     /// start; the transport adds the bonds its own pairings complete).
     func setBonds(_ bonds: [Bond])
+    /// Unbond: forget `bond` wherever the transport keeps keys besides `setBonds`' set (the
+    /// kernel's key lists); `setBonds` without it follows.
+    func removeBond(_ bond: Bond)
     /// Reload: the new config's transport settings (random address, preferred parameters).
     func configure(_ configuration: GattConfiguration)
     /// Closes the transport for good (the daemon stops); no `.lost` follows.
     func close() -> EventLoopFuture<Void>
+}
+
+extension PeripheralTransport {
+    /// A transport whose keys are only `setBonds`' set has nothing more to forget.
+    public func removeBond(_ bond: Bond) {}
 }
 
 /// Why a transport could not be opened, and what the daemon should do about it.
