@@ -243,6 +243,63 @@ gatt --primary
 expect_out "attr handle = 0x000e, end grp handle = 0x0017 uuid: 0000fff0-$UUID_BASE" "service discovery after hci0 down/up"
 links_closed
 
+# Bonds (the kernel transport's bond store): the kernel's New Long Term Key became a bond in the
+# state dir; gattd loads it into the kernel at every open of the adapter (hci0 down/up) and at
+# start (here after the kernel's own keys were cleared while gattd was stopped), so the central
+# re-encrypts with its key and reads the encryption-required characteristic without pairing again.
+BOND=/tmp/gattd-state/bonds/$HCI1_ADDR.json
+grep -q "paired and bonded as $HCI1_ADDR" $LOG && pass "the kernel's pairing was stored as a bond (New Long Term Key)" \
+    || bad "no 'paired and bonded as $HCI1_ADDR' line"
+[ -f "$BOND" ] && pass "bond file $BOND" || bad "no bond file $BOND"
+cat "$BOND" 2>/dev/null
+pairings() { btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c "SMP: Pairing Request"; }
+echo "SMP Pairing Requests so far: $(pairings)"
+[ "$(pairings)" -gt 0 ] && pass "the trace shows the first pairing (SMP Pairing Request)" || bad "no SMP Pairing Request in the trace"
+encrypted_read() { # WHEN: the encryption-required read at sec-level medium, with no new pairing
+    p_before=$(pairings); b_before=$(count "paired and bonded" $LOG)
+    gatt --sec-level=medium --char-read -a 0x0017
+    expect_out "Characteristic value/descriptor: 73 65 63 72 65 74" "$1: encrypted characteristic read"
+    links_closed
+    [ "$(pairings)" = "$p_before" ] && [ "$(count "paired and bonded" $LOG)" = "$b_before" ] \
+        && pass "$1: no new pairing (no SMP Pairing Request, no new bond)" \
+        || bad "$1: paired again (Pairing Requests $p_before -> $(pairings))"
+}
+grep -q "hci0: 1 bond loaded into the kernel (1 LTK" $LOG && pass "after hci0 down/up gattd loaded the bond into the kernel again" \
+    || bad "no 'hci0: 1 bond loaded into the kernel' after hci0 down/up"
+encrypted_read "after hci0 down/up"
+
+# gattd restart with the kernel's keys gone meanwhile: only gattd's Load Long Term Keys can bring it back.
+kill -TERM $GATTD_PID 2>/dev/null
+i=0; while kill -0 $GATTD_PID 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+wait $GATTD_PID; echo "gattd stopped: rc=$?"
+./mgmt_agent --clear 0 && pass "hci0's kernel keys cleared while gattd was stopped (Load LTKs/IRKs, empty lists)" \
+    || bad "could not clear hci0's kernel keys"
+loads_before=$(count "hci0: 1 bond loaded into the kernel" $LOG)
+adv_before=$(count 'advertising as "gattd-vm"' $LOG)
+$GATTD --config gattd.json --transport hci0 --control /tmp/gattd.sock --state-dir /tmp/gattd-state --log-level debug >>$LOG 2>&1 &
+GATTD_PID=$!
+wait_more 'advertising as "gattd-vm"' $LOG "$adv_before" 150 && pass "gattd restarted and advertises" || bad "gattd did not restart"
+grep -q "loaded 1 bond from /tmp/gattd-state/bonds" $LOG && pass "the restarted gattd read the bond store" || bad "bond store not read"
+wait_more "hci0: 1 bond loaded into the kernel (1 LTK" $LOG "$loads_before" 30 && pass "the restarted gattd loaded the bond into the kernel" \
+    || bad "no bond loaded into the kernel after the restart"
+encrypted_read "after a gattd restart"
+
+# Unbond: gattctl unbond → the bond file goes and mgmt Unpair Device makes the kernel forget the key,
+# so the central's encryption attempt with its old key is refused (LTK Request Negative Reply).
+if $GATTCTL --help 2>&1 | grep -q unbond; then
+    $GATTCTL unbond "$HCI1_ADDR"; echo "gattctl unbond rc=$?"
+    wait_for "the kernel forgot the keys of $HCI1_ADDR" $LOG 30 && pass "unbond: mgmt Unpair Device" || bad "unbond: no Unpair Device log line"
+    [ ! -f "$BOND" ] && pass "unbond: bond file removed" || bad "unbond: bond file still there"
+    negs=$(btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c "Long Term Key Request Neg")
+    gatt --sec-level=medium --char-read -a 0x0017
+    links_closed
+    [ "$(btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c "Long Term Key Request Neg")" -gt "$negs" ] \
+        && pass "unbond: hci0's kernel has no key for the central any more (LTK Request Negative Reply)" \
+        || bad "unbond: the kernel still answered the central's key"
+else
+    echo "INFO: this gattctl has no unbond command yet: unbond (mgmt Unpair Device) is not checked in the VM"
+fi
+
 # SIGTERM: clean exit 0.
 kill $AGENT 2>/dev/null
 kill -0 $GATTD_PID 2>/dev/null && pass "gattd still running at the end" || bad "gattd died"
