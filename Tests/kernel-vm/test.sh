@@ -208,7 +208,8 @@ links_closed
 
 # gattctl disconnect: gattd drops the central's link (HCI Disconnect).
 subs=$(count 'subscribed to counter' $LOG)
-timeout 10 gatttool -i hci1 -b "$HCI0_ADDR" -t public --char-write-req -a 0x0013 -n 0100 --listen >/tmp/listen2.out 2>&1 &
+# (30 s: gattctl may take seconds to start in a TCG guest on a busy host; the link goes sooner.)
+timeout 30 gatttool -i hci1 -b "$HCI0_ADDR" -t public --char-write-req -a 0x0013 -n 0100 --listen >/tmp/listen2.out 2>&1 &
 LISTEN=$!
 if wait_more 'subscribed to counter' $LOG "$subs" 100; then
     before=$(count ' disconnected: ' $LOG)
@@ -255,11 +256,15 @@ cat "$BOND" 2>/dev/null
 pairings() { btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c "SMP: Pairing Request"; }
 echo "SMP Pairing Requests so far: $(pairings)"
 [ "$(pairings)" -gt 0 ] && pass "the trace shows the first pairing (SMP Pairing Request)" || bad "no SMP Pairing Request in the trace"
+# Command Complete of LE Long Term Key Request Reply: the kernel answered a central's LTK Request.
+ltk_replies() { btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c "(0x08|0x001a) ncmd"; }
 encrypted_read() { # WHEN: the encryption-required read at sec-level medium, with no new pairing
-    p_before=$(pairings); b_before=$(count "paired and bonded" $LOG)
+    p_before=$(pairings); b_before=$(count "paired and bonded" $LOG); r_before=$(ltk_replies)
     gatt --sec-level=medium --char-read -a 0x0017
     expect_out "Characteristic value/descriptor: 73 65 63 72 65 74" "$1: encrypted characteristic read"
     links_closed
+    [ "$(ltk_replies)" -gt "$r_before" ] && pass "$1: hci0's kernel answered the LTK Request with the bond's key" \
+        || bad "$1: no LE Long Term Key Request Reply"
     [ "$(pairings)" = "$p_before" ] && [ "$(count "paired and bonded" $LOG)" = "$b_before" ] \
         && pass "$1: no new pairing (no SMP Pairing Request, no new bond)" \
         || bad "$1: paired again (Pairing Requests $p_before -> $(pairings))"
@@ -284,18 +289,19 @@ wait_more "hci0: 1 bond loaded into the kernel (1 LTK" $LOG "$loads_before" 30 &
     || bad "no bond loaded into the kernel after the restart"
 encrypted_read "after a gattd restart"
 
-# Unbond: gattctl unbond → the bond file goes and mgmt Unpair Device makes the kernel forget the key,
-# so the central's encryption attempt with its old key is refused (LTK Request Negative Reply).
+# Unbond: gattctl unbond → the bond file goes and mgmt Unpair Device makes the kernel forget the
+# key: its Command Complete is Success only when the kernel removed an LTK (Not Paired otherwise,
+# which gattd logs as "it had none"), and the kernel tells other mgmt sockets (Device Unpaired).
+# (No encryption attempt with the forgotten key here: on this 6.1 kernel a peripheral-side
+# encryption failure followed by the release of the ATT socket hits a kernel BUG in hci_chan_del.)
 if $GATTCTL --help 2>&1 | grep -q unbond; then
     $GATTCTL unbond "$HCI1_ADDR"; echo "gattctl unbond rc=$?"
-    wait_for "the kernel forgot the keys of $HCI1_ADDR" $LOG 30 && pass "unbond: mgmt Unpair Device" || bad "unbond: no Unpair Device log line"
+    wait_for "hci0: the kernel forgot the keys of $HCI1_ADDR (mgmt Unpair Device)" $LOG 30 \
+        && pass "unbond: the kernel removed the central's keys (mgmt Unpair Device: Success)" || bad "unbond: no Unpair Device success"
+    grep "the kernel forgot the keys" $LOG
     [ ! -f "$BOND" ] && pass "unbond: bond file removed" || bad "unbond: bond file still there"
-    negs=$(btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c "Long Term Key Request Neg")
-    gatt --sec-level=medium --char-read -a 0x0017
-    links_closed
-    [ "$(btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c "Long Term Key Request Neg")" -gt "$negs" ] \
-        && pass "unbond: hci0's kernel has no key for the central any more (LTK Request Negative Reply)" \
-        || bad "unbond: the kernel still answered the central's key"
+    btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -q "MGMT Event: Device Unpaired" \
+        && pass "unbond: the kernel reported Device Unpaired" || bad "unbond: no Device Unpaired in the trace"
 else
     echo "INFO: this gattctl has no unbond command yet: unbond (mgmt Unpair Device) is not checked in the VM"
 fi
