@@ -81,7 +81,8 @@ hciconfig hci0 | grep -q DOWN && pass "hci0 starts DOWN" || bad "hci0 was not DO
 cp /usr/bin/bash /tmp/bluetoothd
 /tmp/bluetoothd -c 'sleep 30; true' &
 FAKE=$!
-sleep 0.2
+# Until the exec has happened (a busy TCG guest can take longer than the 0.2 s this once slept).
+i=0; while [ "$(cat /proc/$FAKE/comm 2>/dev/null)" != bluetoothd ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
 timeout 20 $GATTD --config gattd.json --transport hci0 --control /tmp/gattd-refused.sock >/tmp/refused.log 2>&1
 rc=$?
 kill $FAKE 2>/dev/null; wait $FAKE 2>/dev/null
@@ -305,6 +306,36 @@ if $GATTCTL --help 2>&1 | grep -q unbond; then
 else
     echo "INFO: this gattctl has no unbond command yet: unbond (mgmt Unpair Device) is not checked in the VM"
 fi
+
+# Pairing prompts from the kernel: with security.io_capability display_yes_no (applied on SIGHUP
+# through mgmt Set IO Capability) and a DisplayYesNo, Secure Connections central, the kernel asks
+# gattd to compare numbers (User Confirmation Request, Confirm_Hint 0). gattd reports the
+# comparison as a pairing prompt; with no control client to answer it the daemon refuses, and
+# the transport sends mgmt User Confirmation Negative Reply, so the pairing fails.
+mgmt_cmds() { btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c "MGMT Command: .*($1) .*\[hci0\]"; }   # by opcode
+io_before=$(mgmt_cmds 0x0018)   # Set IO Capability
+sed -i 's/^  "name": "gattd-vm",$/  "name": "gattd-vm", "security": {"io_capability": "display_yes_no"},/' gattd.json
+grep -q display_yes_no gattd.json || bad "could not put io_capability into gattd.json"
+reloads=$(count "config reloaded" $LOG)
+kill -HUP $GATTD_PID
+wait_more "config reloaded" $LOG "$reloads" 50 && pass "SIGHUP reload with security.io_capability display_yes_no" || bad "no reload"
+i=0; while [ "$(mgmt_cmds 0x0018)" -le "$io_before" ] && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
+btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -A3 "MGMT Command: Set IO Capability" | grep -q "DisplayYesNo" \
+    && pass "the reload set hci0's IO capability to DisplayYesNo (mgmt Set IO Capability)" || bad "no Set IO Capability DisplayYesNo"
+btmgmt -i hci1 io-cap 1 >/dev/null 2>&1
+btmgmt -i hci1 sc on >/dev/null 2>&1
+btmgmt -i hci1 unpair -t 1 "$HCI0_ADDR" >/dev/null 2>&1   # hci1 forgets its key: it must pair again
+neg_before=$(mgmt_cmds 0x001d)   # User Confirmation Negative Reply
+gatt --sec-level=medium --char-read -a 0x0017
+links_closed
+wait_for ": numeric comparison [0-9]\{6\}" $LOG 30 && pass "the kernel's numeric comparison reached the daemon as a pairing prompt" \
+    || bad "no numeric comparison prompt"
+grep -E "numeric comparison|pairing needs" $LOG | tail -2
+[ "$(mgmt_cmds 0x001d)" -gt "$neg_before" ] \
+    && pass "the refused comparison went back to the kernel (mgmt User Confirmation Negative Reply)" \
+    || bad "no User Confirmation Negative Reply from gattd"
+grep -q "Characteristic value/descriptor: 73 65 63 72 65 74" /tmp/gatt.out && bad "the refused pairing still read the encrypted value" \
+    || pass "the refused pairing left the encrypted characteristic unreadable"
 
 # SIGTERM: clean exit 0.
 kill $AGENT 2>/dev/null
