@@ -166,6 +166,7 @@ extension PeripheralDaemon {
         bonds.removeAll { $0.bond.address == address }
         removeBondFile(address)
         forgetClientState(address)
+        transport.removeBond(stored.bond)
         transport.setBonds(bonds.map(\.bond))
         logger.info("\(address): bond removed")
         let linked = core.connections.values.filter { $0.address == address || stored.bond.resolves($0.address) }

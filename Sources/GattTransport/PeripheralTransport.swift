@@ -37,10 +37,18 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     /// Our Identity Resolving Key (kept by the daemon in the state directory): distributed to
     /// bonding centrals and used for our resolvable private addresses. Called before `open`.
     func setLocalIRK(_ irk: [UInt8])
+    /// Unbond: forget `bond` wherever the transport keeps keys besides `setBonds`' set (the
+    /// kernel's key lists); `setBonds` without it follows.
+    func removeBond(_ bond: Bond)
     /// Reload: the new config's transport settings (random address, preferred parameters).
     func configure(_ configuration: GattConfiguration)
     /// Closes the transport for good (the daemon stops); no `.lost` follows.
     func close() -> EventLoopFuture<Void>
+}
+
+extension PeripheralTransport {
+    /// A transport whose keys are only `setBonds`' set has nothing more to forget.
+    public func removeBond(_ bond: Bond) {}
 }
 
 /// Why a transport could not be opened, and what the daemon should do about it.

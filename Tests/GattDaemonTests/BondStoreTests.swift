@@ -125,6 +125,7 @@ import Testing
         #expect(try !group.next().submit { daemon.unbond(BondStoreTests.minimal.bond.address) }.wait())
         #expect(store.load().bonds.isEmpty)
         #expect(transport.loadedBonds == [])
+        #expect(transport.removedBonds == [BondStoreTests.minimal.bond], "the transport forgets it too (kernel: Unpair Device)")
         #expect(transport.disconnects == [id])
         try daemon.stop().wait()
         try group.syncShutdownGracefully()

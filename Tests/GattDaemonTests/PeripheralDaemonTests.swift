@@ -23,6 +23,7 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     private(set) var closed = false
     private(set) var pairingAnswers: [PairingUserAnswer] = []
     private(set) var loadedBonds: [Bond]?
+    private(set) var removedBonds: [Bond] = []
 
     init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
 
@@ -41,6 +42,7 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {}
     func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) { pairingAnswers.append(answer) }
     func setBonds(_ bonds: [Bond]) { loadedBonds = bonds }
+    func removeBond(_ bond: Bond) { removedBonds.append(bond) }
     func configure(_ configuration: GattConfiguration) {}
     func close() -> EventLoopFuture<Void> {
         closed = true

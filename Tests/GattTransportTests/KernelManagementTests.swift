@@ -58,18 +58,13 @@ struct KernelManagementTests {
     @Test func userConfirmationRequestIsAnsweredWithItsAddress() throws {
         // Event 0x000F on index 0: 00:AA:01:01:00:01 LE public, confirm_hint 1, value 0.
         let event: [UInt8] = [0x0F, 0x00, 0x00, 0x00, 0x0C, 0x00, 0x01, 0x00, 0x01, 0x01, 0xAA, 0x00, 0x01, 0x01, 0, 0, 0, 0]
-        let request = try #require(KernelPairingAgent.userConfirmationRequest(event, index: 0))
-        #expect(request.peer == KernelBDAddress(BluetoothAddress("00:AA:01:01:00:01")!, type: .lePublic))
-        #expect(request.hint)
-        #expect(request.value == 0)
+        let peer = KernelBDAddress(BluetoothAddress("00:AA:01:01:00:01")!, type: .lePublic)
+        #expect(KernelManagementEvent(packet: event, index: 0) == .userConfirmationRequest(peer, justWorks: true, value: 0))
         #expect(
-            KernelPairingAgent.userConfirmationReply(request, index: 0)
+            KernelManagement.packet(.userConfirmationReply, index: 0, parameters: KernelKeyCommands.address(peer))
                 == [0x1C, 0x00, 0x00, 0x00, 0x07, 0x00, 0x01, 0x00, 0x01, 0x01, 0xAA, 0x00, 0x01])
-        #expect(KernelPairingAgent.userConfirmationRequest(event, index: 1) == nil)
-        #expect(KernelPairingAgent.userConfirmationRequest(Array(event.prefix(17)), index: 0) == nil)
-        var other = event
-        other[0] = 0x10  // User Passkey Request: not answered
-        #expect(KernelPairingAgent.userConfirmationRequest(other, index: 0) == nil)
+        #expect(KernelManagementEvent(packet: event, index: 1) == nil)
+        #expect(KernelManagementEvent(packet: Array(event.prefix(17)), index: 0) == nil)
     }
 
     /// trySend never blocks: a full socket answers false, and whenWritable fires once the

@@ -35,12 +35,22 @@ public enum KernelManagement {
         public var current: Settings
     }
 
-    /// mgmt command opcodes used here.
-    enum Opcode: UInt16 {
+    /// mgmt command opcodes used here (mgmt-api.txt "Management Commands").
+    public enum Opcode: UInt16, Sendable {
         case readControllerInformation = 0x0004
         case setPowered = 0x0005
         case setBondable = 0x0009
         case setLowEnergy = 0x000D
+        case loadLongTermKeys = 0x0013
+        case setIOCapability = 0x0018
+        case unpairDevice = 0x001B
+        case userConfirmationReply = 0x001C
+        case userConfirmationNegativeReply = 0x001D
+        case userPasskeyReply = 0x001E
+        case userPasskeyNegativeReply = 0x001F
+        case setSecureConnections = 0x002D
+        case loadIdentityResolvingKeys = 0x0030
+        case loadConnectionParameters = 0x0035
         case setDefaultSystemConfiguration = 0x004C
 
         var name: String {
@@ -49,6 +59,16 @@ public enum KernelManagement {
             case .setPowered: "Set Powered"
             case .setBondable: "Set Bondable"
             case .setLowEnergy: "Set Low Energy"
+            case .loadLongTermKeys: "Load Long Term Keys"
+            case .setIOCapability: "Set IO Capability"
+            case .unpairDevice: "Unpair Device"
+            case .userConfirmationReply: "User Confirmation Reply"
+            case .userConfirmationNegativeReply: "User Confirmation Negative Reply"
+            case .userPasskeyReply: "User Passkey Reply"
+            case .userPasskeyNegativeReply: "User Passkey Negative Reply"
+            case .setSecureConnections: "Set Secure Connections"
+            case .loadIdentityResolvingKeys: "Load Identity Resolving Keys"
+            case .loadConnectionParameters: "Load Connection Parameters"
             case .setDefaultSystemConfiguration: "Set Default System Configuration"
             }
         }
@@ -95,12 +115,18 @@ public enum KernelManagement {
     public static func setDefaultConnectionParameters(
         index: Int, _ p: LEConnectionParameters, timeout: Duration = .seconds(5)
     ) throws(KernelTransportError) {
-        let fd = try KernelSocket.openHCI()
+        let fd = try controlSocket()
         defer { close(fd) }
-        guard KernelSocket.bindHCI(fd, device: CBLUEZ_HCI_DEV_NONE, channel: CBLUEZ_HCI_CHANNEL_CONTROL) == 0 else {
-            throw .system("bind(HCI_CHANNEL_CONTROL) (the kernel's management interface)", errno: errno)
-        }
         _ = try command(fd, .setDefaultSystemConfiguration, index: index, parameters: connectionParameterTLVs(p), device: "hci\(index)", timeout: timeout)
+    }
+
+    /// A blocking mgmt socket (HCI_CHANNEL_CONTROL) for commands; the caller closes it.
+    static func controlSocket() throws(KernelTransportError) -> Int32 {
+        let fd = try KernelSocket.openHCI()
+        guard KernelSocket.bindHCI(fd, device: CBLUEZ_HCI_DEV_NONE, channel: CBLUEZ_HCI_CHANNEL_CONTROL) == 0 else {
+            throw .system("bind(HCI_CHANNEL_CONTROL) (the kernel's management interface)", closing: fd)
+        }
+        return fd
     }
 
     /// The four TLVs (type u16, length u8, value u16; little-endian) of the LE connection parameters.

@@ -51,6 +51,7 @@ extension KernelPeripheralTransport {
     private func bearerClosed(_ id: ConnectionID, bearer: KernelATTBearer, reason: KernelATTBearer.CloseReason) {
         guard let link = links[id], link.bearer === bearer else { return }
         links[id] = nil
+        pendingPrompts[id] = nil
         bearer.close()
         if let handle = link.handle { peripheralHandles.remove(handle) }
         var why: String?
@@ -114,17 +115,6 @@ extension KernelPeripheralTransport {
                 logger.warning("cannot disconnect \(link.bearer.peer.address): \(error)")
             }
         }
-    }
-
-    /// The kernel pairs on its own (its agent answers prompts): answers are ignored for now.
-    public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) {
-        logger.debug("\(id): pairing answers are not passed to the kernel yet; ignored")
-    }
-
-    /// The kernel keeps its own keys while the adapter stays powered; loading the bond
-    /// store through mgmt Load Long Term Keys is not implemented yet, so this is ignored.
-    public func setBonds(_ bonds: [Bond]) {
-        if !bonds.isEmpty { logger.debug("\(bonds.count) bond(s) not loaded into the kernel (not implemented yet)") }
     }
 
     /// Raises the socket's BT_SECURITY, so the kernel sends an SMP Security Request and the

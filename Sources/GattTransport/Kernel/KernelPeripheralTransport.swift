@@ -24,8 +24,9 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
 
     var poller: KernelPoller?
     private var monitor: KernelAdapterMonitor?
-    /// Answers the kernel's Just Works confirmations (bluetoothd's agent is not running).
-    private var agent: KernelPairingAgent?
+    /// The adapter's mgmt events: answers Just Works confirmations itself (bluetoothd's agent
+    /// is not running), passes on keys and prompts, writes the answers to prompts.
+    var agent: KernelPairingAgent?
     var controller: KernelHCIController?
     private var listener: KernelATTListener?
     var adapterState: AdapterState = .closed
@@ -58,10 +59,22 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
 
     /// `connection.preferred`: set as the adapter's default connection parameters at open.
     var preferredConnection: LEConnectionParameters?
+    /// The `security` settings given to the kernel's SMP at every open (and on reload).
+    var securitySettings: KernelManagement.SecuritySettings
+    /// The bond store's bonds, loaded into the kernel at every open.
+    var bonds: [Bond] = []
+    /// The keys the kernel holds as far as this transport knows (loaded, or reported by the
+    /// kernel since); nil when unknown (not loaded yet, adapter gone): the next load sends all.
+    var kernelKeys: KernelKeySet?
+    /// Merges a pairing's key events into one bond.
+    var bondAssembler = KernelBondAssembler()
+    /// Pairing questions from the kernel waiting for the daemon's answer, by connection.
+    var pendingPrompts: [ConnectionID: KernelPairingPrompt] = [:]
 
     public init(index: Int, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger) {
         self.index = index
         self.preferredConnection = configuration.advertising.preferredConnection?.connectionParameters
+        self.securitySettings = KernelManagement.SecuritySettings(configuration.security)
         self.eventLoop = eventLoop
         self.logger = logger
         commandThread.start()
@@ -81,6 +94,11 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     }
 
     public func configure(_ configuration: GattConfiguration) {
+        let security = KernelManagement.SecuritySettings(configuration.security)
+        if security != securitySettings {
+            securitySettings = security
+            if adapterState == .ready { applySecurity() }
+        }
         let preferred = configuration.advertising.preferredConnection?.connectionParameters
         guard preferred != preferredConnection else { return }
         preferredConnection = preferred
@@ -159,7 +177,9 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         do {
             let agent = try KernelPairingAgent(index: index, poller: poller)
             self.agent = agent
-            agent.start(on: eventLoop) { [weak self] confirmation in self?.pairingConfirmed(confirmation) }
+            agent.start(
+                on: eventLoop, onConfirmation: { [weak self] confirmation in self?.pairingConfirmed(confirmation) },
+                onEvent: { [weak self] event in self?.managementEvent(event) })
         } catch {
             logger.warning("no pairing agent (centrals cannot pair on kernels that ask user space to confirm Just Works): \(error)")
         }
@@ -194,6 +214,10 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         adapterState = .ready
         advertising.reset()
         listener.start(on: eventLoop) { [weak self] bearer in self?.accepted(bearer) }
+        // Queued before any advertising command: the keys are in before a central can connect.
+        applySecurity()
+        kernelKeys = nil
+        loadBondsIntoKernel()
         applyPreferredConnection()
         let description = "\(controller.address.address) (\(adapterName), kernel): LE features 0x\(String(controller.leFeatures, radix: 16)), ACL \(info.aclMTU) bytes x \(info.aclPackets)"
         onEvent?(.ready(address: controller.address.address, description: description))
@@ -245,6 +269,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         }
         peripheralHandles.removeAll()
         disconnectReasons.removeAll()
+        pendingPrompts.removeAll()
+        kernelKeys = nil
         advertising.reset()
         if let controller { commandThread.submit { _ in controller.close() } }
         controller = nil
@@ -281,11 +307,10 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     }
 
     private func pairingConfirmed(_ c: KernelPairingAgent.Confirmation) {
-        let method = c.justWorks ? "Just Works" : "numeric comparison \(c.value)"
         if c.accepted {
-            logger.info("pairing with \(c.peer.address): accepted \(method) (the kernel asked for a user confirmation)")
+            logger.info("pairing with \(c.peer.address): accepted Just Works (the kernel asked for a user confirmation)")
         } else {
-            logger.warning("pairing with \(c.peer.address): could not answer the kernel's \(method) confirmation")
+            logger.warning("pairing with \(c.peer.address): could not answer the kernel's Just Works confirmation")
         }
     }
 }
