@@ -31,6 +31,8 @@ from gattd_client import (  # noqa: E402
     PasskeyRequest,
     PersistFailed,
     UnknownBondError,
+    Service,
+    UnknownServiceError,
     BusyError,
     Confirmed,
     Connected,
@@ -357,6 +359,36 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             {"op": "unbond", "central": "C0:00:00:00:00:01"},
             {"op": "unbond", "central": "C0:00:00:00:00:09"},
         ])
+
+    async def test_runtime_services(self) -> None:
+        seen: List[Dict[str, Any]] = []
+        added = {"id": "extra", "uuid": "5E60", "start": 40, "end": 42, "runtime": True}
+
+        async def script(peer: Peer) -> None:
+            for _ in range(4):
+                request = await peer.receive()
+                seen.append({k: v for k, v in request.items() if k != "id"})
+                if request["op"] == "add_service":
+                    await peer.ok(request, services=[added])
+                elif request["op"] == "list_services":
+                    await peer.ok(request, services=[added])
+                elif request["service"] == "nope":
+                    await peer.error(request, "unknown_service")
+                else:
+                    await peer.ok(request)
+            await peer.receive()
+
+        async def body(client: GattdClient, fake: FakeGattd) -> None:
+            service = {"id": "extra", "uuid": "5E60", "characteristics": []}
+            self.assertEqual(await client.add_service(service), Service("extra", "5E60", 40, 42, True))
+            self.assertEqual(await client.list_services(), [Service("extra", "5E60", 40, 42, True)])
+            await client.remove_service("extra")
+            with self.assertRaises(UnknownServiceError):
+                await client.remove_service("nope")
+
+        await self.run_with(script, body)
+        self.assertEqual([s["op"] for s in seen], ["add_service", "list_services", "remove_service", "remove_service"])
+        self.assertEqual(seen[0]["service"]["uuid"], "5E60")
 
     def test_pairing_events_are_typed(self) -> None:
         a = "C0:00:00:00:00:01"

@@ -25,6 +25,7 @@ from ._errors import (
     PersistFailedError,
     TooManyClientsError,
     UnknownBondError,
+    UnknownServiceError,
     UnknownCentralError,
     UnknownCharacteristicError,
     UnknownOpError,
@@ -54,7 +55,7 @@ from ._events import (
     Written,
     parse_event,
 )
-from ._status import Bond, Connection, Status, Subscription
+from ._status import Bond, Connection, Service, Status, Subscription
 from ._values import Value, decode_value, encode_value
 
 __version__ = "0.1.0"
@@ -96,11 +97,13 @@ __all__ = [
     "ReadHandler",
     "ReadRequest",
     "Ready",
+    "Service",
     "Status",
     "Subscribed",
     "Subscription",
     "TooManyClientsError",
     "UnknownBondError",
+    "UnknownServiceError",
     "UnknownCentralError",
     "UnknownCharacteristicError",
     "UnknownEvent",

@@ -28,7 +28,7 @@ from typing import (
 
 from ._errors import AttError, GattdConnectionError, GattdError, GattdTimeoutError, error_from_reply
 from ._events import Event, ReadRequest, Ready, WriteRequest, parse_event
-from ._status import Bond, Status
+from ._status import Bond, Service, Status
 from ._values import Value, decode_value, encode_value
 
 logger = logging.getLogger("gattd_client")
@@ -325,6 +325,21 @@ class GattdClient:
         """Forgets a bond (by identity address); the central is disconnected and must pair
         again. Raises `UnknownBondError` when there is no such bond."""
         await self.request({"op": "unbond", "central": central})
+
+    async def add_service(self, service: Mapping[str, Any]) -> Service:
+        """Adds a service at runtime (a service object as in the config's `services`); connected
+        centrals get Service Changed. Not kept across a gattd restart or reload."""
+        reply = await self.request({"op": "add_service", "service": dict(service)})
+        return Service.from_json(reply["services"][0])
+
+    async def remove_service(self, service_id: str) -> None:
+        """Removes a service by its id. Raises `UnknownServiceError` when there is none."""
+        await self.request({"op": "remove_service", "service": service_id})
+
+    async def list_services(self) -> List[Service]:
+        """The services served after GAP and GATT, with their handle ranges."""
+        reply = await self.request({"op": "list_services"})
+        return [Service.from_json(s) for s in reply.get("services", [])]
 
     async def respond(self, request: Union[int, ReadRequest, WriteRequest], value: Optional[Value] = None, *,
                       status: str = "success") -> None:

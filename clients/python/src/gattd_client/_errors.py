@@ -21,6 +21,7 @@ class ErrorCode(str, enum.Enum):
     UNKNOWN_CENTRAL = "unknown_central"
     NO_PAIRING_PROMPT = "no_pairing_prompt"
     UNKNOWN_BOND = "unknown_bond"
+    UNKNOWN_SERVICE = "unknown_service"
     PERSIST_FAILED = "persist_failed"
     TOO_MANY_CLIENTS = "too_many_clients"
 
@@ -93,6 +94,10 @@ class UnknownBondError(GattdError):
     """`unknown_bond`: `unbond` of an address gattd has no bond with."""
 
 
+class UnknownServiceError(GattdError):
+    """`unknown_service`: `remove_service` of an id gattd does not serve (or cannot remove)."""
+
+
 class PersistFailedError(GattdError):
     """`persist_failed`: a value could not be made durable; nothing was changed."""
 
@@ -114,6 +119,7 @@ _ERROR_CLASSES: Dict[str, Type[GattdError]] = {
     ErrorCode.UNKNOWN_CENTRAL.value: UnknownCentralError,
     ErrorCode.NO_PAIRING_PROMPT.value: NoPairingPromptError,
     ErrorCode.UNKNOWN_BOND.value: UnknownBondError,
+    ErrorCode.UNKNOWN_SERVICE.value: UnknownServiceError,
     ErrorCode.PERSIST_FAILED.value: PersistFailedError,
     ErrorCode.TOO_MANY_CLIENTS.value: TooManyClientsError,
 }

@@ -89,3 +89,23 @@ class Bond:
         return cls(central=str(o["central"]), address_type=str(o.get("address_type", "")),
                    authenticated=bool(o.get("authenticated")), secure_connections=bool(o.get("secure_connections")),
                    key_size=int(o.get("key_size", 0)), irk=bool(o.get("irk")), created=int(o.get("created", 0)))
+
+
+@dataclass(frozen=True)
+class Service:
+    """One service, as `list_services()` / `add_service()` answer."""
+
+    id: Optional[str]
+    uuid: str
+    start: int
+    """Its first handle."""
+    end: int
+    """Its last handle."""
+    runtime: bool
+    """Added with `add_service` (not from the config)."""
+
+    @classmethod
+    def from_json(cls, o: Mapping[str, Any]) -> "Service":
+        sid = o.get("id")
+        return cls(id=sid if isinstance(sid, str) else None, uuid=str(o["uuid"]), start=int(o["start"]),
+                   end=int(o["end"]), runtime=bool(o.get("runtime")))
