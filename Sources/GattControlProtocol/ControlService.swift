@@ -32,17 +32,3 @@ public struct ControlService: Sendable, Equatable {
         runtime = try o.bool("runtime")
     }
 }
-
-extension JSONText {
-    /// The same document as a parsed value (numbers keep their text).
-    public init(_ v: JSONValue) {
-        switch v.kind {
-        case .null: self = .null
-        case .bool(let b): self = .bool(b)
-        case .number(let n): self = .rawNumber(n)
-        case .string(let s): self = .string(s)
-        case .array(let a): self = .array(a.map(JSONText.init))
-        case .object(let members): self = .object(members.map { ($0.key, JSONText($0.value)) })
-        }
-    }
-}

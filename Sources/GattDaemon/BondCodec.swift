@@ -39,28 +39,28 @@ enum BondCodec {
         guard let root = try? JSONParser.parse(bytes), case .object(let members) = root.kind else { return nil }
         var m: [String: JSONValue.Kind] = [:]
         for member in members { m[member.key] = member.value.kind }
-        guard integer(m["version"]) == UInt64(version),
-            let addressText = string(m["address"]), let address = BluetoothAddress(addressText),
-            let type = integer(m["address_type"]), type <= 3,
-            let ediv = integer(m["ediv"]), ediv <= 0xFFFF, let rand = integer(m["rand"]),
-            let keySize = integer(m["key_size"]), (7...16).contains(keySize),
+        guard StateJSON.unsigned(m["version"]) == UInt64(version),
+            let addressText = StateJSON.string(m["address"]), let address = BluetoothAddress(addressText),
+            let type = StateJSON.unsigned(m["address_type"]), type <= 3,
+            let ediv = StateJSON.unsigned(m["ediv"]), ediv <= 0xFFFF, let rand = StateJSON.unsigned(m["rand"]),
+            let keySize = StateJSON.unsigned(m["key_size"]), (7...16).contains(keySize),
             case .bool(let authenticated)? = m["authenticated"], case .bool(let sc)? = m["secure_connections"],
-            let created = integer(m["created"]), created <= UInt64(Int64.max)
+            let created = StateJSON.unsigned(m["created"]), created <= UInt64(Int64.max)
         else { return nil }
         // Optional keys: absent is fine, present must be a 16-octet key.
         func key(_ name: String) -> [UInt8]?? {
             guard let v = m[name] else { return .some(nil) }
-            guard let s = string(v), let k = unhex(s), k.count == 16 else { return nil }
+            guard let s = StateJSON.string(v), let k = unhex(s), k.count == 16 else { return nil }
             return .some(k)
         }
         var lastSeen: Int64?
         if let v = m["last_seen"] {
-            guard let t = integer(v), t <= UInt64(Int64.max) else { return nil }
+            guard let t = StateJSON.unsigned(v), t <= UInt64(Int64.max) else { return nil }
             lastSeen = Int64(t)
         }
         var signCounter: UInt32?
         if let v = m["peer_sign_counter"] {
-            guard let n = integer(v), n <= UInt64(UInt32.max) else { return nil }
+            guard let n = StateJSON.unsigned(v), n <= UInt64(UInt32.max) else { return nil }
             signCounter = UInt32(n)
         }
         guard let ltk = key("ltk"), let peerIRK = key("peer_irk"), let peerCSRK = key("peer_csrk"),
@@ -68,7 +68,7 @@ enum BondCodec {
         else { return nil }
         var identity: SMPIdentity?
         if let localIRK {
-            guard let a = string(m["local_address"]).flatMap(BluetoothAddress.init), let t = integer(m["local_address_type"]), t <= 3 else {
+            guard let a = StateJSON.string(m["local_address"]).flatMap(BluetoothAddress.init), let t = StateJSON.unsigned(m["local_address_type"]), t <= 3 else {
                 return nil
             }
             identity = SMPIdentity(irk: localIRK, address: a, addressType: BluetoothAddressType(rawValue: UInt8(t)))
@@ -78,16 +78,6 @@ enum BondCodec {
             rand: rand, keySize: Int(keySize), authenticated: authenticated, secureConnections: sc, peerIRK: peerIRK,
             peerCSRK: peerCSRK, localIdentity: identity, localCSRK: localCSRK)
         return StoredBond(bond: bond, created: Int64(created), peerSignCounter: signCounter, lastSeen: lastSeen)
-    }
-
-    private static func integer(_ k: JSONValue.Kind?) -> UInt64? {
-        guard case .number(let text)? = k else { return nil }
-        return UInt64(text)
-    }
-
-    private static func string(_ k: JSONValue.Kind?) -> String? {
-        guard case .string(let s)? = k else { return nil }
-        return s
     }
 
     static func hex(_ bytes: [UInt8]) -> String { AttributeValueLiteral.hexString(bytes) }
@@ -113,5 +103,19 @@ enum BondCodec {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
         default: nil
         }
+    }
+}
+
+/// Reading the state files' JSON members (bond and client-state files share them).
+enum StateJSON {
+    /// A non-negative integer member (nil: absent, not a number, or out of range).
+    static func unsigned(_ k: JSONValue.Kind?) -> UInt64? {
+        guard case .number(let text)? = k else { return nil }
+        return UInt64(text)
+    }
+
+    static func string(_ k: JSONValue.Kind?) -> String? {
+        guard case .string(let s)? = k else { return nil }
+        return s
     }
 }

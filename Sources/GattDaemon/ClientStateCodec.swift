@@ -26,19 +26,19 @@ enum ClientStateCodec {
     }
 
     static func decode(_ bytes: [UInt8]) -> GATTClientState? {
-        guard let m = members(bytes), integer(m["version"]) == UInt64(version),
-            let hash = string(m["database_hash"]).flatMap(BondCodec.unhex),
-            let features = string(m["client_features"]).flatMap(BondCodec.unhex), !features.isEmpty, features.count <= 16,
+        guard let m = members(bytes), StateJSON.unsigned(m["version"]) == UInt64(version),
+            let hash = StateJSON.string(m["database_hash"]).flatMap(BondCodec.unhex),
+            let features = StateJSON.string(m["client_features"]).flatMap(BondCodec.unhex), !features.isEmpty, features.count <= 16,
             case .object(let entries)? = m["cccd"]
         else { return nil }
         var cccd: [String: UInt16] = [:]
         for e in entries {
-            guard let bits = integer(e.value.kind), bits <= 0x0003 else { return nil }
+            guard let bits = StateJSON.unsigned(e.value.kind), bits <= 0x0003 else { return nil }
             cccd[e.key] = UInt16(bits)
         }
         var owed: HandleRange?
         if let v = m["service_changed"] {
-            guard case .array(let a) = v, a.count == 2, let s = integer(a[0].kind), let e = integer(a[1].kind),
+            guard case .array(let a) = v, a.count == 2, let s = StateJSON.unsigned(a[0].kind), let e = StateJSON.unsigned(a[1].kind),
                 (1...0xFFFF).contains(s), (1...0xFFFF).contains(e), s <= e
             else { return nil }
             owed = HandleRange(start: UInt16(s), end: UInt16(e))
@@ -52,11 +52,11 @@ enum ClientStateCodec {
     }
 
     static func decodeLayout(_ bytes: [UInt8]) -> [ServiceFingerprint]? {
-        guard let m = members(bytes), integer(m["version"]) == UInt64(version), case .array(let list)? = m["services"] else { return nil }
+        guard let m = members(bytes), StateJSON.unsigned(m["version"]) == UInt64(version), case .array(let list)? = m["services"] else { return nil }
         var out: [ServiceFingerprint] = []
         for item in list {
-            guard case .array(let a) = item.kind, a.count == 3, let s = integer(a[0].kind), let e = integer(a[1].kind),
-                s <= 0xFFFF, e <= 0xFFFF, let d = string(a[2].kind).flatMap(BondCodec.unhex)
+            guard case .array(let a) = item.kind, a.count == 3, let s = StateJSON.unsigned(a[0].kind), let e = StateJSON.unsigned(a[1].kind),
+                s <= 0xFFFF, e <= 0xFFFF, let d = StateJSON.string(a[2].kind).flatMap(BondCodec.unhex)
             else { return nil }
             out.append(ServiceFingerprint(start: UInt16(s), end: UInt16(e), digest: d))
         }
@@ -70,29 +70,6 @@ enum ClientStateCodec {
         return m
     }
 
-    private static func integer(_ k: JSONValue.Kind?) -> UInt64? {
-        guard case .number(let text)? = k else { return nil }
-        return UInt64(text)
-    }
-
-    private static func string(_ k: JSONValue.Kind?) -> String? {
-        guard case .string(let s)? = k else { return nil }
-        return s
-    }
-
-    /// A JSON string literal (keys are config ids or UUIDs; quotes, backslashes and control characters escaped).
-    static func quoted(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where u.value < 0x20:
-                let h = String(u.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-            default: out.unicodeScalars.append(u)
-            }
-        }
-        return out + "\""
-    }
+    /// A JSON string literal (keys are config ids or UUIDs), escaped as the control protocol's.
+    static func quoted(_ s: String) -> String { JSONText.string(s).text }
 }
