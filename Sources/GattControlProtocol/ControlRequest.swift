@@ -8,8 +8,10 @@ public enum ControlCommand: Sendable, Equatable {
     case set(characteristic: String, value: ControlValue)
     case get(characteristic: String)
     case status
-    /// Turn the connection into an event stream.
-    case watch
+    /// Turn the connection into an event stream. Watching is passive; `requests: true` also
+    /// makes this client a responder for `"handler": "control"` characteristics (`false`
+    /// stops that; nil, the member left out, leaves it as it was).
+    case watch(requests: Bool?)
     /// Answer a forwarded read/write request (a success without `"value"` is the empty value).
     case respond(request: UInt64, result: Result<ControlValue, ATTError>)
     case advertise(enable: Bool)
@@ -55,8 +57,10 @@ extension ControlRequest {
             m += [("characteristic", .string(c)), ("value", v.json)]
         case .get(let c):
             m.append(("characteristic", .string(c)))
-        case .status, .watch:
+        case .status:
             break
+        case .watch(let requests):
+            if let requests { m.append(("requests", .bool(requests))) }
         case .respond(let r, .success(let v)):
             m += [("request", .rawNumber(String(r))), ("status", .string("success")), ("value", v.json)]
         case .respond(let r, .failure(let e)):
@@ -131,7 +135,7 @@ extension ControlRequest {
         case "status":
             return .status
         case "watch":
-            return .watch
+            return .watch(requests: o.has("requests") ? try o.bool("requests") : nil)
         case "respond":
             let request = try o.unsigned("request")
             let status = try o.string("status")
