@@ -235,7 +235,8 @@ struct SetValue: ParsableCommand {
 
     func run() throws {
         try runReportingFailures { () throws(GattctlFailure) in
-            try global.connect().expectOK(.set(characteristic: id, value: try encoding.value(value)))
+            let v = try encoding.value(value)  // a bad value is 64 whether gattd runs or not
+            try global.connect().expectOK(.set(characteristic: id, value: v))
         }
     }
 }

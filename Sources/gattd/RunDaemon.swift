@@ -24,8 +24,14 @@ func runDaemon(_ options: Gattd) throws {
     switch loadConfig(options.config) {
     case .success(let loaded): (configuration, payloads) = loaded
     case .failure(let failure):
-        for l in failure.lines { StandardStream.error.write("\(l)\n") }
-        throw ExitCode(65)
+        // The same report and exit status as --check-config (66 unreadable, 65 invalid).
+        let (code, _, err) = CheckConfig.run(path: options.config)
+        guard code != 0 else {
+            for l in failure.lines { StandardStream.error.write("\(l)\n") }
+            throw ExitCode(CheckConfig.dataError)
+        }
+        StandardStream.error.write(err)
+        throw ExitCode(code)
     }
     let spec: TransportSpec
     do {
