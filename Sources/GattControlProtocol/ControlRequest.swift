@@ -16,6 +16,9 @@ public enum ControlCommand: Sendable, Equatable {
     case respond(request: UInt64, result: Result<ControlValue, ATTError>)
     case advertise(enable: Bool)
     case disconnect(central: String)
+    /// Start a btsnoop capture into a new file (nil: stop it): `{"op":"capture","file":PATH}`,
+    /// `{"op":"capture","stop":true}`.
+    case capture(file: String?)
 
     /// The `"op"` member.
     public var op: String {
@@ -28,6 +31,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .respond: "respond"
         case .advertise: "advertise"
         case .disconnect: "disconnect"
+        case .capture: "capture"
         }
     }
 }
@@ -69,6 +73,10 @@ extension ControlRequest {
             m.append(("enable", .bool(enable)))
         case .disconnect(let central):
             m.append(("central", .string(central)))
+        case .capture(let file?):
+            m.append(("file", .string(file)))
+        case .capture(nil):
+            m.append(("stop", .bool(true)))
         }
         if let id { m.append(("id", id)) }
         return .object(m)
@@ -149,8 +157,14 @@ extension ControlRequest {
             return .advertise(enable: try o.bool("enable"))
         case "disconnect":
             return .disconnect(central: try o.string("central"))
+        case "capture":
+            if o.has("file") { return .capture(file: try o.string("file")) }
+            guard try o.bool("stop") else {
+                throw ControlError(.invalidValue, "\"capture\" takes \"file\" (start) or \"stop\": true")
+            }
+            return .capture(file: nil)
         default:
-            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise or disconnect")
+            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, disconnect or capture")
         }
     }
 }

@@ -349,7 +349,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             advertising: core.isAdvertising, address: core.address ?? lastAddress,
             connections: core.connections.values.sorted { $0.id.rawValue < $1.id.rawValue }.map { c in
                 ControlStatus.Central(address: c.address, addressType: c.addressType, security: c.security, id: c.id, att: core.att)
-            })
+            },
+            advertisingData: core.payloads.advertisingData,
+            scanResponse: core.payloads.parameters.advertisingType.isScannable || !core.payloads.scanResponseData.isEmpty
+                ? core.payloads.scanResponseData : nil)
     }
 
     public func setAdvertising(_ enabled: Bool) { process(core.setAdvertisingWanted(enabled)) }

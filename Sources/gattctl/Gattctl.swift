@@ -24,7 +24,7 @@ struct Gattctl: ParsableCommand {
         version: GattdVersion.string,
         subcommands: [
             Notify.self, SetValue.self, GetValue.self, Status.self, Watch.self, Advertise.self, Disconnect.self,
-            Respond.self, Serve.self,
+            Respond.self, Serve.self, Capture.self,
         ]
     )
 

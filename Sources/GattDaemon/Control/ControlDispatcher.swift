@@ -73,6 +73,8 @@ public enum ControlDispatcher {
         case .disconnect(let central):
             p.disconnect(try connection(central, p))
             return .now(.success)
+        case .capture(let file):
+            return .now(p.capture(file: file))
         }
     }
 

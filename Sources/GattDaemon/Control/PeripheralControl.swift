@@ -33,6 +33,8 @@ public protocol PeripheralControl: AnyObject {
     /// Whether at least one control client watches. Going to false must fail
     /// pending requests (`ATTServer.failPendingRequests(now:)`).
     func setControlClientAttached(_ attached: Bool)
+    /// Starts a btsnoop capture into a new `file`, or stops it (nil): `capture` op.
+    func capture(file: String?) -> ControlReply
     /// Where events go (set by `ControlServer`; nil when no socket).
     var controlEventHandler: ((ControlEvent) -> Void)? { get set }
 }
