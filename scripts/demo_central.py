@@ -3,8 +3,11 @@
 
 Scans for the advertised name, prints the advertising data, connects, exchanges the MTU,
 discovers every service, characteristic and descriptor (with SIG names, properties and
-values), subscribes to the Heart Rate Measurement and prints the notifications that arrive
-(pushed with `gattctl notify` when --gattctl is given), then disconnects.
+values) of whatever config gattd serves, subscribes to the first characteristic that can
+notify or indicate (the Heart Rate Measurement in the default config; none: that step is
+skipped) and prints the values that arrive (pushed with `gattctl notify` when --gattctl is
+given), then disconnects. It finds gattd by its advertised name (--name) or, for a config
+that advertises none (an iBeacon), by its address (--address).
 
 Run by scripts/demo; by hand:
     .venv/bin/python scripts/demo_central.py --transport tcp-client:127.0.0.1:PORT --name HR-Demo
@@ -27,6 +30,7 @@ from bumble.transport import open_transport
 SIG_NAMES = {uuid: uuid.name for uuid in UUID.UUIDS if uuid.name}
 CCCD = UUID("2902")
 HEART_RATE_MEASUREMENT = UUID("2A37")
+SERVICE_CHANGED = UUID("2A05")
 AD_TYPE_NAMES = {
     0x01: "Flags", 0x02: "Incomplete List of 16-bit Service UUIDs", 0x03: "Complete List of 16-bit Service UUIDs",
     0x06: "Incomplete List of 128-bit Service UUIDs", 0x07: "Complete List of 128-bit Service UUIDs",
@@ -81,17 +85,20 @@ def ad_structures(data: bytes) -> list[tuple[int, bytes]]:
     return result
 
 
-async def scan(device: Device, name: str, timeout: float) -> tuple[Advertisement, bytes, bytes | None]:
-    """Active scan until `name` is seen. Returns the advertisement, its advertising data and
+async def scan(device: Device, name: str | None, address: str | None,
+               timeout: float) -> tuple[Advertisement, bytes, bytes | None]:
+    """Active scan until `name` (or, without a name, `address`) is seen. Returns the advertisement, its advertising data and
     its scan response (None when not scannable). Bumble merges a scannable advertisement
     with its scan response: the advertising data is the merged data minus the response."""
     loop = asyncio.get_running_loop()
     found: asyncio.Future[Advertisement] = loop.create_future()
 
     def on_advertisement(advertisement: Advertisement) -> None:
-        local_name = advertisement.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) or \
-            advertisement.data.get(AdvertisingData.SHORTENED_LOCAL_NAME)
-        if local_name == name and not found.done():
+        # The shortened name (advertising data) or the complete one (scan response).
+        names = {advertisement.data.get(AdvertisingData.COMPLETE_LOCAL_NAME),
+                 advertisement.data.get(AdvertisingData.SHORTENED_LOCAL_NAME)}
+        matches = name in names if name else str(advertisement.address).split("/")[0] == (address or "").upper()
+        if matches and not found.done():
             found.set_result(advertisement)
 
     device.on("advertisement", on_advertisement)
@@ -136,13 +143,23 @@ async def show_gatt(peer: Peer) -> None:
                 say(f"      descriptor {uuid_text(descriptor.type)}  handle 0x{descriptor.handle:04X}: {value}")
 
 
-async def push_with_gattctl(gattctl: str, socket: str, values: list[str]) -> None:
+def notifiable(peer: Peer) -> Characteristic | None:
+    """The first characteristic that can notify or indicate (not GATT's Service Changed)."""
+    for service in peer.services:
+        for characteristic in service.characteristics:
+            if characteristic.uuid != SERVICE_CHANGED and characteristic.properties & (
+                    Characteristic.Properties.NOTIFY | Characteristic.Properties.INDICATE):
+                return characteristic
+    return None
+
+
+async def push_with_gattctl(gattctl: str, socket: str, name: str, values: list[str]) -> None:
     for value in values:
         result = await asyncio.to_thread(
-            subprocess.run, [gattctl, "notify", "--socket", socket, "hr_measurement", value],
+            subprocess.run, [gattctl, "notify", "--socket", socket, name, value],
             capture_output=True, text=True, timeout=10)
         if result.returncode != 0:
-            say(f"  gattctl notify hr_measurement {value}: {(result.stderr or result.stdout).strip()}")
+            say(f"  gattctl notify {name} {value}: {(result.stderr or result.stdout).strip()}")
             return
         await asyncio.sleep(0.2)
 
@@ -152,8 +169,9 @@ async def run(arguments: argparse.Namespace) -> int:
         device = Device.with_hci("demo-central", hci.Address("C0:DE:00:00:00:01"), source, sink)
         await device.power_on()
 
-        say(f"== Scanning for \"{arguments.name}\"")
-        advertisement, advertising_data, scan_response = await scan(device, arguments.name, arguments.timeout)
+        say(f"== Scanning for \"{arguments.name}\"" if arguments.name else f"== Scanning for {arguments.address}")
+        advertisement, advertising_data, scan_response = await scan(device, arguments.name, arguments.address,
+                                                                    arguments.timeout)
         say(f"  address {advertisement.address}, {'connectable' if advertisement.is_connectable else 'not connectable'}")
         say("  advertising data: " + advertising_data.hex(" "))
         for ad_type, data in ad_structures(advertising_data):
@@ -162,6 +180,11 @@ async def run(arguments: argparse.Namespace) -> int:
             say("  scan response: " + (scan_response.hex(" ") or "(empty)"))
             for ad_type, data in ad_structures(scan_response):
                 say(f"    {describe_ad_structure(ad_type, data)}")
+
+        if not advertisement.is_connectable:
+            say("\n  not connectable: a phone sees this advertisement and nothing more (no GATT to show)")
+            await device.power_off()
+            return 0
 
         say("\n== Connecting")
         connection = await device.connect(advertisement.address, transport=PhysicalTransport.LE,
@@ -173,37 +196,41 @@ async def run(arguments: argparse.Namespace) -> int:
         say("\n== GATT database")
         await show_gatt(peer)
 
-        say("\n== Heart Rate Measurement notifications")
-        characteristics = peer.get_characteristics_by_uuid(HEART_RATE_MEASUREMENT)
+        target = notifiable(peer)
         status = 0
-        if not characteristics:
-            say("  no Heart Rate Measurement characteristic")
-            status = 1
+        if target is None:
+            say("\n== Notifications")
+            say("  no characteristic can notify or indicate: nothing to subscribe to")
         else:
-            measurement = characteristics[0]
+            is_heart_rate = target.uuid == HEART_RATE_MEASUREMENT
+            say(f"\n== Notifications of {uuid_text(target.uuid)}")
             received: asyncio.Queue[bytes] = asyncio.Queue()
-            await measurement.subscribe(lambda value: received.put_nowait(bytes(value)))
-            cccd = measurement.get_descriptor(CCCD)
+            await target.subscribe(lambda value: received.put_nowait(bytes(value)))
+            cccd = target.get_descriptor(CCCD)
             bits = struct.unpack("<H", await peer.gatt_client.read_value(cccd.handle))[0]
             say(f"  subscribed: CCCD 0x{cccd.handle:04X} reads back 0x{bits:04X}"
-                f" ({'notifications enabled' if bits & 1 else 'NOT enabled'})")
-            if bits & 1 == 0:
+                f" ({'notifications' if bits & 1 else 'indications' if bits & 2 else 'NOT'} enabled)")
+            if bits & 3 == 0:
                 status = 1
             if arguments.gattctl:
-                values = ["00 48", "00 4c", "00 50"]
-                say(f"  pushing {len(values)} values with gattctl notify hr_measurement ...")
-                asyncio.get_running_loop().create_task(push_with_gattctl(arguments.gattctl, arguments.socket, values))
+                # gattctl names a characteristic by its config id or, when unique, its UUID.
+                name = "hr_measurement" if is_heart_rate else target.uuid.to_hex_str("-")
+                values = ["00 48", "00 4c", "00 50"] if is_heart_rate else ["01", "02", "03"]
+                say(f"  pushing {len(values)} values with gattctl notify {name} ...")
+                asyncio.get_running_loop().create_task(push_with_gattctl(arguments.gattctl, arguments.socket, name, values))
             count = 0
             try:
                 while count < 3:
                     value = await asyncio.wait_for(received.get(), arguments.notification_wait)
                     count += 1
-                    flags, bpm = value[0], value[1] if len(value) > 1 else None
-                    say(f"  notification {count}: {value.hex(' ')}  (flags 0x{flags:02X}, {bpm} bpm)")
+                    if is_heart_rate and len(value) > 1:
+                        say(f"  notification {count}: {value.hex(' ')}  (flags 0x{value[0]:02X}, {value[1]} bpm)")
+                    else:
+                        say(f"  value {count}: {value_text(value)}")
             except asyncio.TimeoutError:
-                say(f"  {count} notification(s) received" + ("" if arguments.gattctl else
-                                                             " (nothing pushes values without --gattctl)"))
-            await measurement.unsubscribe()
+                say(f"  {count} value(s) received" + ("" if arguments.gattctl else
+                                                      " (nothing pushes values without --gattctl)"))
+            await target.unsubscribe()
             say("  unsubscribed")
 
         await connection.disconnect()
@@ -215,13 +242,16 @@ async def run(arguments: argparse.Namespace) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--transport", required=True, help="Bumble transport, e.g. tcp-client:127.0.0.1:PORT")
-    parser.add_argument("--name", default="HR-Demo", help="advertised local name to look for")
+    parser.add_argument("--name", help="advertised local name to look for (default HR-Demo unless --address)")
+    parser.add_argument("--address", help="the peripheral's address, for a config that advertises no name")
     parser.add_argument("--timeout", type=float, default=10.0, help="scan/connect timeout (s)")
     parser.add_argument("--gattctl", help="gattctl binary used to push notifications")
     parser.add_argument("--socket", help="gattd's control socket (with --gattctl)")
     parser.add_argument("--notification-wait", type=float, default=3.0,
                         help="how long to wait for each notification (s)")
     arguments = parser.parse_args()
+    if not arguments.name and not arguments.address:
+        arguments.name = "HR-Demo"
     sys.exit(asyncio.run(run(arguments)))
 
 

@@ -16,6 +16,8 @@ public enum ControlReply: Sendable, Equatable {
     /// `list_services` (every service) and `add_service` (the one added):
     /// `{"ok":true,"services":[{"id":…,"uuid":…,"start":…,"end":…,"runtime":…}]}`.
     case services([ControlService])
+    /// `capture` started: `{"ok":true,"file":PATH,"records":TEXT}` (what the transport records).
+    case capturing(file: String, records: String)
     case failure(ControlError)
 
     public func json(id: JSONText?) -> JSONText {
@@ -27,6 +29,7 @@ public enum ControlReply: Sendable, Equatable {
         case .status(let s): members = [("ok", .bool(true))] + s.fields
         case .bonds(let b): members = [("ok", .bool(true)), ("bonds", .array(b.map(\.json)))]
         case .services(let list): members = [("ok", .bool(true)), ("services", .array(list.map(\.json)))]
+        case .capturing(let file, let records): members = [("ok", .bool(true)), ("file", .string(file)), ("records", .string(records))]
         case .failure(let e):
             members = [("ok", .bool(false)), ("error", .string(e.code.rawValue)), ("message", .string(e.message))]
         }
@@ -58,6 +61,7 @@ public enum ControlReply: Sendable, Equatable {
             var list: [ControlService] = []
             for s in try o.objects("services") { list.append(try ControlService(s)) }
             return .services(list)
+        case "capture" where o.has("records"): return .capturing(file: try o.string("file"), records: try o.string("records"))
         default: return .success
         }
     }
@@ -69,11 +73,18 @@ public struct ControlStatus: Sendable, Equatable {
     /// The controller's (identity) address.
     public var address: BluetoothAddress
     public var connections: [Central]
+    /// The advertising data as sent (LE Set Advertising Data); empty: not reported.
+    public var advertisingData: [UInt8]
+    /// The scan response as sent; nil when not reported or the advertisement is not scannable.
+    public var scanResponse: [UInt8]?
 
-    public init(advertising: Bool, address: BluetoothAddress, connections: [Central]) {
+    public init(advertising: Bool, address: BluetoothAddress, connections: [Central],
+                advertisingData: [UInt8] = [], scanResponse: [UInt8]? = nil) {
         self.advertising = advertising
         self.address = address
         self.connections = connections
+        self.advertisingData = advertisingData
+        self.scanResponse = scanResponse
     }
 
     public struct Subscription: Sendable, Equatable {
@@ -112,7 +123,10 @@ public struct ControlStatus: Sendable, Equatable {
 
     /// The `{"ok":true,...}` members after `ok`.
     var fields: [(String, JSONText)] {
-        [
+        var payloads: [(String, JSONText)] = []
+        if !advertisingData.isEmpty { payloads.append(("advertising_data", ControlValue(hex: advertisingData).json)) }
+        if let scanResponse { payloads.append(("scan_response", ControlValue(hex: scanResponse).json)) }
+        return [
             ("advertising", .bool(advertising)),
             ("address", .string(address.description)),
             ("connections", .array(connections.map { c in
@@ -127,12 +141,14 @@ public struct ControlStatus: Sendable, Equatable {
                     ("queue", .int(c.queue)),
                 ] + (c.identity.map { [("identity", JSONText.string($0.description))] } ?? []))
             })),
-        ]
+        ] + payloads
     }
 
     init(_ o: ControlObjectReader) throws(ControlError) {
         advertising = try o.bool("advertising")
         address = try Self.address(o, "address")
+        advertisingData = o.has("advertising_data") ? try o.value("advertising_data").bytes : []
+        scanResponse = o.has("scan_response") ? try o.value("scan_response").bytes : nil
         connections = []
         for c in try o.objects("connections") {
             let type: BluetoothAddressType = try c.oneOf("address_type", ["public", "random"]) == "public" ? .public : .random

@@ -8,8 +8,10 @@ public enum ControlCommand: Sendable, Equatable {
     case set(characteristic: String, value: ControlValue)
     case get(characteristic: String)
     case status
-    /// Turn the connection into an event stream.
-    case watch
+    /// Turn the connection into an event stream. Watching is passive; `requests: true` also
+    /// makes this client a responder for `"handler": "control"` characteristics (`false`
+    /// stops that; nil, the member left out, leaves it as it was).
+    case watch(requests: Bool?)
     /// Answer a forwarded read/write request (a success without `"value"` is the empty value).
     case respond(request: UInt64, result: Result<ControlValue, ATTError>)
     case advertise(enable: Bool)
@@ -25,6 +27,9 @@ public enum ControlCommand: Sendable, Equatable {
     /// Remove a service by its config id.
     case removeService(id: String)
     case listServices
+    /// Start a btsnoop capture into a new file (nil: stop it): `{"op":"capture","file":PATH}`,
+    /// `{"op":"capture","stop":true}`.
+    case capture(file: String?)
 
     /// The `"op"` member.
     public var op: String {
@@ -43,6 +48,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .addService: "add_service"
         case .removeService: "remove_service"
         case .listServices: "list_services"
+        case .capture: "capture"
         }
     }
 }
@@ -72,8 +78,10 @@ extension ControlRequest {
             m += [("characteristic", .string(c)), ("value", v.json)]
         case .get(let c):
             m.append(("characteristic", .string(c)))
-        case .status, .watch, .bonds:
+        case .status, .bonds:
             break
+        case .watch(let requests):
+            if let requests { m.append(("requests", .bool(requests))) }
         case .respond(let r, .success(let v)):
             m += [("request", .rawNumber(String(r))), ("status", .string("success")), ("value", v.json)]
         case .respond(let r, .failure(let e)):
@@ -91,6 +99,10 @@ extension ControlRequest {
             m.append(("service", .string(id)))
         case .listServices:
             break
+        case .capture(let file?):
+            m.append(("file", .string(file)))
+        case .capture(nil):
+            m.append(("stop", .bool(true)))
         }
         if let id { m.append(("id", id)) }
         return .object(m)
@@ -157,7 +169,7 @@ extension ControlRequest {
         case "status":
             return .status
         case "watch":
-            return .watch
+            return .watch(requests: o.has("requests") ? try o.bool("requests") : nil)
         case "respond":
             let request = try o.unsigned("request")
             let status = try o.string("status")
@@ -187,8 +199,14 @@ extension ControlRequest {
             return .removeService(id: try o.string("service"))
         case "list_services":
             return .listServices
+        case "capture":
+            if o.has("file") { return .capture(file: try o.string("file")) }
+            guard try o.bool("stop") else {
+                throw ControlError(.invalidValue, "\"capture\" takes \"file\" (start) or \"stop\": true")
+            }
+            return .capture(file: nil)
         default:
-            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, disconnect, pairing_respond, bonds, unbond, add_service, remove_service or list_services")
+            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service or list_services")
         }
     }
 }

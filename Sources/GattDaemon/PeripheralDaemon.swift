@@ -385,7 +385,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
                 var central = ControlStatus.Central(address: c.address, addressType: c.addressType, security: c.security, id: c.id, att: core.att)
                 central.identity = bondResolving(c.address)?.address
                 return central
-            })
+            },
+            advertisingData: core.payloads.advertisingData,
+            scanResponse: core.payloads.parameters.advertisingType.isScannable || !core.payloads.scanResponseData.isEmpty
+                ? core.payloads.scanResponseData : nil)
     }
 
     public func setAdvertising(_ enabled: Bool) { process(core.setAdvertisingWanted(enabled)) }
@@ -401,10 +404,11 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         }
     }
 
-    public func setControlClientAttached(_ attached: Bool) {
-        controlWatched = attached
-        if !attached { rejectPendingPrompts() }
-        process(core.setControlClientAttached(attached, now: now))
+    public func setControlClientAttached(_ attached: Bool) { process(core.setControlClientAttached(attached, now: now)) }
+
+    public func setControlWatched(_ watched: Bool) {
+        controlWatched = watched
+        if !watched { rejectPendingPrompts() }
     }
 }
 

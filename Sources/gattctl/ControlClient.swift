@@ -30,6 +30,11 @@ final class ControlClient {
     /// The `"id"` of the last reply, as gattd echoed it.
     private(set) var lastReplyID: JSONText?
 
+    /// Events that arrive while `request` waits for its reply are kept in `keptEvents`
+    /// (else skipped).
+    var keepsEvents = false
+    var keptEvents: [ControlEvent] = []
+
     /// How long to wait for the reply to a request.
     static let replyTimeout: Duration = .seconds(10)
 
@@ -87,7 +92,10 @@ final class ControlClient {
             guard let message = try readMessage(timeout: Self.replyTimeout, answering: command.op) else {
                 throw .reply("gattd did not answer within \(Self.replyTimeout.components.seconds) s")
             }
-            guard case .reply(let reply, let echoed) = message else { continue }
+            guard case .reply(let reply, let echoed) = message else {
+                if keepsEvents, case .event(let e) = message { keptEvents.append(e) }
+                continue
+            }
             if case .rawNumber(let n)? = echoed, Int(n) != id { continue }
             lastReplyID = echoed
             return reply

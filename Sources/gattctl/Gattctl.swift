@@ -21,10 +21,12 @@ struct Gattctl: ParsableCommand {
             Exit codes: 0 ok, 1 gattd answered an error, 64 bad usage or value,
             69 gattd is not running, 77 permission denied on the socket.
             """,
+        version: GattdVersion.string,
         subcommands: [
             Notify.self, SetValue.self, GetValue.self, Status.self, Watch.self, Advertise.self, Disconnect.self,
             PairAccept.self, PairReject.self, Passkey.self, Confirm.self, Bonds.self, Unbond.self,
             AddService.self, RemoveService.self, ListServices.self,
+            Respond.self, Serve.self, Capture.self,
         ]
     )
 
@@ -140,6 +142,7 @@ struct Notify: ParsableCommand {
     @Argument(help: "The value, or - to read one value per line from stdin.") var value: String
     @Flag var encoding: ValueEncoding = .hex
     @Option(name: .long, help: ArgumentHelp("Only notify this central.", valueName: "address")) var central: String?
+    @Flag(help: "Say nothing when nobody is subscribed.") var quiet = false
 
     /// How long to wait for "ready" after "busy" before resending anyway.
     static let readyTimeout: Duration = .seconds(5)
@@ -151,7 +154,8 @@ struct Notify: ParsableCommand {
             } else {
                 let v = try encoding.value(value)
                 let client = try global.connect()
-                if let failure = try send(v, client: client) { throw .reply(failure.message) }
+                var told = false
+                if let failure = try send(v, client: client, told: &told) { throw .reply(failure.message) }
             }
         }
     }
@@ -160,6 +164,7 @@ struct Notify: ParsableCommand {
         let client = try global.connect()
         var lineNumber = 0
         var failed = 0
+        var told = false
         while var line = Swift.readLine(strippingNewline: true) {
             lineNumber += 1
             if line.hasSuffix("\r") { line.removeLast() }
@@ -172,7 +177,7 @@ struct Notify: ParsableCommand {
                 failed += 1
                 continue
             }
-            if let failure = try send(v, client: client) {
+            if let failure = try send(v, client: client, told: &told) {
                 let message = "stdin line \(lineNumber): \(failure.message)"
                 guard failure.skippable else { throw .reply(message) }
                 StandardStream.error("gattctl: \(message); skipped\n")
@@ -188,11 +193,18 @@ struct Notify: ParsableCommand {
         var skippable: Bool
     }
 
-    /// Sends one notify, waiting out `busy`. Returns nil when sent.
-    private func send(_ value: ControlValue, client: ControlClient) throws(GattctlFailure) -> Rejection? {
+    /// Sends one notify, waiting out `busy`. Returns nil when sent. The first value that
+    /// reached nobody (`"sent":0`) is said on stderr unless --quiet (`told`: said already).
+    private func send(_ value: ControlValue, client: ControlClient, told: inout Bool) throws(GattctlFailure) -> Rejection? {
         let command = ControlCommand.notify(characteristic: id, value: value, central: central)
         while true {
-            guard case .failure(let e) = try client.request(command) else { return nil }
+            let reply = try client.request(command)
+            if case .sent(0) = reply, !quiet, !told {
+                told = true
+                let who = central.map { "\($0) is not subscribed to" } ?? "nobody is subscribed to"
+                StandardStream.error("gattctl: \(who) \(id); the value was set but not sent\n")
+            }
+            guard case .failure(let e) = reply else { return nil }
             if e.code == .busy {
                 try waitForReady(client)
                 continue
@@ -225,7 +237,8 @@ struct SetValue: ParsableCommand {
 
     func run() throws {
         try runReportingFailures { () throws(GattctlFailure) in
-            try global.connect().expectOK(.set(characteristic: id, value: try encoding.value(value)))
+            let v = try encoding.value(value)  // a bad value is 64 whether gattd runs or not
+            try global.connect().expectOK(.set(characteristic: id, value: v))
         }
     }
 }
@@ -282,21 +295,36 @@ struct Status: ParsableCommand {
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print gattd's events (connections, subscriptions, writes...) as they happen.",
-        discussion: "One readable line per event, or with --json the protocol's JSON lines exactly as received.")
+        discussion: """
+            One readable line per event, or with --json the protocol's JSON lines exactly as             received. Watching is passive: reads and writes of "handler": "control"             characteristics are forwarded only while a responder is connected; --requests             makes this watch one (answer with `gattctl respond`). --follow keeps watching             across gattd restarts (reconnecting every half second; a note on stderr).
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Print the raw JSON event lines.") var json = false
+    @Flag(help: "Be the responder for control characteristics (answer with gattctl respond).") var requests = false
+    @Flag(help: "Reconnect when gattd stops or restarts, and wait for it when it is not running.") var follow = false
 
     func run() throws {
         try runReportingFailures { () throws(GattctlFailure) in
-            let client = try global.connect()
-            try client.expectOK(.watch)
+            var lost: String?
             while true {
-                guard let line = try client.readLine(timeout: nil) else { continue }
-                if json {
-                    emit(line)
-                } else {
-                    emit(Rendering.line(try ControlClient.decode(line, answering: "watch"), at: Rendering.now()))
+                do throws(GattctlFailure) {
+                    let client = try global.connect()
+                    try client.expectOK(.watch(requests: requests ? true : nil))
+                    if lost != nil { StandardStream.error("gattctl: watching again\n") }
+                    lost = nil
+                    while true {
+                        guard let line = try client.readLine(timeout: nil) else { continue }
+                        if json {
+                            emit(line)
+                        } else {
+                            emit(Rendering.line(try ControlClient.decode(line, answering: "watch"), at: Rendering.now()))
+                        }
+                    }
+                } catch where follow && error.exitCode != 64 && error.exitCode != 77 {
+                    if lost == nil { StandardStream.error("gattctl: \(error.message); reconnecting (--follow)\n") }
+                    lost = error.message
+                    usleep(500_000)
                 }
             }
         }
@@ -330,6 +358,9 @@ struct Disconnect: ParsableCommand {
 
     func run() throws {
         try runReportingFailures { () throws(GattctlFailure) in
+            guard BluetoothAddress(address) != nil else {
+                throw .usage("\"\(address)\" is not a Bluetooth address (AA:BB:CC:DD:EE:FF)")
+            }
             try global.connect().expectOK(.disconnect(central: address))
         }
     }

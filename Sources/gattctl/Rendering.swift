@@ -20,6 +20,7 @@ enum Rendering {
         var out = "advertising  \(status.advertising ? "yes" : "no")\n"
         out += "address      \(status.address)\n"
         out += "connections  \(status.connections.count)\n"
+        out += advertisingPayloads(status)
         guard !status.connections.isEmpty else { return out }
 
         var rows: [[String]] = [["CENTRAL", "TYPE", "MTU", "SECURITY", "QUEUE", "SUBSCRIPTIONS"]]
@@ -54,6 +55,19 @@ enum Rendering {
             out += cells.joined(separator: "  ") + "\n"
         }
         return out
+    }
+
+    /// The advertising data and scan response as gattd sends them, hex and decoded (as
+    /// `gattd --check-config` prints them); nothing when gattd does not report them.
+    static func advertisingPayloads(_ status: ControlStatus) -> String {
+        guard !status.advertisingData.isEmpty else { return "" }
+        var lines = AdvertisingDataStructure.describe(payload: status.advertisingData, title: "advertising data")
+        if let response = status.scanResponse {
+            lines += AdvertisingDataStructure.describe(payload: response, title: "scan response")
+        } else {
+            lines.append("scan response: none (the advertisement is not scannable)")
+        }
+        return "\n" + lines.map { $0 + "\n" }.joined()
     }
 
     /// `10:00:00.123 written central=11:22:33:44:55:66 characteristic=label value=4869 "Hi"`

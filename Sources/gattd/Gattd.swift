@@ -50,7 +50,7 @@ struct Gattd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Log level.", valueName: "level"))
     var logLevel: Logger.Level = .info
 
-    @Option(name: .long, help: ArgumentHelp("Write every HCI packet to FILE in the btsnoop format (Wireshark, btmon -r); H4 transports only: on the kernel transport use btmon.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Capture to FILE in the btsnoop format (Wireshark, btmon -r): every HCI packet on H4 transports, the ATT PDUs on the kernel transport. Also at run time: gattctl capture.", valueName: "file"))
     var btsnoop: String?
 
     func run() throws {

@@ -24,8 +24,14 @@ func runDaemon(_ options: Gattd) throws {
     switch loadConfig(options.config) {
     case .success(let loaded): (configuration, payloads) = loaded
     case .failure(let failure):
-        for l in failure.lines { StandardStream.error.write("\(l)\n") }
-        throw ExitCode(65)
+        // The same report and exit status as --check-config (66 unreadable, 65 invalid).
+        let (code, _, err) = CheckConfig.run(path: options.config)
+        guard code != 0 else {
+            for l in failure.lines { StandardStream.error.write("\(l)\n") }
+            throw ExitCode(CheckConfig.dataError)
+        }
+        StandardStream.error.write(err)
+        throw ExitCode(code)
     }
     let spec: TransportSpec
     do {
@@ -36,15 +42,10 @@ func runDaemon(_ options: Gattd) throws {
 
     var capture: BtsnoopWriter?
     if let path = options.btsnoop {
-        if case .kernel = spec {
-            logger.warning("--btsnoop records nothing on the kernel transport (the kernel owns the HCI link); capture with btmon -w FILE instead")
-        } else {
-            do {
-                capture = try BtsnoopWriter(path: path) { logger.warning("\($0)") }
-            } catch {
-                throw fail("--btsnoop \(path): \(error)", 73)
-            }
-            logger.info("capturing HCI traffic to \(path) (btsnoop)")
+        do {
+            capture = try BtsnoopWriter(path: path) { logger.warning("\($0)") }
+        } catch {
+            throw fail("--btsnoop \(path): \(error)", 73)
         }
     }
 
@@ -57,11 +58,18 @@ func runDaemon(_ options: Gattd) throws {
     runner.controllerLocation = "\(spec)"
     do {
         try runner.run(configuration: configuration, payloads: payloads) { eventLoop in
+            let transport: any PeripheralTransport & PacketCapturing
             if case .kernel(let index) = spec {
                 // The kernel runs the controller, the links and SMP; gattd advertises and serves ATT.
-                return KernelPeripheralTransport(index: index, eventLoop: eventLoop, configuration: configuration, logger: logger)
+                transport = KernelPeripheralTransport(index: index, eventLoop: eventLoop, configuration: configuration, logger: logger)
+            } else {
+                transport = H4PeripheralTransport(spec: spec, eventLoop: eventLoop, configuration: configuration, logger: logger)
             }
-            return H4PeripheralTransport(spec: spec, eventLoop: eventLoop, configuration: configuration, logger: logger, btsnoop: capture)
+            if let capture, let path = options.btsnoop {
+                transport.setCapture(capture)
+                logger.info("capturing \(transport.captureScope) to \(path) (btsnoop)")
+            }
+            return transport
         }
     } catch {
         throw fail(error.message, error.exitCode)

@@ -40,6 +40,12 @@ struct ControlReplyCodecTests {
         (.status(sampleStatus), .rawNumber("4"), "status", sampleStatusLine),
         (.status(ControlStatus(advertising: false, address: .zero, connections: [])), nil, "status",
          #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[]}"#),
+        (.status(ControlStatus(advertising: true, address: .zero, connections: [], advertisingData: [0x02, 0x01, 0x06], scanResponse: [])), nil, "status",
+         #"{"ok":true,"advertising":true,"address":"00:00:00:00:00:00","connections":[],"advertising_data":{"hex":"020106"},"scan_response":{"hex":""}}"#),
+        (.status(ControlStatus(advertising: true, address: .zero, connections: [], advertisingData: [0x02, 0x01, 0x06])), nil, "status",
+         #"{"ok":true,"advertising":true,"address":"00:00:00:00:00:00","connections":[],"advertising_data":{"hex":"020106"}}"#),
+        (.capturing(file: "/tmp/c", records: "every HCI packet"), nil, "capture", #"{"ok":true,"file":"/tmp/c","records":"every HCI packet"}"#),
+        (.success, nil, "capture", #"{"ok":true}"#),
         (.failure(ControlError(.unknownRequest, "no")), .null, "respond", #"{"ok":false,"error":"unknown_request","message":"no","id":null}"#),
     ])
     func roundTrip(reply: ControlReply, id: JSONText?, op: String, line: String) throws {

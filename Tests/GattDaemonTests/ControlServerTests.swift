@@ -55,6 +55,8 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
     func disconnect(_ connection: ConnectionID) { centrals = centrals.filter { $0.value != connection } }
     func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool { pending.remove(request.rawValue) != nil }
     func setControlClientAttached(_ attached: Bool) { attachedHistory.append(attached) }
+    var watchedHistory: [Bool] = []
+    func setControlWatched(_ watched: Bool) { watchedHistory.append(watched) }
     var pairingAnswers: [(BluetoothAddress?, Bool?, UInt32?, Bool?)] = []
     var bondList: [StoredBond] = []
     func respondToPairing(central: BluetoothAddress?, accept: Bool?, passkey: UInt32?, confirm: Bool?) -> PairingAnswerFailure? {
@@ -242,6 +244,10 @@ struct ControlServerTests {
         var w: LineClient? = try LineClient(path: f.path)
         let other = try LineClient(path: f.path)
         #expect(w?.request(#"{"op":"watch","id":1}"#) == #"{"ok":true,"id":1}"#)
+        // Watching is passive: not a responder yet, but watched (pairing prompts can be answered).
+        #expect(try f.onLoop { f.peripheral.attachedHistory } == [])
+        #expect(try f.onLoop { f.peripheral.watchedHistory } == [true])
+        #expect(w?.request(#"{"op":"watch","requests":true,"id":2}"#) == #"{"ok":true,"id":2}"#)
         try f.onLoop { f.peripheral.controlEventHandler?(.connected(central: "01:02:03:04:05:06")) }
         #expect(w?.line() == #"{"event":"connected","central":"01:02:03:04:05:06"}"#)
         #expect(other.line(timeout: 0.3) == nil)
@@ -256,6 +262,29 @@ struct ControlServerTests {
             usleep(20_000)
         }
         #expect(history == [true, false])
+        #expect(try f.onLoop { f.peripheral.watchedHistory } == [true, false])
+    }
+
+    @Test func onlyWatchersAskingForRequestsAreResponders() throws {
+        let f = try ServerFixture()
+        defer { f.shutdown() }
+        let passive = try LineClient(path: f.path)
+        #expect(passive.request(#"{"op":"watch"}"#) == #"{"ok":true}"#)
+        #expect(passive.request(#"{"op":"watch","requests":false}"#) == #"{"ok":true}"#)
+        #expect(try f.onLoop { f.peripheral.attachedHistory } == [])
+        let responder = try LineClient(path: f.path)
+        #expect(responder.request(#"{"op":"watch","requests":true}"#) == #"{"ok":true}"#)
+        #expect(try f.onLoop { (f.peripheral.attachedHistory, f.server.responderCount) } == ([true], 1))
+        // Both see events (a passive watcher sees the requests too, without answering them).
+        try f.onLoop { f.peripheral.controlEventHandler?(.readRequest(central: "01:02:03:04:05:06", request: 1, characteristic: "ctl", offset: 0)) }
+        let event = #"{"event":"read_request","central":"01:02:03:04:05:06","request":1,"characteristic":"ctl","offset":0}"#
+        #expect(passive.line() == event)
+        #expect(responder.line() == event)
+        // Leaving out "requests" keeps the role; false gives it up.
+        #expect(responder.request(#"{"op":"watch"}"#) == #"{"ok":true}"#)
+        #expect(try f.onLoop { f.server.responderCount } == 1)
+        #expect(responder.request(#"{"op":"watch","requests":false}"#) == #"{"ok":true}"#)
+        #expect(try f.onLoop { (f.peripheral.attachedHistory, f.server.responderCount) } == ([true, false], 0))
     }
 
     @Test func clientsOverTheLimitGetOneErrorLineAndAreClosed() throws {
@@ -286,7 +315,7 @@ struct ControlServerTests {
         let f = try ServerFixture(maximumOutputBytes: 4096)
         defer { f.shutdown() }
         let w = try LineClient(path: f.path)
-        #expect(w.request(#"{"op":"watch"}"#) == #"{"ok":true}"#)
+        #expect(w.request(#"{"op":"watch","requests":true}"#) == #"{"ok":true}"#)
         // ~2 MB of events, never read: more than the kernel buffers plus 4 KiB.
         try f.onLoop {
             for _ in 0..<20_000 { f.peripheral.controlEventHandler?(.written(central: "01:02:03:04:05:06", characteristic: "plain", value: ControlValue(hex: Array(repeating: 0, count: 100)))) }

@@ -167,7 +167,7 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
         try daemon.start().wait()
         let events = EventRecorder()
         try on { self.daemon.controlEventHandler = { events.items.append($0) } }
-        try on { self.daemon.setControlClientAttached(true) }
+        try on { self.daemon.setControlWatched(true) }
         try transport.report(.connected(Self.a, Self.central), .pairing(Self.a, .numericComparison(654_321)))
         #expect(transport.pairingAnswers.isEmpty, "a watcher can answer: the prompt waits")
         #expect(try on { events.items.last } == .pairing(central: Self.central.address.description, .numericComparison("654321")))
@@ -185,7 +185,7 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
         // A prompt left waiting is refused when the last watcher goes.
         try transport.report(.pairing(Self.a, .passkeyRequest))
         #expect(transport.pairingAnswers == [.confirm(true)])
-        try on { self.daemon.setControlClientAttached(false) }
+        try on { self.daemon.setControlWatched(false) }
         #expect(transport.pairingAnswers == [.confirm(true), .reject])
         try daemon.stop().wait()
     }

@@ -247,7 +247,7 @@ def test_control_read_and_write_round_trip(controllers, gattd, tmp_path):
 
     async def body():
         control = await ControlClient.open(tmp_path / "control.sock")
-        assert await control.request({"op": "watch"}) == {"ok": True}
+        assert await control.request({"op": "watch", "requests": True}) == {"ok": True}
         device_cm, peer = await connect_central(controllers)
 
         async def answer_read(value: bytes):
@@ -300,7 +300,7 @@ def test_control_request_timeout(controllers, gattd, tmp_path):
 
     async def body():
         control = await ControlClient.open(tmp_path / "control.sock")
-        assert await control.request({"op": "watch"}) == {"ok": True}
+        assert await control.request({"op": "watch", "requests": True}) == {"ok": True}
         device_cm, peer = await connect_central(controllers)
         started = time.monotonic()
         reader = asyncio.ensure_future(read(peer, uuid(3)))
@@ -318,8 +318,8 @@ def test_control_request_timeout(controllers, gattd, tmp_path):
 
 
 def test_control_characteristic_without_watcher(controllers, gattd, tmp_path):
-    """No watcher: reads get the stored value, writes get Write Request Rejected (0xFC);
-    a watcher leaving fails its pending request at once (Unlikely Error)."""
+    """No responder: reads get the stored value, writes get Write Request Rejected (0xFC);
+    a responder leaving fails its pending request at once (Unlikely Error)."""
     gattd(CONFIG)
 
     async def body():
@@ -331,7 +331,7 @@ def test_control_characteristic_without_watcher(controllers, gattd, tmp_path):
             await write(peer, uuid(3), b"\x01")
         assert error.value.error_code == 0xFC
         watcher = await ControlClient.open(tmp_path / "control.sock")
-        assert await watcher.request({"op": "watch"}) == {"ok": True}
+        assert await watcher.request({"op": "watch", "requests": True}) == {"ok": True}
         reader = asyncio.ensure_future(read(peer, uuid(3)))
         await watcher.event("read_request")
         started = time.monotonic()

@@ -226,7 +226,7 @@ def test_notify_stdin_skips_rejected_values_and_stops_on_fatal_errors(fake):
         elif v == "dead":
             error(request, conn, "unknown_characteristic", 'no characteristic "x"')
         else:
-            ok(request, conn, sent=0)
+            ok(request, conn, sent=1)
 
     server = fake(responder)
     result = gattctl("notify", "x", "-", socket_path=server.path, stdin="0102\nzz\nffffffff\r\n0304\n")

@@ -173,6 +173,20 @@ fi
 kill $LISTEN 2>/dev/null; wait $LISTEN 2>/dev/null
 echo "listener:"; cat /tmp/listen.out
 
+# The capture op on the kernel transport: the ATT PDUs gattd exchanges, framed as HCI ACL
+# packets on the ATT channel, in a btsnoop file btmon decodes.
+$GATTCTL capture start /tmp/att.btsnoop >/tmp/capture.out 2>&1; echo "gattctl capture start rc=$?"; cat /tmp/capture.out
+grep -q "capturing the ATT PDUs gattd exchanges" /tmp/capture.out && pass "capture started (ATT PDUs on the kernel transport)" \
+    || bad "gattctl capture start"
+gatt --char-read -a 0x0010
+$GATTCTL capture stop; echo "gattctl capture stop rc=$?"
+btmon -r /tmp/att.btsnoop >/tmp/att.txt 2>&1; head -40 /tmp/att.txt
+if grep -q "ATT: Read Request (0x0a)" /tmp/att.txt && grep -q "ATT: Read Response (0x0b)" /tmp/att.txt; then
+    pass "btmon decodes the captured Read Request and Read Response"
+else
+    bad "the capture has no decodable Read Request/Response"
+fi
+
 # Encryption: the ATT server refuses the encrypted characteristic on an unencrypted link
 # (Insufficient Encryption); gattd then raises BT_SECURITY so the kernel sends an SMP Security
 # Request. gatttool (BlueZ's bt_att) also raises security when it gets that error, the two

@@ -80,6 +80,8 @@ public enum ControlDispatcher {
                 throw ControlError(.unknownOp, "\(command.op) is not supported here")
             }
             return .now(services.runServiceCommand(command))
+        case .capture(let file):
+            return .now(p.capture(file: file))
         }
     }
 

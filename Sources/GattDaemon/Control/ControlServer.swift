@@ -5,7 +5,9 @@ import NIOPosix
 
 /// The control socket: a Unix stream socket speaking newline-delimited JSON
 /// (one request or reply or event per line; see docs and `ControlRequest`).
-/// Any number of clients; a client that sent `watch` also receives events.
+/// Any number of clients; a client that sent `watch` also receives events, and one that
+/// sent `{"op":"watch","requests":true}` is also a responder: while at least one is
+/// connected, reads and writes of `"handler": "control"` characteristics are forwarded.
 ///
 /// Runs on the peripheral's event loop; all state is confined to it.
 public final class ControlServer: @unchecked Sendable {
@@ -33,6 +35,8 @@ public final class ControlServer: @unchecked Sendable {
     private var clients: [ObjectIdentifier: ControlClient] = [:]
     private var nextClientNumber = 1
     private var attached = false
+    /// Whether any client watches (passive or responder): pairing prompts need one.
+    private var watched = false
     /// The client limit was hit and logged; logged again only after the count went below it.
     private var refusing = false
 
@@ -90,6 +94,9 @@ public final class ControlServer: @unchecked Sendable {
         (clients.count, clients.values.filter(\.watching).count)
     }
 
+    /// Number of responders (watchers that asked for requests).
+    public var responderCount: Int { clients.values.filter(\.responding).count }
+
     // MARK: - Clients
 
     /// A new connection: its client, or nil when over `maximumClients` (it then gets one
@@ -121,7 +128,12 @@ public final class ControlServer: @unchecked Sendable {
     }
 
     private func updateAttached() {
-        let now = clients.values.contains { $0.watching }
+        let watched = clients.values.contains { $0.watching }
+        if watched != self.watched {
+            self.watched = watched
+            peripheral.setControlWatched(watched)
+        }
+        let now = clients.values.contains { $0.responding }
         guard now != attached else { return }
         attached = now
         peripheral.setControlClientAttached(now)
@@ -170,8 +182,10 @@ public final class ControlServer: @unchecked Sendable {
     }
 
     private func execute(_ command: ControlCommand, for client: ControlClient) -> ControlOutcome {
-        if case .watch = command {
+        if case .watch(let requests) = command {
             client.watching = true
+            if let requests { client.responding = requests }
+            logger.debug("control client \(client.number) watches\(client.responding ? " and answers requests" : "")")
             updateAttached()
             return .now(.success)
         }
@@ -222,6 +236,8 @@ final class ControlClient: @unchecked Sendable {
     let number: Int
     let channel: any Channel
     var watching = false
+    /// Sent `{"op":"watch","requests":true}`: answers forwarded reads and writes.
+    var responding = false
     /// A `notify` answered `busy`: `ready` is due to this client.
     var owesReady = false
     var dropped = false

@@ -33,6 +33,11 @@ public protocol PeripheralControl: AnyObject {
     /// Whether at least one control client watches. Going to false must fail
     /// pending requests (`ATTServer.failPendingRequests(now:)`).
     func setControlClientAttached(_ attached: Bool)
+    /// Whether at least one control client watches, passively or as a responder (a person
+    /// who can answer pairing prompts may be there). Going to false refuses pending prompts.
+    func setControlWatched(_ watched: Bool)
+    /// Starts a btsnoop capture into a new `file`, or stops it (nil): `capture` op.
+    func capture(file: String?) -> ControlReply
     /// Where events go (set by `ControlServer`; nil when no socket).
     var controlEventHandler: ((ControlEvent) -> Void)? { get set }
     /// Answers the pairing prompt pending for `central` (nil: the only prompt waiting); nil
@@ -58,4 +63,8 @@ extension ControlStatus.Central {
         self.init(address: address, addressType: addressType, mtu: att.mtu(for: id) ?? 23, security: security,
                   subscriptions: subs, queue: att.queuedUpdates(for: id) ?? 0)
     }
+}
+
+extension PeripheralControl {
+    public func setControlWatched(_ watched: Bool) {}
 }

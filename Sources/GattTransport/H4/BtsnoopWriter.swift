@@ -39,12 +39,14 @@ public final class BtsnoopWriter {
     private var fd: FileDescriptor?
     private let onError: (String) -> Void
 
-    /// Creates (or truncates) `path` and writes the file header.
-    public init(path: String, onError: @escaping (String) -> Void = { _ in }) throws {
+    /// Creates (or truncates) `path` and writes the file header. `exclusive`: only a new
+    /// file (EEXIST otherwise), so a control client cannot make gattd overwrite its own files.
+    public init(path: String, exclusive: Bool = false, onError: @escaping (String) -> Void = { _ in }) throws {
         self.path = path
         self.onError = onError
         let fd = try FileDescriptor.open(
-            FilePath(path), .writeOnly, options: [.create, .truncate, .closeOnExec], permissions: [.ownerReadWrite, .groupRead])
+            FilePath(path), .writeOnly, options: exclusive ? [.create, .exclusiveCreate, .closeOnExec] : [.create, .truncate, .closeOnExec],
+            permissions: [.ownerReadWrite, .groupRead])
         do {
             _ = try fd.writeAll(Self.header)
         } catch {

@@ -24,8 +24,8 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     private var channel: H4Transport?
     private var timer: Scheduled<Void>?
     private var closing = false
-    /// `--btsnoop`: every HCI packet both ways, as it crosses the H4 link.
-    private let btsnoop: BtsnoopWriter?
+    /// `--btsnoop` or the `capture` op: every HCI packet both ways, as it crosses the H4 link.
+    var btsnoop: BtsnoopWriter?
     private var bonds: [Bond] = []
 
     public init(spec: TransportSpec, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger, btsnoop: BtsnoopWriter? = nil) {

@@ -39,6 +39,7 @@ extension KernelPeripheralTransport {
     private func received(_ pdu: [UInt8], on id: ConnectionID, from bearer: KernelATTBearer) {
         guard let link = links[id], link.bearer === bearer else { return }
         logger.trace("\(id) < \(pdu.hexString)")
+        capture?.writeATT(pdu, handle: link.handle ?? id.rawValue, direction: .received)
         // The kernel's SMP may have encrypted the link since the last PDU (the central paired
         // after Insufficient Encryption): the core must know before it checks permissions.
         if let level = (try? bearer.securityLevel())?.level, level != link.security {
@@ -77,6 +78,7 @@ extension KernelPeripheralTransport {
     /// is out (backpressure: the rest waits in the core's queues).
     public func send(_ pdu: [UInt8], on id: ConnectionID) {
         guard var link = links[id] else { return }
+        capture?.writeATT(pdu, handle: link.handle ?? id.rawValue, direction: .sent)
         do {
             guard try link.bearer.trySend(pdu) else {
                 link.unsent = pdu

@@ -38,6 +38,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
 
     /// The connected centrals' ATT bearers.
     var links: [ConnectionID: KernelLink] = [:]
+    /// `--btsnoop` or the `capture` op: the ATT PDUs exchanged (see `PacketCapturing`).
+    var capture: BtsnoopWriter?
     /// Connection handles of LE links in the peripheral role (adapter monitor, accepted bearers).
     var peripheralHandles: Set<UInt16> = []
     /// Disconnection Complete reasons not yet reported, by connection handle.
