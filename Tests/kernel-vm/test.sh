@@ -339,6 +339,11 @@ kill $LISTEN 2>/dev/null; wait $LISTEN 2>/dev/null
 links_closed
 echo "listener:"; cat /tmp/listen3.out
 since | grep -E "$HCI1_ADDR (→|←)|restored|subscribed"
+# Which way gattd saw the encryption depends on timing: the link may already be encrypted when
+# the kernel hands gattd the ATT socket, or its Encryption Change comes after (then gattd logs
+# "security medium" with no PDU from the central: only the adapter monitor can have told it).
+since | grep -q "$HCI1_ADDR: security medium" && echo "INFO: restart: encryption seen through the kernel's Encryption Change" \
+    || echo "INFO: restart: the link was already encrypted when gattd accepted it"
 since | grep -q "$HCI1_ADDR → \|subscribed to counter" && bad "restart: the central sent a PDU (a CCCD write?)" \
     || pass "restart: no CCCD write in that connection (no PDU from the central in gattd's ATT log)"
 
