@@ -1,3 +1,4 @@
+import CBlueZ
 import GattCore
 import NIOCore
 import NIOPosix
@@ -71,6 +72,31 @@ struct KernelTransportTests {
         report[3] = 0x02  // LE Advertising Report
         #expect(KernelAdapterEvent(packet: report) == nil)
         #expect(KernelAdapterEvent(packet: Array(complete.prefix(10))) == nil)
+    }
+
+    @Test func encryptionEvents() {
+        // Encryption Change (v1): status, handle 42, Encryption_Enabled 0x01 (AES-CCM).
+        #expect(KernelAdapterEvent(packet: [0x04, 0x08, 0x04, 0x00, 0x2A, 0x00, 0x01]) == .encryptionChanged(status: 0, handle: 42))
+        // v2 adds Encryption_Key_Size; the handle's top bits (PB/BC flags) are not the handle.
+        #expect(KernelAdapterEvent(packet: [0x04, 0x59, 0x05, 0x00, 0x2A, 0x30, 0x01, 0x10]) == .encryptionChanged(status: 0, handle: 42))
+        // Encryption Key Refresh Complete: status, handle.
+        #expect(KernelAdapterEvent(packet: [0x04, 0x30, 0x03, 0x00, 0x2A, 0x00]) == .encryptionChanged(status: 0, handle: 42))
+        // A failed encryption (PIN or Key Missing) is reported with its status.
+        #expect(KernelAdapterEvent(packet: [0x04, 0x08, 0x04, 0x06, 0x2A, 0x00, 0x00]) == .encryptionChanged(status: 0x06, handle: 42))
+        #expect(KernelAdapterEvent(packet: [0x04, 0x08, 0x02, 0x00, 0x2A]) == nil)  // no full handle
+        #expect(KernelAdapterEvent(packet: [0x04, 0x19, 0x07, 1, 2, 3, 4, 5, 6, 7]) == nil)  // 0x19 shares 0x59's filter bit
+    }
+
+    @Test func encryptionEventsPassTheMonitorsFilter() {
+        var filter = hci_filter()
+        cbluez_filter_clear(&filter)
+        for e in [KernelHCIEventCode.encryptionChange, KernelHCIEventCode.encryptionChangeV2, KernelHCIEventCode.encryptionKeyRefreshComplete] {
+            cbluez_filter_set_event(&filter, Int32(e))
+        }
+        #expect(cbluez_filter_test_event(&filter, 0x08) == 1)
+        #expect(cbluez_filter_test_event(&filter, 0x30) == 1)
+        #expect(cbluez_filter_test_event(&filter, 0x59) == 1)
+        #expect(cbluez_filter_test_event(&filter, 0x05) == 0)
     }
 
     @Test func bdaddrIsLittleEndian() {

@@ -288,10 +288,43 @@ grep -q "hci0: 1 bond loaded into the kernel (1 LTK" $LOG && pass "after hci0 do
     || bad "no 'hci0: 1 bond loaded into the kernel' after hci0 down/up"
 encrypted_read "after hci0 down/up"
 
+# Per-bond GATT state (issue #11): on an encrypted link the bonded central subscribes to counter
+# (notifications) and to Service Changed (indications, CCCD 0x0009); gattd writes both to
+# <state-dir>/bonds/<address>.gatt before it answers the CCCD writes.
+GATTSTATE=/tmp/gattd-state/bonds/$HCI1_ADDR.gatt
+gatt --sec-level=medium --char-write-req -a 0x0013 -n 0100
+expect_out "Characteristic value was written successfully" "bonded central subscribes to counter (encrypted CCCD write)"
+links_closed
+gatt --sec-level=medium --char-write-req -a 0x0009 -n 0200
+expect_out "Characteristic value was written successfully" "bonded central enables Service Changed indications"
+links_closed
+echo "$GATTSTATE:"; cat "$GATTSTATE" 2>/dev/null
+grep -q '"id:counter":1' "$GATTSTATE" 2>/dev/null && grep -q '"id:service_changed":2' "$GATTSTATE" \
+    && pass "the bond's .gatt file keeps both subscriptions (counter: notify, Service Changed: indicate)" \
+    || bad "the .gatt file does not keep the subscriptions"
+# Lines of gattd's log since `mark`: what one connection did.
+since() { tail -n +$((mark + 1)) $LOG; }
+wait_since() { # PATTERN TENTHS
+    i=0; while ! since | grep -q "$1" && [ $i -lt "$2" ]; do sleep 0.1; i=$((i+1)); done
+    since | grep -q "$1"
+}
+# A bonded central that only listens: att_listen (Tests/kernel-vm/att_listen.c) connects at
+# BT_SECURITY medium, so hci1's kernel encrypts with the bond before the ATT socket is connected,
+# and sends nothing but a confirmation for each indication (gatttool cannot connect without
+# sending a request: `--listen` alone prints its usage).
+listen_encrypted() { # OUT
+    mark=$(wc -l < $LOG)
+    ./att_listen -i hci1 -b "$HCI0_ADDR" 30 >"$1" 2>&1 &
+    LISTEN=$!
+}
+
 # gattd restart with the kernel's keys gone meanwhile: only gattd's Load Long Term Keys can bring it back.
-kill -TERM $GATTD_PID 2>/dev/null
-i=0; while kill -0 $GATTD_PID 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
-wait $GATTD_PID; echo "gattd stopped: rc=$?"
+stop_gattd() {
+    kill -TERM $GATTD_PID 2>/dev/null
+    i=0; while kill -0 $GATTD_PID 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+    wait $GATTD_PID; echo "gattd stopped: rc=$?"
+}
+stop_gattd
 ./mgmt_agent --clear 0 && pass "hci0's kernel keys cleared while gattd was stopped (Load LTKs/IRKs, empty lists)" \
     || bad "could not clear hci0's kernel keys"
 loads_before=$(count "hci0: 1 bond loaded into the kernel" $LOG)
@@ -303,6 +336,65 @@ grep -q "loaded 1 bond from /tmp/gattd-state/bonds" $LOG && pass "the restarted 
 wait_more "hci0: 1 bond loaded into the kernel (1 LTK" $LOG "$loads_before" 30 && pass "the restarted gattd loaded the bond into the kernel" \
     || bad "no bond loaded into the kernel after the restart"
 encrypted_read "after a gattd restart"
+
+# CCCD restore: the restarted gattd gives the bonded central its subscriptions back as soon as
+# its link is encrypted (the kernel's Encryption Change, seen by gattd's adapter monitor), with
+# no CCCD write (the central sends no PDU at all); a notification pushed with gattctl reaches it.
+listen_encrypted /tmp/listen3.out
+if wait_since "$HCI1_ADDR: bonded central $HCI1_ADDR; restored 2 subscriptions" 150; then
+    pass "restart: the bonded central's 2 subscriptions restored when its link was encrypted"
+    $GATTCTL notify counter c0ffee; echo "gattctl notify rc=$?"
+    wait_for "notification handle 0x0012 value c0ffee" /tmp/listen3.out 50 \
+        && pass "restart: notification c0ffee received with the restored subscription" || bad "restart: no notification received"
+else
+    bad "restart: no subscription restored"
+fi
+kill $LISTEN 2>/dev/null; wait $LISTEN 2>/dev/null
+links_closed
+echo "listener:"; cat /tmp/listen3.out
+since | grep -E "$HCI1_ADDR (→|←)|restored|subscribed"
+# Which way gattd saw the encryption depends on timing: the link may already be encrypted when
+# the kernel hands gattd the ATT socket, or its Encryption Change comes after (then gattd logs
+# "security medium" with no PDU from the central: only the adapter monitor can have told it).
+since | grep -q "$HCI1_ADDR: security medium" && echo "INFO: restart: encryption seen through the kernel's Encryption Change" \
+    || echo "INFO: restart: the link was already encrypted when gattd accepted it"
+since | grep -q "$HCI1_ADDR → \|subscribed to counter" && bad "restart: the central sent a PDU (a CCCD write?)" \
+    || pass "restart: no CCCD write in that connection (no PDU from the central in gattd's ATT log)"
+
+# Pending Service Changed: while the central is away gattd stops, a service is added after the
+# last handle (0x0018-0x001A) and gattd starts: the bond is owed Service Changed for that range
+# (kept in its .gatt file), indicated on its next encrypted connection without any request,
+# confirmed by gatttool, and then cleared from the file.
+stop_gattd
+awk '$0 == "  ]" { print "    ,{\"id\": \"extra\", \"uuid\": \"FFF8\", \"characteristics\": [{\"id\": \"extra1\", \"uuid\": \"FFF9\", \"properties\": [\"read\"], \"value\": {\"hex\": \"01\"}}]}" } { print }' \
+    gattd.json >/tmp/gattd-extra.json && cp /tmp/gattd-extra.json gattd.json
+grep -q FFF8 gattd.json || bad "could not add a service to gattd.json"
+adv_before=$(count 'advertising as "gattd-vm"' $LOG)
+mark=$(wc -l < $LOG)
+$GATTD --config gattd.json --transport hci0 --control /tmp/gattd.sock --state-dir /tmp/gattd-state --log-level debug >>$LOG 2>&1 &
+GATTD_PID=$!
+wait_more 'advertising as "gattd-vm"' $LOG "$adv_before" 150 && pass "gattd restarted with a service added" || bad "gattd did not restart"
+since | grep -q "$HCI1_ADDR: Service Changed 0x0018-0x001A owed" \
+    && pass "the restarted gattd owes the away bond Service Changed 0x0018-0x001A" || bad "no Service Changed 0x0018-0x001A owed"
+cat "$GATTSTATE"
+grep -q '"service_changed":\[24,26\]' "$GATTSTATE" && pass "the debt is in the .gatt file (service_changed [24,26])" \
+    || bad "no service_changed [24,26] in the .gatt file"
+listen_encrypted /tmp/listen4.out
+wait_since "$HCI1_ADDR: bonded central $HCI1_ADDR; restored 2 subscriptions, Service Changed 0x0018-0x001A owed" 150 \
+    && pass "reconnect: the bond's state restored with the Service Changed owed" || bad "reconnect: state not restored"
+wait_for "indication handle 0x0008 value 18001a00" /tmp/listen4.out 50 \
+    && pass "reconnect: Service Changed indication (handle 0x0008) for 0x0018-0x001A received" || bad "reconnect: no Service Changed indication"
+wait_since "$HCI1_ADDR → Handle Value Confirmation" 50 && pass "reconnect: the central's confirmation reached gattd" || bad "reconnect: no confirmation"
+i=0; while grep -q '"service_changed":' "$GATTSTATE" && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
+cat "$GATTSTATE"
+grep -q '"service_changed":' "$GATTSTATE" && bad "the debt is still in the .gatt file after the confirmation" \
+    || pass "the debt is cleared from the .gatt file after the confirmation"
+kill $LISTEN 2>/dev/null; wait $LISTEN 2>/dev/null
+links_closed
+echo "listener:"; cat /tmp/listen4.out
+since | grep -E "$HCI1_ADDR (→|←)|restored|owed"
+since | grep "$HCI1_ADDR → " | grep -qv "Handle Value Confirmation" && bad "reconnect: the central sent more than the confirmation" \
+    || pass "reconnect: the central sent nothing but the confirmation"
 
 # Unbond: gattctl unbond → the bond file goes and mgmt Unpair Device makes the kernel forget the
 # key: its Command Complete is Success only when the kernel removed an LTK (Not Paired otherwise,

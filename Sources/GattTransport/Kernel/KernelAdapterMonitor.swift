@@ -21,6 +21,9 @@ public enum KernelAdapterEvent: Sendable, Equatable {
     case leConnectionComplete(status: UInt8, handle: UInt16, role: UInt8, peer: KernelBDAddress)
     /// Disconnection Complete, Core Spec Vol 4 Part E §7.7.5.
     case disconnectionComplete(status: UInt8, handle: UInt16, reason: UInt8)
+    /// Encryption Change (v1 §7.7.8, v2 §7.7.8.2) or Encryption Key Refresh Complete (§7.7.39):
+    /// the link's encryption started, stopped or was refreshed (the kernel's SMP drives it).
+    case encryptionChanged(status: UInt8, handle: UInt16)
 
     /// Parses a packet (H4 indicator first) read from a raw HCI socket; nil for anything else.
     public init?(packet: [UInt8]) {
@@ -42,6 +45,10 @@ public enum KernelAdapterEvent: Sendable, Equatable {
         case KernelHCIEventCode.disconnectionComplete:
             guard body.count >= 4 else { return nil }
             self = .disconnectionComplete(status: body[0], handle: (UInt16(body[1]) | UInt16(body[2]) << 8) & 0x0FFF, reason: body[3])
+        case KernelHCIEventCode.encryptionChange, KernelHCIEventCode.encryptionChangeV2, KernelHCIEventCode.encryptionKeyRefreshComplete:
+            // status, connection handle first in all three.
+            guard body.count >= 3 else { return nil }
+            self = .encryptionChanged(status: body[0], handle: (UInt16(body[1]) | UInt16(body[2]) << 8) & 0x0FFF)
         case KernelHCIEventCode.leMeta:
             // Subevent 0x01 LE Connection Complete and 0x0A LE Enhanced Connection Complete share
             // the first fields: status, handle, role, peer address type, peer address.
@@ -62,8 +69,8 @@ public enum KernelAdapterEvent: Sendable, Equatable {
 ///
 /// Two raw HCI sockets: one on HCI_DEV_NONE with a filter on the Linux "stack internal"
 /// event (0xFD), which the kernel sends to such sockets for every adapter's register /
-/// unregister / up / down; one bound to hciN with a filter on Disconnection Complete and
-/// LE Meta events. The second one dies when hciN is unregistered and is re-bound when
+/// unregister / up / down; one bound to hciN with a filter on Disconnection Complete, the
+/// encryption events and LE Meta events. The second one dies when hciN is unregistered and is re-bound when
 /// hciN comes back up.
 public final class KernelAdapterMonitor: Sendable {
     public let index: Int
@@ -126,7 +133,12 @@ public final class KernelAdapterMonitor: Sendable {
             guard let fd = try? KernelSocket.openHCI(nonBlocking: true) else { return }
             guard KernelSocket.bindHCI(fd, device: UInt16(truncatingIfNeeded: index), channel: CBLUEZ_HCI_CHANNEL_RAW) == 0,
                 KernelSocket.setEventFilter(
-                    fd, events: [KernelHCIEventCode.disconnectionComplete, KernelHCIEventCode.leMeta]) == 0
+                    fd,
+                    events: [
+                        KernelHCIEventCode.disconnectionComplete, KernelHCIEventCode.encryptionChange,
+                        KernelHCIEventCode.encryptionChangeV2, KernelHCIEventCode.encryptionKeyRefreshComplete,
+                        KernelHCIEventCode.leMeta,
+                    ]) == 0
             else {
                 Glibc.close(fd)
                 return

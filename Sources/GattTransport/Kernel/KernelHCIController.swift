@@ -235,6 +235,11 @@ public final class KernelHCIController: Sendable {
 /// The HCI event codes the kernel transport filters on (Core Spec Vol 4 Part E §7.7).
 enum KernelHCIEventCode {
     static let disconnectionComplete: UInt8 = 0x05
+    static let encryptionChange: UInt8 = 0x08
+    static let encryptionKeyRefreshComplete: UInt8 = 0x30
+    /// Above 63: the socket filter's bit is 0x59 & 63, so 0x19 (Page Scan Repetition Mode
+    /// Change) passes too and is ignored by the parser.
+    static let encryptionChangeV2: UInt8 = 0x59
     static let commandComplete: UInt8 = 0x0E
     static let commandStatus: UInt8 = 0x0F
     static let leMeta: UInt8 = 0x3E

@@ -42,11 +42,37 @@ extension KernelPeripheralTransport {
         capture?.writeATT(pdu, handle: link.handle ?? id.rawValue, direction: .received)
         // The kernel's SMP may have encrypted the link since the last PDU (the central paired
         // after Insufficient Encryption): the core must know before it checks permissions.
-        if let level = (try? bearer.securityLevel())?.level, level != link.security {
-            links[id]?.security = level
-            onEvent?(.securityChanged(id, level))
-        }
+        refreshSecurity(id, bearer: bearer)
         onEvent?(.received(id, pdu))
+    }
+
+    /// Reads the socket's level (BT_SECURITY) and reports it when it moved; true if it did.
+    @discardableResult
+    private func refreshSecurity(_ id: ConnectionID, bearer: KernelATTBearer) -> Bool {
+        guard let link = links[id], link.bearer === bearer,
+            let level = (try? bearer.securityLevel())?.level, level != link.security
+        else { return false }
+        links[id]?.security = level
+        onEvent?(.securityChanged(id, level))
+        return true
+    }
+
+    /// Encryption Change or Key Refresh Complete on `handle`, seen by the adapter monitor: the
+    /// link's level is read now rather than at the central's next PDU, so a bonded central
+    /// that only listens gets its subscriptions back and a Service Changed it is owed. The
+    /// raw socket gets the event just before the kernel processes it (and updates the ATT
+    /// socket's level), so an unchanged level is read again a few times, 20 ms apart.
+    func encryptionEvent(status: UInt8, handle: UInt16) {
+        for (id, link) in links.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where link.handle == handle {
+            checkSecurity(id, bearer: link.bearer, attemptsLeft: status == 0 ? 10 : 0)
+        }
+    }
+
+    private func checkSecurity(_ id: ConnectionID, bearer: KernelATTBearer, attemptsLeft: Int) {
+        guard !refreshSecurity(id, bearer: bearer), attemptsLeft > 0, links[id]?.bearer === bearer else { return }
+        eventLoop.scheduleTask(in: .milliseconds(20)) { [weak self] in
+            self?.checkSecurity(id, bearer: bearer, attemptsLeft: attemptsLeft - 1)
+        }
     }
 
     private func bearerClosed(_ id: ConnectionID, bearer: KernelATTBearer, reason: KernelATTBearer.CloseReason) {

@@ -305,6 +305,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
             // Kept for the bearer's disconnection, which may come before or after this.
             disconnectReasons[handle] = reason
             if disconnectReasons.count > 64 { disconnectReasons.removeAll() }
+        case .encryptionChanged(let status, let handle):
+            encryptionEvent(status: status, handle: handle)
         }
     }
 
