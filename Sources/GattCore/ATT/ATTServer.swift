@@ -290,7 +290,12 @@ public struct ATTServer: Sendable {
 
     /// The earliest time `tick(now:)` has something to do.
     public var nextDeadline: Duration? {
-        bearers.values.flatMap { [$0.outstandingIndication?.deadline, $0.pending?.deadline].compactMap { $0 } }.min()
+        var next: Duration?
+        for b in bearers.values {
+            if let d = b.outstandingIndication?.deadline, next.map({ d < $0 }) ?? true { next = d }
+            if let d = b.pending?.deadline, next.map({ d < $0 }) ?? true { next = d }
+        }
+        return next
     }
 
     /// Fires expired timers: unconfirmed indications close their bearer (§3.3.3);
