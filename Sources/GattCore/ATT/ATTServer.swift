@@ -232,9 +232,9 @@ public struct ATTServer: Sendable {
     /// (`.ready` once every queue that made `notify` busy has room).
     public mutating func dequeueOutgoing(for id: ConnectionID) -> (pdu: [UInt8], outputs: [ATTServerOutput])? {
         outputs = []
-        guard var b = bearers[id], let next = b.outgoing.popFirst() else { return nil }
-        if next.isUpdate { b.queuedUpdates -= 1 }
-        bearers[id] = b
+        // In place: a copy of the bearer would copy its queue for every PDU.
+        guard let i = bearers.index(forKey: id), let next = bearers.values[i].outgoing.popFirst() else { return nil }
+        if next.isUpdate { bearers.values[i].queuedUpdates -= 1 }
         checkReady()
         return (next.bytes, takeOutputs())
     }
@@ -252,10 +252,9 @@ public struct ATTServer: Sendable {
     }
 
     mutating func enqueue(_ bytes: [UInt8], isUpdate: Bool, to id: ConnectionID) {
-        guard var b = bearers[id] else { return }
-        b.outgoing.append(.init(bytes: bytes, isUpdate: isUpdate))
-        if isUpdate { b.queuedUpdates += 1 }
-        bearers[id] = b
+        guard let i = bearers.index(forKey: id) else { return }
+        bearers.values[i].outgoing.append(.init(bytes: bytes, isUpdate: isUpdate))
+        if isUpdate { bearers.values[i].queuedUpdates += 1 }
         let available = ATTServerOutput.outgoingAvailable(id)
         if !outputs.contains(available) { outputs.append(available) }
     }
