@@ -9,8 +9,11 @@ import GattCore
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .instructions],
+        // 1,000 operations per sample (metrics are reported per operation): a sample of one
+        // would measure a fresh scenario's first, cold operation.
+        scalingFactor: .kilo,
         maxDuration: .seconds(2),
-        maxIterations: 100_000)
+        maxIterations: 1_000)
     let value20: [UInt8] = Array(0..<20)
     let value244: [UInt8] = (0..<244).map { UInt8($0 & 0xFF) }
 
@@ -39,7 +42,7 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations { blackHole(s.readByType(0x2AFF)) }
     }
-    Benchmark("config load, 100 services (parse + database)", configuration: .init(maxIterations: 2_000)) { benchmark in
+    Benchmark("config load, 100 services (parse + database)", configuration: .init(scalingFactor: .one, maxIterations: 200)) { benchmark in
         let text = BenchConfigs.services(100)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
