@@ -162,7 +162,8 @@ def run_gatt_benchmark(arguments, work_dir: Path) -> tuple[dict, str]:
                          ["--control", str(work_dir / "control.sock"), "--state-dir", str(work_dir / "state"),
                           "--log-level", "info"])
     try:
-        gattd.start(settle=0.5)
+        gattd.start()
+        time.sleep(0.5)  # advertising starts after the control socket is up
         results = asyncio.run(asyncio.wait_for(benchmark(arguments, controllers, gattd, expected), 300))
     except BaseException:
         print(gattd.log(), file=sys.stderr)

@@ -236,7 +236,8 @@ def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count
     gattd = GattdProcess(config, controllers[0].transport, side_dir,
                          ["--control", str(control), "--state-dir", str(side_dir), "--log-level", "info"])
     try:
-        gattd.start(settle=0.5)
+        gattd.start()
+        time.sleep(0.5)  # advertising starts after the control socket is up
         address = hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS)
         gattd_runs = []
         for _ in range(runs):
@@ -274,6 +275,12 @@ def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count
     return results
 
 
+def spread(side: dict, key: str, scale: float) -> str:
+    """min / median / max of `key` over the runs, times `scale` (per 10,000 s → µs each: 100)."""
+    values = sorted(run[key] * scale for run in side["runs"])
+    return f"{values[0]:.0f} / {statistics.median(values):.0f} / {values[-1]:.0f}"
+
+
 def notify_rows(results: dict) -> list[tuple[str, str, str]]:
     """(measure, gattd, Bumble peripheral) rows for the printed table."""
     g, b = results["gattd"], results["bumble"]
@@ -284,6 +291,11 @@ def notify_rows(results: dict) -> list[tuple[str, str, str]]:
         ("wall time, first send → last arrival", f"{g['wall_s']:.2f} s", f"{b['wall_s']:.2f} s"),
         ("peripheral CPU time per 10,000 notifications (gattd / Bumble process)",
          f"{g['peripheral_cpu_s_per_10k']:.2f} s", f"{b['peripheral_cpu_s_per_10k']:.2f} s"),
+        ("peripheral CPU µs per notification, runs min / median / max",
+         spread(g, "peripheral_cpu_s_per_10k", 100), spread(b, "peripheral_cpu_s_per_10k", 100)),
+        ("ratio gattd / Bumble, peripheral CPU per notification (median)",
+         f"{g['peripheral_cpu_s_per_10k'] / b['peripheral_cpu_s_per_10k']:.2f}"
+         if b['peripheral_cpu_s_per_10k'] else "—", ""),
         ("pusher CPU time per 10,000 (control-socket client, Python)",
          f"{g['pusher_cpu_s_per_10k']:.2f} s", "—"),
         ("busy replies (each followed by ready and a resend)", f"{g['busy']:.0f}", "—"),

@@ -42,6 +42,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// The controller's address, kept for `status` while it is away.
     private var lastAddress: BluetoothAddress = .zero
     private var timer: Scheduled<Void>?
+    /// The deadline `timer` is armed for (re-armed only when the core's changes).
+    private var timerDeadline: Duration?
     private var watchdog: RepeatedTask?
     private var backoff = Backoff()
     private var retryTask: Scheduled<Void>?
@@ -243,10 +245,16 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
 
     /// Schedules the core's next `tick`.
     private func armTimer() {
+        let deadline = stopped ? nil : core.nextDeadline
+        // Most requests leave the deadline as it was: no cancel and schedule per request.
+        if deadline == timerDeadline, timer != nil || deadline == nil { return }
         timer?.cancel()
         timer = nil
-        guard !stopped, let deadline = core.nextDeadline else { return }
+        timerDeadline = deadline
+        guard let deadline else { return }
         timer = eventLoop.scheduleTask(in: TimeAmount(max(.zero, deadline - now))) {
+            self.timer = nil
+            self.timerDeadline = nil
             self.process(self.core.tick(now: self.now))
         }
     }

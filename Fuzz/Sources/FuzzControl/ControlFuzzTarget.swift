@@ -8,7 +8,8 @@ import GattCore
 /// Input: one selector byte (bit 0: request or reply/event line; the rest picks the op a
 /// reply answers), then the line.
 ///
-/// The oracle traps when a request that decodes does not survive its own encoding (encode,
+/// The oracle traps when the notify fast path accepts a line the general decoder reads
+/// differently (or refuses), when a request that decodes does not survive its own encoding (encode,
 /// decode again: the same request, the same bytes), when a refused request's error has no
 /// message or echoes an id that breaks the id rules, or when a reply or event that decodes
 /// does not re-encode to a line that decodes to the same message.
@@ -18,6 +19,12 @@ public func fuzzControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let selector = input.byte()
     let line = input.rest()
     if selector & 1 == 0 {
+        // The notify fast path: what it takes, the general decoder reads the same way.
+        if let fast = ControlRequest.decodeNotify(line) {
+            guard let general = try? ControlRequest.decode(line), general == fast, general.text == fast.text else {
+                oracleViolation("the notify fast path reads \(fast.text), the general decoder differs")
+            }
+        }
         do {
             let request = try ControlRequest.decode(line)
             let encoded = Array(request.text.utf8)

@@ -52,9 +52,8 @@ extension ATTServer {
                 }
             }
             var notifications: [[UInt8]] = []
-            let multi = ATTPDU.multipleHandleValueNotification(notified).bytes
             if notified.count >= 2, (b.clientFeatures.first ?? 0) & Self.multipleHandleValueNotificationsFeature != 0,
-                multi.count <= b.mtu
+                case let multi = ATTPDU.multipleHandleValueNotification(notified).bytes, multi.count <= b.mtu
             {
                 notifications = [multi]
             } else {

@@ -245,9 +245,9 @@ public struct ATTServer: Sendable {
     /// (`.ready` once every queue that made `notify` busy has room).
     public mutating func dequeueOutgoing(for id: ConnectionID) -> (pdu: [UInt8], outputs: [ATTServerOutput])? {
         outputs = []
-        guard var b = bearers[id], let next = b.outgoing.popFirst() else { return nil }
-        if next.isUpdate { b.queuedUpdates -= 1 }
-        bearers[id] = b
+        // In place: a copy of the bearer would copy its queue for every PDU.
+        guard let i = bearers.index(forKey: id), let next = bearers.values[i].outgoing.popFirst() else { return nil }
+        if next.isUpdate { bearers.values[i].queuedUpdates -= 1 }
         checkReady()
         return (next.bytes, takeOutputs())
     }
@@ -265,10 +265,9 @@ public struct ATTServer: Sendable {
     }
 
     mutating func enqueue(_ bytes: [UInt8], isUpdate: Bool, to id: ConnectionID) {
-        guard var b = bearers[id] else { return }
-        b.outgoing.append(.init(bytes: bytes, isUpdate: isUpdate))
-        if isUpdate { b.queuedUpdates += 1 }
-        bearers[id] = b
+        guard let i = bearers.index(forKey: id) else { return }
+        bearers.values[i].outgoing.append(.init(bytes: bytes, isUpdate: isUpdate))
+        if isUpdate { bearers.values[i].queuedUpdates += 1 }
         let available = ATTServerOutput.outgoingAvailable(id)
         if !outputs.contains(available) { outputs.append(available) }
     }
@@ -303,7 +302,12 @@ public struct ATTServer: Sendable {
 
     /// The earliest time `tick(now:)` has something to do.
     public var nextDeadline: Duration? {
-        bearers.values.flatMap { [$0.outstandingIndication?.deadline, $0.pending?.deadline].compactMap { $0 } }.min()
+        var next: Duration?
+        for b in bearers.values {
+            if let d = b.outstandingIndication?.deadline, next.map({ d < $0 }) ?? true { next = d }
+            if let d = b.pending?.deadline, next.map({ d < $0 }) ?? true { next = d }
+        }
+        return next
     }
 
     /// Fires expired timers: unconfirmed indications close their bearer (§3.3.3);

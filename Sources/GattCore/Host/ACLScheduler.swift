@@ -66,47 +66,57 @@ struct ACLScheduler: Sendable {
     }
 
     /// Hands out as many ACL packets as there are credits, round-robin, and names the
-    /// connections that may now hand over an ATT PDU.
+    /// connections that may now hand over an ATT PDU. (Each link is looked up once per turn
+    /// and changed in place: this runs for every packet sent.)
     mutating func pump() -> (packets: [HCIACLPacket], readyForATT: [UInt16]) {
         var packets: [HCIACLPacket] = []
         var idle = 0
         while credits > 0, !roundRobin.isEmpty, idle < roundRobin.count {
             let h = roundRobin.removeFirst()
             roundRobin.append(h)
-            if links[h]?.fragments.isEmpty ?? true { refill(h) }
-            guard let packet = links[h]?.fragments.popFirst() else {
+            guard let i = links.index(forKey: h), let packet = Self.nextPacket(&links.values[i], handle: h, packetLength: packetLength) else {
                 idle += 1
                 continue
             }
             idle = 0
             credits -= 1
-            links[h]?.inFlight += 1
             packets.append(packet)
         }
         var ready: [UInt16] = []
         if credits > 0 {
             for h in roundRobin {
-                guard let l = links[h], l.fragments.isEmpty, l.frames.isEmpty, l.att == nil, !l.attInvited else { continue }
-                links[h]?.attInvited = true
+                guard let i = links.index(forKey: h) else { continue }
+                let l = links.values[i]
+                guard l.fragments.isEmpty, l.frames.isEmpty, l.att == nil, !l.attInvited else { continue }
+                links.values[i].attInvited = true
                 ready.append(h)
             }
         }
         return (packets, ready)
     }
 
+    /// The link's next fragment (counted in flight), refilling from its next frame when its
+    /// fragments drained; nil when it has nothing to send.
+    private static func nextPacket(_ l: inout Link, handle h: UInt16, packetLength: Int) -> HCIACLPacket? {
+        if l.fragments.isEmpty { refill(&l, handle: h, packetLength: packetLength) }
+        guard let packet = l.fragments.popFirst() else { return nil }
+        l.inFlight += 1
+        return packet
+    }
+
     /// The next frame of a connection whose fragments drained: signalling/SMP first.
-    private mutating func refill(_ h: UInt16) {
+    private static func refill(_ l: inout Link, handle h: UInt16, packetLength: Int) {
         let frame: L2CAPBasicFrame
-        if let f = links[h]?.frames.popFirst() {
+        if let f = l.frames.popFirst() {
             frame = f
-        } else if let pdu = links[h]?.att {
-            links[h]?.att = nil
+        } else if let pdu = l.att {
+            l.att = nil
             frame = L2CAPBasicFrame(channelID: .att, payload: pdu)
         } else {
             return
         }
         guard let bytes = try? frame.encoded() else { return }
-        links[h]?.fragments.append(contentsOf: ACLFragmenter.fragment(bytes, handle: h, maximumDataLength: packetLength))
+        l.fragments.append(contentsOf: ACLFragmenter.fragment(bytes, handle: h, maximumDataLength: packetLength))
     }
 
     /// Violations of the flow-control invariants (empty when they hold): credits plus the

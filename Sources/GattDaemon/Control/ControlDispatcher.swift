@@ -29,7 +29,8 @@ public enum ControlDispatcher {
             if c.persist, let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: true) {
                 throw error(refusal, name, value, c)
             }
-            if let durable = p.persist([PersistedWrite(characteristic: index, value: value.bytes)], central: nil) {
+            // (Only a persisted characteristic builds a write: no allocation on the plain path.)
+            if c.persist, let durable = p.persist([PersistedWrite(characteristic: index, value: value.bytes)], central: nil) {
                 return .later(durable.assumeIsolated().map {
                     let result = p.notify(characteristic: index, value: value.bytes, only: only)
                     if result == .busy {

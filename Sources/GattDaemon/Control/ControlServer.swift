@@ -148,7 +148,13 @@ public final class ControlServer: @unchecked Sendable {
             reply(.now(.failure(ControlError(.badJSON, "line too long (more than \(options.maximumLineLength) bytes)"))), id: nil, to: c)
         case .line(let bytes):
             do {
-                let request = try ControlRequest.decode(bytes)
+                // The fast path for plain notify lines first; anything else the general decoder.
+                let request: ControlRequest
+                if let fast = ControlRequest.decodeNotify(bytes) {
+                    request = fast
+                } else {
+                    request = try ControlRequest.decode(bytes)
+                }
                 reply(execute(request.command, for: c), id: request.id, to: c)
             } catch {
                 reply(.now(.failure(error.error)), id: error.id, to: c)
@@ -159,7 +165,10 @@ public final class ControlServer: @unchecked Sendable {
     private func reply(_ outcome: ControlOutcome, id: JSONText?, to c: ControlClient) {
         switch outcome {
         case .now(let r) where c.unsentReplies.isEmpty:
-            send(r.text(id: id), to: c, flush: false)
+            guard !c.dropped else { return }
+            var buffer = c.channel.allocator.buffer(capacity: 64)
+            buffer.writeControlReplyLine(r, id: id)
+            send(buffer, to: c, flush: false)
         case .now(let r):
             c.unsentReplies.append(ControlClient.ReplySlot(text: r.text(id: id)))
         case .later(let future):
@@ -210,6 +219,12 @@ public final class ControlServer: @unchecked Sendable {
         var buffer = c.channel.allocator.buffer(capacity: line.utf8.count + 1)
         buffer.writeString(line)
         buffer.writeInteger(UInt8(0x0A))
+        send(buffer, to: c, flush: flush)
+    }
+
+    /// Sends one line (with its newline) unless the client is over its output limit.
+    private func send(_ buffer: ByteBuffer, to c: ControlClient, flush: Bool) {
+        guard !c.dropped else { return }
         // What the channel holds unsent (no promise per write: a client that stops reading
         // must not cost a closure and a promise per queued line).
         let pending = (try? c.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0

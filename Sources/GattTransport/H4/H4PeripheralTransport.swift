@@ -23,6 +23,8 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     private var localIRK: [UInt8]?
     private var channel: H4Transport?
     private var timer: Scheduled<Void>?
+    /// The deadline `timer` is armed for (re-armed only when the host's changes).
+    private var timerDeadline: Duration?
     private var closing = false
     /// `--btsnoop` or the `capture` op: every HCI packet both ways, as it crosses the H4 link.
     var btsnoop: BtsnoopWriter?
@@ -92,6 +94,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     public func close() -> EventLoopFuture<Void> {
         closing = true
         timer?.cancel()
+        timerDeadline = nil
         btsnoop?.close()
         guard let channel else { return eventLoop.makeSucceededVoidFuture() }
         self.channel = nil
@@ -109,6 +112,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     private func closed(_ error: (any Error)?) {
         channel = nil
         timer?.cancel()
+        timerDeadline = nil
         guard !closing else { return }
         onEvent?(.lost(reason: "lost the controller at \(spec)" + (error.map { ": \(Self.describe($0))" } ?? "")))
     }
@@ -143,11 +147,17 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     }
 
     private func armTimer() {
+        let deadline = host.nextDeadline
+        // Most packets leave the deadline as it was: no cancel and schedule per packet.
+        if deadline == timerDeadline, timer != nil || deadline == nil { return }
         timer?.cancel()
         timer = nil
-        guard let deadline = host.nextDeadline else { return }
+        timerDeadline = deadline
+        guard let deadline else { return }
         timer = eventLoop.scheduleTask(in: TimeAmount(max(.zero, deadline - now))) { [weak self] in
             guard let self else { return }
+            self.timer = nil
+            self.timerDeadline = nil
             self.process(self.host.tick(now: self.now))
         }
     }
