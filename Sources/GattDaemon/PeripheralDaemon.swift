@@ -40,7 +40,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var configuration: GattConfiguration
     var core: Peripheral
     /// The controller's address, kept for `status` while it is away.
-    private var lastAddress: BluetoothAddress = .zero
+    var lastAddress: BluetoothAddress = .zero
     private var timer: Scheduled<Void>?
     /// The deadline `timer` is armed for (re-armed only when the core's changes).
     private var timerDeadline: Duration?
@@ -332,106 +332,4 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     }
 
     var advertisedName: String { configuration.advertising.localName ?? configuration.name }
-
-    // MARK: - PeripheralControl
-
-    public var database: GATTDatabase { core.database }
-
-    public func connection(of central: BluetoothAddress) -> ConnectionID? { core.connection(of: central) }
-
-    public func notify(characteristic: Int, value: [UInt8], only: ConnectionID?) -> NotifyResult {
-        let (result, outputs) = core.notify(characteristic: characteristic, value: value, only: only, now: now)
-        process(outputs)
-        if case .queued = result { persisted?.record(database, characteristic: characteristic, value: value, on: eventLoop) }
-        return result
-    }
-
-    public func setValue(characteristic: Int, value: [UInt8]) -> Bool {
-        guard core.setValue(characteristic: characteristic, value: value) else { return false }
-        persisted?.record(database, characteristic: characteristic, value: value, on: eventLoop)
-        return true
-    }
-
-    /// Makes the persisted values among `writes` durable without changing the served values;
-    /// nil when none is persisted. A failure also sends watchers `persist_failed`.
-    public func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<Void>? {
-        let db = database
-        guard let persisted, writes.contains(where: { db.characteristics.indices.contains($0.characteristic) && db.characteristics[$0.characteristic].persist })
-        else { return nil }
-        let future = persisted.commit(db, writes, on: eventLoop)
-        future.whenFailure { error in
-            for w in writes where db.characteristics.indices.contains(w.characteristic) {
-                self.controlEventHandler?(.persistFailed(central: central, characteristic: db.characteristics[w.characteristic].displayName, message: "\(error)"))
-            }
-        }
-        return future
-    }
-
-    /// Answers a `.persistRequest` once the values are durable (Unlikely Error when they cannot
-    /// be); a durable value whose request is gone (its central left) is still put in place.
-    func answerPersistRequest(_ request: PendingRequestID, _ writes: [PersistedWrite], central: String?) {
-        guard let future = persist(writes, central: central) else {
-            eventLoop.execute { _ = self.respond(to: request, result: .success([])) }
-            return
-        }
-        future.whenComplete { result in
-            switch result {
-            case .success:
-                if !self.respond(to: request, result: .success([])) {
-                    for w in writes { _ = self.core.setValue(characteristic: w.characteristic, value: w.value) }
-                }
-            case .failure:
-                _ = self.respond(to: request, result: .failure(.unlikelyError))
-            }
-        }
-    }
-
-    public func status() -> ControlStatus {
-        ControlStatus(
-            advertising: core.isAdvertising, address: core.address ?? lastAddress,
-            connections: core.connections.values.sorted { $0.id.rawValue < $1.id.rawValue }.map { c in
-                var central = ControlStatus.Central(address: c.address, addressType: c.addressType, security: c.security, id: c.id, att: core.att)
-                central.identity = bondResolving(c.address)?.address
-                return central
-            },
-            advertisingData: core.payloads.advertisingData,
-            scanResponse: core.payloads.parameters.advertisingType.isScannable || !core.payloads.scanResponseData.isEmpty
-                ? core.payloads.scanResponseData : nil)
-    }
-
-    public func setAdvertising(_ enabled: Bool) { process(core.setAdvertisingWanted(enabled)) }
-
-    public func disconnect(_ connection: ConnectionID) { process(core.disconnect(connection)) }
-
-    public func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool {
-        do {
-            process(try core.respond(to: request, result: result, now: now))
-            return true
-        } catch {
-            return false
-        }
-    }
-
-    public func setControlClientAttached(_ attached: Bool) { process(core.setControlClientAttached(attached, now: now)) }
-
-    public func setControlWatched(_ watched: Bool) {
-        controlWatched = watched
-        if !watched { rejectPendingPrompts() }
-    }
-}
-
-/// Reconnect delays: 250 ms, doubling up to 10 s; reset once the transport is up.
-struct Backoff {
-    private(set) var delay: TimeAmount = .milliseconds(250)
-    private(set) var failures = 0
-
-    /// The delay before the next attempt, and whether this is the first failure in a row.
-    mutating func next() -> (delay: TimeAmount, first: Bool) {
-        failures += 1
-        let d = delay
-        delay = min(delay * 2, .seconds(10))
-        return (d, failures == 1)
-    }
-
-    mutating func reset() { self = Backoff() }
 }
