@@ -68,7 +68,8 @@ struct Serve: ParsableCommand {
             offset. A non-zero exit (or a signal) answers an error: the ATT error named on the \
             first line of stdout (e.g. write_not_permitted, value_not_allowed), else \
             --error-status (default unlikely_error). Requests are answered one at a time, in \
-            order; gattd's --request-timeout applies to each.
+            order; gattd's --request-timeout applies to each. --follow keeps serving across \
+            gattd restarts (for a systemd unit next to gattd's).
 
                 gattctl serve --utf8 --exec 'cat /sys/class/thermal/thermal_zone0/temp'
             """
@@ -79,6 +80,7 @@ struct Serve: ParsableCommand {
     @Option(help: ArgumentHelp("The ATT error a failing command answers when it names none.", valueName: "name"))
     var errorStatus = "unlikely_error"
     @Flag(help: "Print nothing on stderr per request.") var quiet = false
+    @Flag(help: "Reconnect when gattd stops or restarts, and wait for it when it is not running.") var follow = false
     @Flag var encoding: ValueEncoding = .hex
 
     func run() throws {
@@ -87,28 +89,42 @@ struct Serve: ParsableCommand {
                 throw .usage("--error-status \(errorStatus): expected an ATT error name such as unlikely_error")
             }
             signal(SIGPIPE, SIG_IGN)
-            let client = try global.connect()
-            client.keepsEvents = true
-            try client.expectOK(.watch(requests: true))
-            if !quiet { StandardStream.error("gattctl: serving control requests with: \(exec)\n") }
+            var lost: String?
             while true {
-                let event: ControlEvent
-                if !client.keptEvents.isEmpty {
-                    event = client.keptEvents.removeFirst()
-                } else {
-                    guard case .event(let e)? = try client.readMessage(timeout: nil, answering: "watch") else { continue }
-                    event = e
+                do throws(GattctlFailure) {
+                    try serve(fallback: fallback, again: lost != nil)
+                } catch where follow && error.exitCode != 64 && error.exitCode != 77 {
+                    if lost == nil { StandardStream.error("gattctl: \(error.message); reconnecting (--follow)\n") }
+                    lost = error.message
+                    usleep(500_000)
                 }
-                guard let answer = try answer(event, fallback: fallback) else { continue }
-                if case .failure(let e) = try client.request(.respond(request: answer.request, result: answer.result)) {
-                    StandardStream.error("gattctl: request \(answer.request): \(ControlClient.errorText(e))\n")
-                } else if !quiet {
-                    let what = switch answer.result {
-                    case .success(let v): "success (\(v.bytes.count) bytes)"
-                    case .failure(let e): e.name
-                    }
-                    StandardStream.error("gattctl: request \(answer.request) \(answer.summary): \(what)\n")
+            }
+        }
+    }
+
+    /// One connection to gattd as its responder, until it fails.
+    private func serve(fallback: ATTError, again: Bool) throws(GattctlFailure) {
+        let client = try global.connect()
+        client.keepsEvents = true
+        try client.expectOK(.watch(requests: true))
+        if !quiet || again { StandardStream.error("gattctl: serving control requests with: \(exec)\n") }
+        while true {
+            let event: ControlEvent
+            if !client.keptEvents.isEmpty {
+                event = client.keptEvents.removeFirst()
+            } else {
+                guard case .event(let e)? = try client.readMessage(timeout: nil, answering: "watch") else { continue }
+                event = e
+            }
+            guard let answer = try answer(event, fallback: fallback) else { continue }
+            if case .failure(let e) = try client.request(.respond(request: answer.request, result: answer.result)) {
+                StandardStream.error("gattctl: request \(answer.request): \(ControlClient.errorText(e))\n")
+            } else if !quiet {
+                let what = switch answer.result {
+                case .success(let v): "success (\(v.bytes.count) bytes)"
+                case .failure(let e): e.name
                 }
+                StandardStream.error("gattctl: request \(answer.request) \(answer.summary): \(what)\n")
             }
         }
     }

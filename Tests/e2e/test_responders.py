@@ -177,6 +177,30 @@ def test_watch_follow_keeps_watching_across_a_restart(controllers, gattd, tmp_pa
     run(body(), timeout=90)
 
 
+def test_serve_follow_keeps_answering_across_a_restart(controllers, gattd, tmp_path):
+    first = gattd(CONFIG)
+    sock = str(tmp_path / "control.sock")
+
+    async def body():
+        serve = await start_gattctl("--socket", sock, "serve", "--follow", "--quiet", "--utf8", "--exec", "echo answered")
+        await wait_for_log(first, r"control client \d+ watches")
+        device_cm, peer = await connect_central(controllers)
+        assert await asyncio.wait_for(read(peer, uuid(3)), 10) == b"answered"
+        await close_central(device_cm, peer)
+        first.stop()
+        assert "reconnecting (--follow)" in await line(serve.stderr)
+        second = gattd(CONFIG)
+        assert (await line(serve.stderr)).startswith("gattctl: serving control requests")
+        await wait_for_log(second, r"control client \d+ watches")
+        device_cm, peer = await connect_central(controllers)
+        assert await asyncio.wait_for(read(peer, uuid(3)), 10) == b"answered", "answered by the same serve after the restart"
+        await close_central(device_cm, peer)
+        assert serve.returncode is None
+        await stop(serve)
+
+    run(body(), timeout=90)
+
+
 def test_notify_says_when_nobody_is_subscribed(controllers, gattd, tmp_path):
     gattd(CONFIG)
     sock = str(tmp_path / "control.sock")
