@@ -39,7 +39,7 @@ from bumble.device import Device, Peer  # noqa: E402
 from bumble.transport import open_transport  # noqa: E402
 
 from harness import GattdProcess, VirtualControllers  # noqa: E402
-from benchmark_notify import notify_rows, run_notify_benchmark  # noqa: E402
+from benchmark_notify import notify_rows, notify_summary_row, run_notify_benchmark  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -193,6 +193,9 @@ def main() -> None:
     parser.add_argument("--read-seconds", type=float, default=10.0)
     parser.add_argument("--notify-runs", type=int, default=3, help="runs per side of (d); the median is shown")
     parser.add_argument("--notifications", type=int, default=10_000, help="notifications per run of (d)")
+    parser.add_argument("--notify-cases", default="20/27,244/27,244/251",
+                        help="(d) cases as VALUE_BYTES/ACL_BUFFER_BYTES, comma-separated "
+                             "(values over 20 B use ATT_MTU 247); default %(default)s")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     arguments = parser.parse_args()
     arguments.gattd = str(Path(arguments.gattd).resolve())  # gattd runs in a temporary directory
@@ -201,13 +204,16 @@ def main() -> None:
     harness.GATTD_BINARY = Path(arguments.gattd)
 
     results: dict = {}
-    notify: dict | None = None
+    notify: list[dict] = []
+    cases = [tuple(int(part) for part in case.split("/")) for case in arguments.notify_cases.split(",") if case]
     with tempfile.TemporaryDirectory(prefix="gattd-bench.") as work:
         work_dir = Path(work)
         if arguments.only != "notify":
             results, summary = run_gatt_benchmark(arguments, work_dir)
         if arguments.only != "gatt":
-            notify = run_notify_benchmark(arguments.gattd, work_dir, arguments.notify_runs, arguments.notifications)
+            for size, acl in cases:
+                notify.append(run_notify_benchmark(arguments.gattd, work_dir, arguments.notify_runs,
+                                                   arguments.notifications, size, acl))
 
     print(f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), {cpu_model()}, "
           f"Linux {platform.release()}, Python {platform.python_version()}")
@@ -228,9 +234,14 @@ def main() -> None:
             ("gattd CPU time, whole run (user + system)", f"{results['gattd_cpu_s']:.2f} s"),
         ]
         print_table(("measure", "value"), rows)
-    if notify is not None:
+    for case in notify:
         print_table(("(d) notifications, one subscribed Bumble central", "gattd", "Bumble peripheral"),
-                    notify_rows(notify))
+                    notify_rows(case))
+    summary_rows = [notify_summary_row(case) for case in notify]
+    if summary_rows:
+        print_table(("peripheral CPU µs per operation (median)", "gattd", "Bumble", "ratio",
+                     "gattd runs min/med/max", "Bumble runs min/med/max"), summary_rows)
+    if notify:
         results["notify"] = notify
     if arguments.json:
         print(json.dumps(results, indent=2))
