@@ -291,17 +291,17 @@ def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count
     return results
 
 
-def spread(side: dict, key: str, scale: float) -> str:
+def spread(side: dict, key: str, scale: float, digits: int = 0) -> str:
     """min / median / max of `key` over the runs, times `scale` (per 10,000 s → µs each: 100)."""
     values = sorted(run[key] * scale for run in side["runs"])
-    return f"{values[0]:.0f} / {statistics.median(values):.0f} / {values[-1]:.0f}"
+    return f"{values[0]:.{digits}f} / {statistics.median(values):.{digits}f} / {values[-1]:.{digits}f}"
 
 
-def summary_row(label: str, g: dict, b: dict, key: str, scale: float) -> tuple[str, ...]:
+def summary_row(label: str, g: dict, b: dict, key: str, scale: float, digits: int = 0) -> tuple[str, ...]:
     """(case, gattd median, Bumble median, ratio, gattd runs, Bumble runs) for `key` × `scale`."""
     gm, bm = g[key] * scale, b[key] * scale
-    return (label, f"{gm:.0f}", f"{bm:.0f}", f"{gm / bm:.2f}" if bm else "—",
-            spread(g, key, scale), spread(b, key, scale))
+    return (label, f"{gm:.{digits}f}", f"{bm:.{digits}f}", f"{gm / bm:.2f}" if bm else "—",
+            spread(g, key, scale, digits), spread(b, key, scale, digits))
 
 
 def notify_summary_row(results: dict) -> tuple[str, ...]:
