@@ -197,10 +197,10 @@ def main() -> None:
     parser.add_argument("--discovery-runs", type=int, default=5)
     parser.add_argument("--read-seconds", type=float, default=10.0)
     parser.add_argument("--notify-runs", type=int, default=3, help="runs per side of (d); the median is shown")
-    parser.add_argument("--notifications", type=int, default=10_000, help="notifications per run of (d)")
-    parser.add_argument("--notify-cases", default="20/27,244/27,244/251",
-                        help="(d) cases as VALUE_BYTES/ACL_BUFFER_BYTES, comma-separated "
-                             "(values over 20 B use ATT_MTU 247); default %(default)s")
+    parser.add_argument("--notifications", type=int, default=5_000, help="notifications per run of (d)")
+    parser.add_argument("--notify-cases", default="20/27,244/27,244/251,20/27/4",
+                        help="(d) cases as VALUE_BYTES/ACL_BUFFER_BYTES[/CENTRALS], comma-separated "
+                             "(values over 20 B use ATT_MTU 247; 1 central unless given); default %(default)s")
     parser.add_argument("--peer-runs", type=int, default=3, help="runs per side of (e); the median is shown")
     parser.add_argument("--peer-reads", type=int, default=2000, help="Read Requests per run of (e)")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
@@ -220,9 +220,9 @@ def main() -> None:
         peers = run_peers_benchmark(arguments.gattd, work_dir, arguments.peer_runs, arguments.peer_reads) \
             if arguments.only in (None, "peers") else None
         if arguments.only in (None, "notify"):
-            for size, acl in cases:
+            for size, acl, *centrals in cases:
                 notify.append(run_notify_benchmark(arguments.gattd, work_dir, arguments.notify_runs,
-                                                   arguments.notifications, size, acl))
+                                                   arguments.notifications, size, acl, *centrals))
 
     print(f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), {cpu_model()}, "
           f"Linux {platform.release()}, Python {platform.python_version()}")
@@ -244,7 +244,7 @@ def main() -> None:
         ]
         print_table(("measure", "value"), rows)
     for case in notify:
-        print_table(("(d) notifications, one subscribed Bumble central", "gattd", "Bumble peripheral"),
+        print_table(("(d) notifications to subscribed Bumble centrals", "gattd", "Bumble peripheral"),
                     notify_rows(case))
     summary_rows = [notify_summary_row(case) for case in notify]
     if peers is not None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import json
 import os
@@ -89,7 +90,7 @@ def say(message: dict) -> None:
     print(json.dumps(message), flush=True)
 
 
-async def pusher(control_path: str, count: int, size: int) -> None:
+async def pusher(control_path: str, count: int, size: int, centrals: int = 1) -> None:
     from control_client import ControlClient
 
     control = await ControlClient.open(control_path)
@@ -102,7 +103,7 @@ async def pusher(control_path: str, count: int, size: int) -> None:
         while True:
             reply = await control.raw_request(line, timeout=30)
             if reply.get("ok"):
-                if reply.get("sent") != 1:
+                if reply.get("sent") != centrals:
                     raise RuntimeError(f"notify {sequence}: {reply}")
                 break
             if reply.get("error") != "busy":
@@ -114,7 +115,7 @@ async def pusher(control_path: str, count: int, size: int) -> None:
     await control.close()
 
 
-async def bumble_peripheral(transport: str, count: int, size: int) -> None:
+async def bumble_peripheral(transport: str, count: int, size: int, centrals: int = 1) -> None:
     from bumble.device import Device
     from bumble.gatt import Characteristic, Service
     from bumble.transport import open_transport
@@ -130,6 +131,13 @@ async def bumble_peripheral(transport: str, count: int, size: int) -> None:
             (AdvertisingData.COMPLETE_LOCAL_NAME, LOCAL_NAME.encode()),
         ]))
         await device.start_advertising(advertising_data=advertising_data, auto_restart=False)
+
+        def on_connection(_connection) -> None:  # advertise again until every central is in
+            if len(device.connections) < centrals:
+                asyncio.ensure_future(device.start_advertising(advertising_data=advertising_data,
+                                                               auto_restart=False))
+
+        device.on("connection", on_connection)
         say({"state": "ready"})
         await read_stdin_line()  # "go", once the central has subscribed
         first_send = time.monotonic()
@@ -176,29 +184,39 @@ class Child:
 
 
 async def one_run(controllers, count: int, child: Child, peripheral_pid: int | None,
-                  address: hci.Address | None, size: int = VALUE_SIZE) -> dict:
-    """One central connection on controller 1: subscribe, tell the child to push, count."""
-    from harness import bumble_device, connect, find_characteristic, named, scan_for
+                  address: hci.Address, size: int = VALUE_SIZE, centrals: int = 1) -> dict:
+    """`centrals` central connections, on controllers 1…N (all Bumble devices in this process):
+    subscribe, tell the child to push, count every central's values."""
+    from harness import bumble_device, connect, find_characteristic
 
     ready = await child.message()
     assert ready["state"] == "ready", ready
-    async with bumble_device(controllers[1], "bench-central", CENTRAL_ADDRESS) as device:
-        if address is None:
-            address = (await scan_for(device, named(LOCAL_NAME))).address
-        peer = await connect(device, address)
-        if mtu_for(size) != 23:
-            await peer.request_mtu(mtu_for(size))
-        assert peer.connection.att_mtu == mtu_for(size), peer.connection.att_mtu
+    async with contextlib.AsyncExitStack() as stack:
         loop = asyncio.get_running_loop()
         done = loop.create_future()
-        received: list[bytes] = []
+        inboxes: list[list[bytes]] = []
+        complete = [0]
+        peers = []
+        for index in range(centrals):
+            address_text = "C0:00:00:00:00:%02X" % (int(CENTRAL_ADDRESS[-2:], 16) + index)
+            device = await stack.enter_async_context(
+                bumble_device(controllers[1 + index], f"bench-central-{index}", address_text))
+            peer = await connect(device, address)
+            if mtu_for(size) != 23:
+                await peer.request_mtu(mtu_for(size))
+            assert peer.connection.att_mtu == mtu_for(size), peer.connection.att_mtu
+            received: list[bytes] = []
+            inboxes.append(received)
 
-        def on_value(value: bytes) -> None:
-            received.append(bytes(value))
-            if len(received) == count and not done.done():
-                done.set_result(time.monotonic())
+            def on_value(value: bytes, received: list[bytes] = received) -> None:
+                received.append(bytes(value))
+                if len(received) == count:
+                    complete[0] += 1
+                    if complete[0] == centrals and not done.done():
+                        done.set_result(time.monotonic())
 
-        await find_characteristic(peer, STREAM_UUID).subscribe(on_value)
+            await find_characteristic(peer, STREAM_UUID).subscribe(on_value)
+            peers.append(peer)
         pids = {"peripheral": peripheral_pid, "pusher": child.process.pid} if peripheral_pid else \
             {"peripheral": child.process.pid}
         pids |= {"controllers": controllers.process.pid, "central": os.getpid()}
@@ -209,10 +227,13 @@ async def one_run(controllers, count: int, child: Child, peripheral_pid: int | N
         pushed = await child.message()
         assert pushed["state"] == "done", pushed
         await asyncio.sleep(0.1)  # nothing more may arrive
-        if len(received) != count or any(value != value_for(n, size) for n, value in enumerate(received)):
-            wrong = next((n for n, v in enumerate(received) if v != value_for(n, size)), len(received))
-            raise AssertionError(f"{len(received)} notifications received, first wrong or missing at {wrong}")
-        await peer.connection.disconnect()
+        for index, received in enumerate(inboxes):
+            if len(received) != count or any(value != value_for(n, size) for n, value in enumerate(received)):
+                wrong = next((n for n, v in enumerate(received) if v != value_for(n, size)), len(received))
+                raise AssertionError(f"central {index}: {len(received)} notifications received, "
+                                     f"first wrong or missing at {wrong}")
+        for peer in peers:
+            await peer.connection.disconnect()
     child.finish()
     wall = last_arrival - pushed["first_send"]
     result = {
@@ -233,21 +254,22 @@ def median_of(runs: list[dict]) -> dict:
 
 
 def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count: int = 10_000,
-                         size: int = VALUE_SIZE, acl: int = 27) -> dict:
+                         size: int = VALUE_SIZE, acl: int = 27, centrals: int = 1) -> dict:
     """Both sides, `runs` times each, on fresh virtual controllers per side (whose ACL buffers
     are `acl` bytes); `size`-byte values (ATT_MTU 23 up to 20 B, else 247); medians."""
     import harness
     from harness import GattdProcess, VirtualControllers
 
     harness.GATTD_BINARY = Path(gattd_binary)
-    results: dict = {"count": count, "runs": runs, "value_size": size, "att_mtu": mtu_for(size), "acl": acl}
+    results: dict = {"count": count, "runs": runs, "value_size": size, "att_mtu": mtu_for(size), "acl": acl,
+                     "centrals": centrals}
 
     # gattd, started once; a fresh central connection and a fresh pusher per run.
-    side_dir = work_dir / f"notify-{size}-{acl}-gattd"
+    side_dir = work_dir / f"notify-{size}-{acl}-{centrals}-gattd"
     side_dir.mkdir()
     config = side_dir / "notify.json"
     config.write_text(json.dumps(config_for(size)))
-    controllers = VirtualControllers(2, side_dir, acl_buffer_size=acl).start()
+    controllers = VirtualControllers(1 + centrals, side_dir, acl_buffer_size=acl).start()
     control = side_dir / "control.sock"
     gattd = GattdProcess(config, controllers[0].transport, side_dir,
                          ["--control", str(control), "--state-dir", str(side_dir), "--log-level", "info"])
@@ -258,9 +280,9 @@ def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count
         gattd_runs = []
         for _ in range(runs):
             child = Child(["--role", "pusher", "--control", str(control), "--count", str(count),
-                           "--size", str(size)], side_dir / "pusher.log")
+                           "--size", str(size), "--centrals", str(centrals)], side_dir / "pusher.log")
             try:
-                gattd_runs.append(asyncio.run(one_run(controllers, count, child, gattd.process.pid, address, size)))
+                gattd_runs.append(asyncio.run(one_run(controllers, count, child, gattd.process.pid, address, size, centrals)))
             finally:
                 child.finish()
         results["gattd"] = median_of(gattd_runs)
@@ -272,17 +294,18 @@ def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count
         controllers.stop()
 
     # Bumble's peripheral: a fresh process per run (it owns controller 0 while it runs).
-    side_dir = work_dir / f"notify-{size}-{acl}-bumble"
+    side_dir = work_dir / f"notify-{size}-{acl}-{centrals}-bumble"
     side_dir.mkdir()
-    controllers = VirtualControllers(2, side_dir, acl_buffer_size=acl).start()
+    controllers = VirtualControllers(1 + centrals, side_dir, acl_buffer_size=acl).start()
     try:
         bumble_runs = []
         for _ in range(runs):
             child = Child(["--role", "bumble-peripheral", "--transport", controllers[0].bumble_transport,
-                           "--count", str(count), "--size", str(size)], side_dir / "peripheral.log")
+                           "--count", str(count), "--size", str(size), "--centrals", str(centrals)],
+                          side_dir / "peripheral.log")
             try:
                 address = hci.Address(PERIPHERAL_ADDRESS, hci.Address.RANDOM_DEVICE_ADDRESS)
-                bumble_runs.append(asyncio.run(one_run(controllers, count, child, None, address, size)))
+                bumble_runs.append(asyncio.run(one_run(controllers, count, child, None, address, size, centrals)))
             finally:
                 child.finish()
         results["bumble"] = median_of(bumble_runs)
@@ -306,8 +329,9 @@ def summary_row(label: str, g: dict, b: dict, key: str, scale: float, digits: in
 
 def notify_summary_row(results: dict) -> tuple[str, ...]:
     """The issue's row: CPU µs per notification for one (value size, ACL buffer) case."""
-    label = (f"notify {results['value_size']} B, ATT_MTU {results['att_mtu']}, ACL {results['acl']} B, "
-             f"1 central")
+    centrals = results.get("centrals", 1)
+    label = (f"CPU µs per notify, {results['value_size']} B, ATT_MTU {results['att_mtu']}, ACL {results['acl']} B, "
+             f"{centrals} central{'s' if centrals > 1 else ''}" + (f" ({centrals} PDUs each)" if centrals > 1 else ""))
     return summary_row(label, results["gattd"], results["bumble"], "peripheral_cpu_s_per_10k", 100)
 
 
@@ -316,8 +340,8 @@ def notify_rows(results: dict) -> list[tuple[str, str, str]]:
     g, b = results["gattd"], results["bumble"]
     count = results["count"]
     return [
-        (f"notifications/s ({count} × {results['value_size']} B, ATT_MTU {results['att_mtu']}, "
-         f"ACL buffers {results['acl']} B, median of {results['runs']})", f"{g['notifications_per_s']:.0f}", f"{b['notifications_per_s']:.0f}"),
+        (f"notify calls/s ({count} × {results['value_size']} B, ATT_MTU {results['att_mtu']}, "
+         f"ACL buffers {results['acl']} B, {results.get('centrals', 1)} central(s), median of {results['runs']})", f"{g['notifications_per_s']:.0f}", f"{b['notifications_per_s']:.0f}"),
         ("wall time, first send → last arrival", f"{g['wall_s']:.2f} s", f"{b['wall_s']:.2f} s"),
         ("peripheral CPU time per 10,000 notifications (gattd / Bumble process)",
          f"{g['peripheral_cpu_s_per_10k']:.2f} s", f"{b['peripheral_cpu_s_per_10k']:.2f} s"),
@@ -343,11 +367,12 @@ def main() -> None:
     parser.add_argument("--transport", help="Bumble transport of controller 0 (bumble-peripheral)")
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--size", type=int, default=VALUE_SIZE, help="value size in bytes (4..244)")
+    parser.add_argument("--centrals", type=int, default=1, help="subscribed centrals")
     arguments = parser.parse_args()
     if arguments.role == "pusher":
-        asyncio.run(pusher(arguments.control, arguments.count, arguments.size))
+        asyncio.run(pusher(arguments.control, arguments.count, arguments.size, arguments.centrals))
     else:
-        asyncio.run(bumble_peripheral(arguments.transport, arguments.count, arguments.size))
+        asyncio.run(bumble_peripheral(arguments.transport, arguments.count, arguments.size, arguments.centrals))
 
 
 if __name__ == "__main__":
