@@ -8,8 +8,11 @@ Measures, with a Bumble central on a virtual controller:
   (c) gattd's peak RSS (VmHWM) and CPU time, and its CPU time per read;
   (d) notifications per second end to end and CPU time per 10,000 notifications, gattd
       (pushed through its control socket) side by side with Bumble's own peripheral
-      (scripts/benchmark_notify.py).
-`--only gatt` runs (a)-(c), `--only notify` runs (d). Prints tables (and JSON with --json).
+      (scripts/benchmark_notify.py), for 20 B and 244 B values and ACL buffers of 27 and 251 B;
+  (e) gattd vs Bumble's peripheral: launch → first advertising enable, idle and loaded RSS,
+      CPU time per Read Request (scripts/benchmark_peers.py).
+`--only gatt` runs (a)-(c), `--only notify` (d), `--only peers` (e). Prints tables (and JSON
+with --json), ending with a summary: gattd, Bumble, ratio, runs min/median/max.
 
 The central (Python) and the virtual controllers (Python) are in the loop: round trips
 measure the whole chain, gattd's share is its CPU time per read.
@@ -39,7 +42,8 @@ from bumble.device import Device, Peer  # noqa: E402
 from bumble.transport import open_transport  # noqa: E402
 
 from harness import GattdProcess, VirtualControllers  # noqa: E402
-from benchmark_notify import notify_rows, run_notify_benchmark  # noqa: E402
+from benchmark_notify import notify_rows, notify_summary_row, run_notify_benchmark  # noqa: E402
+from benchmark_peers import peers_summary_rows, run_peers_benchmark  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -186,13 +190,19 @@ def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--gattd", default=str(ROOT / ".build" / "debug" / "gattd"), help="gattd binary")
-    parser.add_argument("--only", choices=["gatt", "notify"],
-                        help="run only (a)-(c) discovery/reads/RSS ('gatt') or only (d) notifications ('notify')")
+    parser.add_argument("--only", choices=["gatt", "notify", "peers"],
+                        help="run only (a)-(c) discovery/reads/RSS ('gatt'), only (d) notifications ('notify') "
+                             "or only (e) launch/RSS/reads, gattd vs Bumble ('peers')")
     parser.add_argument("--services", type=int, default=100)
     parser.add_argument("--discovery-runs", type=int, default=5)
     parser.add_argument("--read-seconds", type=float, default=10.0)
     parser.add_argument("--notify-runs", type=int, default=3, help="runs per side of (d); the median is shown")
-    parser.add_argument("--notifications", type=int, default=10_000, help="notifications per run of (d)")
+    parser.add_argument("--notifications", type=int, default=5_000, help="notifications per run of (d)")
+    parser.add_argument("--notify-cases", default="20/27,244/27,244/251,20/27/4",
+                        help="(d) cases as VALUE_BYTES/ACL_BUFFER_BYTES[/CENTRALS], comma-separated "
+                             "(values over 20 B use ATT_MTU 247; 1 central unless given); default %(default)s")
+    parser.add_argument("--peer-runs", type=int, default=3, help="runs per side of (e); the median is shown")
+    parser.add_argument("--peer-reads", type=int, default=2000, help="Read Requests per run of (e)")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     arguments = parser.parse_args()
     arguments.gattd = str(Path(arguments.gattd).resolve())  # gattd runs in a temporary directory
@@ -201,13 +211,18 @@ def main() -> None:
     harness.GATTD_BINARY = Path(arguments.gattd)
 
     results: dict = {}
-    notify: dict | None = None
+    notify: list[dict] = []
+    cases = [tuple(int(part) for part in case.split("/")) for case in arguments.notify_cases.split(",") if case]
     with tempfile.TemporaryDirectory(prefix="gattd-bench.") as work:
         work_dir = Path(work)
-        if arguments.only != "notify":
+        if arguments.only in (None, "gatt"):
             results, summary = run_gatt_benchmark(arguments, work_dir)
-        if arguments.only != "gatt":
-            notify = run_notify_benchmark(arguments.gattd, work_dir, arguments.notify_runs, arguments.notifications)
+        peers = run_peers_benchmark(arguments.gattd, work_dir, arguments.peer_runs, arguments.peer_reads) \
+            if arguments.only in (None, "peers") else None
+        if arguments.only in (None, "notify"):
+            for size, acl, *centrals in cases:
+                notify.append(run_notify_benchmark(arguments.gattd, work_dir, arguments.notify_runs,
+                                                   arguments.notifications, size, acl, *centrals))
 
     print(f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), {cpu_model()}, "
           f"Linux {platform.release()}, Python {platform.python_version()}")
@@ -228,9 +243,17 @@ def main() -> None:
             ("gattd CPU time, whole run (user + system)", f"{results['gattd_cpu_s']:.2f} s"),
         ]
         print_table(("measure", "value"), rows)
-    if notify is not None:
-        print_table(("(d) notifications, one subscribed Bumble central", "gattd", "Bumble peripheral"),
-                    notify_rows(notify))
+    for case in notify:
+        print_table(("(d) notifications to subscribed Bumble centrals", "gattd", "Bumble peripheral"),
+                    notify_rows(case))
+    summary_rows = [notify_summary_row(case) for case in notify]
+    if peers is not None:
+        summary_rows += peers_summary_rows(peers)
+        results["peers"] = peers
+    if summary_rows:
+        print_table(("gattd vs Bumble's peripheral (median of runs)", "gattd", "Bumble", "ratio",
+                     "gattd runs min/med/max", "Bumble runs min/med/max"), summary_rows)
+    if notify:
         results["notify"] = notify
     if arguments.json:
         print(json.dumps(results, indent=2))

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import functools
 import json
 import os
 import statistics
@@ -45,20 +47,31 @@ STREAM_UUID = "5eb10001-8d3c-4a5e-9b1f-6c0a2d4e8f10"
 LOCAL_NAME = "BENCHN"
 PERIPHERAL_ADDRESS = "D0:00:00:00:00:BB"  # the Bumble peripheral's random static address
 CENTRAL_ADDRESS = "C0:00:00:00:00:0C"
-VALUE_SIZE = 20
-FILLER = bytes(range(0xA0, 0xA0 + VALUE_SIZE - 4))
-
-CONFIG = {
-    "name": "bench-notify",
-    "advertising": {"local_name": LOCAL_NAME, "interval_ms": [20, 30]},
-    "services": [{"id": "bench", "uuid": SERVICE_UUID, "characteristics": [
-        {"id": "stream", "uuid": STREAM_UUID, "properties": ["notify"], "max_length": VALUE_SIZE},
-    ]}],
-}
+VALUE_SIZE = 20  # default; 244 B values need ATT_MTU 247 (the central exchanges it)
+LARGE_MTU = 247
 
 
-def value_for(sequence: int) -> bytes:
-    return struct.pack("<I", sequence) + FILLER
+def config_for(size: int) -> dict:
+    return {
+        "name": "bench-notify",
+        "advertising": {"local_name": LOCAL_NAME, "interval_ms": [20, 30]},
+        "services": [{"id": "bench", "uuid": SERVICE_UUID, "characteristics": [
+            {"id": "stream", "uuid": STREAM_UUID, "properties": ["notify"], "max_length": size},
+        ]}],
+    }
+
+
+def mtu_for(size: int) -> int:
+    return 23 if size <= 20 else LARGE_MTU
+
+
+@functools.cache
+def filler(size: int) -> bytes:
+    return bytes((0xA0 + n) & 0xFF for n in range(size - 4))
+
+
+def value_for(sequence: int, size: int = VALUE_SIZE) -> bytes:
+    return struct.pack("<I", sequence) + filler(size)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -77,7 +90,7 @@ def say(message: dict) -> None:
     print(json.dumps(message), flush=True)
 
 
-async def pusher(control_path: str, count: int) -> None:
+async def pusher(control_path: str, count: int, size: int, centrals: int = 1) -> None:
     from control_client import ControlClient
 
     control = await ControlClient.open(control_path)
@@ -86,11 +99,11 @@ async def pusher(control_path: str, count: int) -> None:
     busy = 0
     first_send = time.monotonic()
     for sequence in range(count):
-        line = ('{"op":"notify","characteristic":"stream","value":{"hex":"%s"}}' % value_for(sequence).hex()).encode()
+        line = ('{"op":"notify","characteristic":"stream","value":{"hex":"%s"}}' % value_for(sequence, size).hex()).encode()
         while True:
             reply = await control.raw_request(line, timeout=30)
             if reply.get("ok"):
-                if reply.get("sent") != 1:
+                if reply.get("sent") != centrals:
                     raise RuntimeError(f"notify {sequence}: {reply}")
                 break
             if reply.get("error") != "busy":
@@ -102,7 +115,7 @@ async def pusher(control_path: str, count: int) -> None:
     await control.close()
 
 
-async def bumble_peripheral(transport: str, count: int) -> None:
+async def bumble_peripheral(transport: str, count: int, size: int, centrals: int = 1) -> None:
     from bumble.device import Device
     from bumble.gatt import Characteristic, Service
     from bumble.transport import open_transport
@@ -110,7 +123,7 @@ async def bumble_peripheral(transport: str, count: int) -> None:
     async with await open_transport(transport) as (source, sink):
         device = Device.with_hci("bench-peripheral", hci.Address(PERIPHERAL_ADDRESS), source, sink)
         stream = Characteristic(STREAM_UUID, Characteristic.Properties.NOTIFY, Characteristic.READABLE,
-                                bytes(VALUE_SIZE))
+                                bytes(size))
         device.add_service(Service(SERVICE_UUID, [stream]))
         await device.power_on()
         advertising_data = bytes(AdvertisingData([
@@ -118,11 +131,18 @@ async def bumble_peripheral(transport: str, count: int) -> None:
             (AdvertisingData.COMPLETE_LOCAL_NAME, LOCAL_NAME.encode()),
         ]))
         await device.start_advertising(advertising_data=advertising_data, auto_restart=False)
+
+        def on_connection(_connection) -> None:  # advertise again until every central is in
+            if len(device.connections) < centrals:
+                asyncio.ensure_future(device.start_advertising(advertising_data=advertising_data,
+                                                               auto_restart=False))
+
+        device.on("connection", on_connection)
         say({"state": "ready"})
         await read_stdin_line()  # "go", once the central has subscribed
         first_send = time.monotonic()
         for sequence in range(count):
-            await device.notify_subscribers(stream, value_for(sequence))
+            await device.notify_subscribers(stream, value_for(sequence, size))
         say({"state": "done", "first_send": first_send, "last_send": time.monotonic(), "busy": 0})
         await read_stdin_line()
         await device.power_off()
@@ -164,27 +184,39 @@ class Child:
 
 
 async def one_run(controllers, count: int, child: Child, peripheral_pid: int | None,
-                  address: hci.Address | None) -> dict:
-    """One central connection on controller 1: subscribe, tell the child to push, count."""
-    from harness import bumble_device, connect, find_characteristic, named, scan_for
+                  address: hci.Address, size: int = VALUE_SIZE, centrals: int = 1) -> dict:
+    """`centrals` central connections, on controllers 1…N (all Bumble devices in this process):
+    subscribe, tell the child to push, count every central's values."""
+    from harness import bumble_device, connect, find_characteristic
 
     ready = await child.message()
     assert ready["state"] == "ready", ready
-    async with bumble_device(controllers[1], "bench-central", CENTRAL_ADDRESS) as device:
-        if address is None:
-            address = (await scan_for(device, named(LOCAL_NAME))).address
-        peer = await connect(device, address)
-        assert peer.connection.att_mtu == 23, peer.connection.att_mtu
+    async with contextlib.AsyncExitStack() as stack:
         loop = asyncio.get_running_loop()
         done = loop.create_future()
-        received: list[bytes] = []
+        inboxes: list[list[bytes]] = []
+        complete = [0]
+        peers = []
+        for index in range(centrals):
+            address_text = "C0:00:00:00:00:%02X" % (int(CENTRAL_ADDRESS[-2:], 16) + index)
+            device = await stack.enter_async_context(
+                bumble_device(controllers[1 + index], f"bench-central-{index}", address_text))
+            peer = await connect(device, address)
+            if mtu_for(size) != 23:
+                await peer.request_mtu(mtu_for(size))
+            assert peer.connection.att_mtu == mtu_for(size), peer.connection.att_mtu
+            received: list[bytes] = []
+            inboxes.append(received)
 
-        def on_value(value: bytes) -> None:
-            received.append(bytes(value))
-            if len(received) == count and not done.done():
-                done.set_result(time.monotonic())
+            def on_value(value: bytes, received: list[bytes] = received) -> None:
+                received.append(bytes(value))
+                if len(received) == count:
+                    complete[0] += 1
+                    if complete[0] == centrals and not done.done():
+                        done.set_result(time.monotonic())
 
-        await find_characteristic(peer, STREAM_UUID).subscribe(on_value)
+            await find_characteristic(peer, STREAM_UUID).subscribe(on_value)
+            peers.append(peer)
         pids = {"peripheral": peripheral_pid, "pusher": child.process.pid} if peripheral_pid else \
             {"peripheral": child.process.pid}
         pids |= {"controllers": controllers.process.pid, "central": os.getpid()}
@@ -195,10 +227,13 @@ async def one_run(controllers, count: int, child: Child, peripheral_pid: int | N
         pushed = await child.message()
         assert pushed["state"] == "done", pushed
         await asyncio.sleep(0.1)  # nothing more may arrive
-        if len(received) != count or any(value != value_for(n) for n, value in enumerate(received)):
-            wrong = next((n for n, v in enumerate(received) if v != value_for(n)), len(received))
-            raise AssertionError(f"{len(received)} notifications received, first wrong or missing at {wrong}")
-        await peer.connection.disconnect()
+        for index, received in enumerate(inboxes):
+            if len(received) != count or any(value != value_for(n, size) for n, value in enumerate(received)):
+                wrong = next((n for n, v in enumerate(received) if v != value_for(n, size)), len(received))
+                raise AssertionError(f"central {index}: {len(received)} notifications received, "
+                                     f"first wrong or missing at {wrong}")
+        for peer in peers:
+            await peer.connection.disconnect()
     child.finish()
     wall = last_arrival - pushed["first_send"]
     result = {
@@ -218,20 +253,23 @@ def median_of(runs: list[dict]) -> dict:
     return {key: statistics.median(run[key] for run in runs) for key in keys} | {"runs": runs}
 
 
-def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count: int = 10_000) -> dict:
-    """Both sides, `runs` times each, on fresh virtual controllers per side; medians."""
+def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count: int = 10_000,
+                         size: int = VALUE_SIZE, acl: int = 27, centrals: int = 1) -> dict:
+    """Both sides, `runs` times each, on fresh virtual controllers per side (whose ACL buffers
+    are `acl` bytes); `size`-byte values (ATT_MTU 23 up to 20 B, else 247); medians."""
     import harness
     from harness import GattdProcess, VirtualControllers
 
     harness.GATTD_BINARY = Path(gattd_binary)
-    results: dict = {"count": count, "runs": runs, "value_size": VALUE_SIZE, "att_mtu": 23}
+    results: dict = {"count": count, "runs": runs, "value_size": size, "att_mtu": mtu_for(size), "acl": acl,
+                     "centrals": centrals}
 
     # gattd, started once; a fresh central connection and a fresh pusher per run.
-    side_dir = work_dir / "notify-gattd"
+    side_dir = work_dir / f"notify-{size}-{acl}-{centrals}-gattd"
     side_dir.mkdir()
     config = side_dir / "notify.json"
-    config.write_text(json.dumps(CONFIG))
-    controllers = VirtualControllers(2, side_dir).start()
+    config.write_text(json.dumps(config_for(size)))
+    controllers = VirtualControllers(1 + centrals, side_dir, acl_buffer_size=acl).start()
     control = side_dir / "control.sock"
     gattd = GattdProcess(config, controllers[0].transport, side_dir,
                          ["--control", str(control), "--state-dir", str(side_dir), "--log-level", "info"])
@@ -241,10 +279,10 @@ def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count
         address = hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS)
         gattd_runs = []
         for _ in range(runs):
-            child = Child(["--role", "pusher", "--control", str(control), "--count", str(count)],
-                          side_dir / "pusher.log")
+            child = Child(["--role", "pusher", "--control", str(control), "--count", str(count),
+                           "--size", str(size), "--centrals", str(centrals)], side_dir / "pusher.log")
             try:
-                gattd_runs.append(asyncio.run(one_run(controllers, count, child, gattd.process.pid, address)))
+                gattd_runs.append(asyncio.run(one_run(controllers, count, child, gattd.process.pid, address, size, centrals)))
             finally:
                 child.finish()
         results["gattd"] = median_of(gattd_runs)
@@ -256,17 +294,18 @@ def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count
         controllers.stop()
 
     # Bumble's peripheral: a fresh process per run (it owns controller 0 while it runs).
-    side_dir = work_dir / "notify-bumble"
+    side_dir = work_dir / f"notify-{size}-{acl}-{centrals}-bumble"
     side_dir.mkdir()
-    controllers = VirtualControllers(2, side_dir).start()
+    controllers = VirtualControllers(1 + centrals, side_dir, acl_buffer_size=acl).start()
     try:
         bumble_runs = []
         for _ in range(runs):
             child = Child(["--role", "bumble-peripheral", "--transport", controllers[0].bumble_transport,
-                           "--count", str(count)], side_dir / "peripheral.log")
+                           "--count", str(count), "--size", str(size), "--centrals", str(centrals)],
+                          side_dir / "peripheral.log")
             try:
                 address = hci.Address(PERIPHERAL_ADDRESS, hci.Address.RANDOM_DEVICE_ADDRESS)
-                bumble_runs.append(asyncio.run(one_run(controllers, count, child, None, address)))
+                bumble_runs.append(asyncio.run(one_run(controllers, count, child, None, address, size, centrals)))
             finally:
                 child.finish()
         results["bumble"] = median_of(bumble_runs)
@@ -275,10 +314,25 @@ def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count
     return results
 
 
-def spread(side: dict, key: str, scale: float) -> str:
+def spread(side: dict, key: str, scale: float, digits: int = 0) -> str:
     """min / median / max of `key` over the runs, times `scale` (per 10,000 s → µs each: 100)."""
     values = sorted(run[key] * scale for run in side["runs"])
-    return f"{values[0]:.0f} / {statistics.median(values):.0f} / {values[-1]:.0f}"
+    return f"{values[0]:.{digits}f} / {statistics.median(values):.{digits}f} / {values[-1]:.{digits}f}"
+
+
+def summary_row(label: str, g: dict, b: dict, key: str, scale: float, digits: int = 0) -> tuple[str, ...]:
+    """(case, gattd median, Bumble median, ratio, gattd runs, Bumble runs) for `key` × `scale`."""
+    gm, bm = g[key] * scale, b[key] * scale
+    return (label, f"{gm:.{digits}f}", f"{bm:.{digits}f}", f"{gm / bm:.2f}" if bm else "—",
+            spread(g, key, scale, digits), spread(b, key, scale, digits))
+
+
+def notify_summary_row(results: dict) -> tuple[str, ...]:
+    """The issue's row: CPU µs per notification for one (value size, ACL buffer) case."""
+    centrals = results.get("centrals", 1)
+    label = (f"CPU µs per notify, {results['value_size']} B, ATT_MTU {results['att_mtu']}, ACL {results['acl']} B, "
+             f"{centrals} central{'s' if centrals > 1 else ''}" + (f" ({centrals} PDUs each)" if centrals > 1 else ""))
+    return summary_row(label, results["gattd"], results["bumble"], "peripheral_cpu_s_per_10k", 100)
 
 
 def notify_rows(results: dict) -> list[tuple[str, str, str]]:
@@ -286,8 +340,8 @@ def notify_rows(results: dict) -> list[tuple[str, str, str]]:
     g, b = results["gattd"], results["bumble"]
     count = results["count"]
     return [
-        (f"notifications/s ({count} × {results['value_size']} B, ATT_MTU {results['att_mtu']}, "
-         f"median of {results['runs']})", f"{g['notifications_per_s']:.0f}", f"{b['notifications_per_s']:.0f}"),
+        (f"notify calls/s ({count} × {results['value_size']} B, ATT_MTU {results['att_mtu']}, "
+         f"ACL buffers {results['acl']} B, {results.get('centrals', 1)} central(s), median of {results['runs']})", f"{g['notifications_per_s']:.0f}", f"{b['notifications_per_s']:.0f}"),
         ("wall time, first send → last arrival", f"{g['wall_s']:.2f} s", f"{b['wall_s']:.2f} s"),
         ("peripheral CPU time per 10,000 notifications (gattd / Bumble process)",
          f"{g['peripheral_cpu_s_per_10k']:.2f} s", f"{b['peripheral_cpu_s_per_10k']:.2f} s"),
@@ -312,11 +366,13 @@ def main() -> None:
     parser.add_argument("--control", help="gattd control socket (pusher)")
     parser.add_argument("--transport", help="Bumble transport of controller 0 (bumble-peripheral)")
     parser.add_argument("--count", type=int, default=10_000)
+    parser.add_argument("--size", type=int, default=VALUE_SIZE, help="value size in bytes (4..244)")
+    parser.add_argument("--centrals", type=int, default=1, help="subscribed centrals")
     arguments = parser.parse_args()
     if arguments.role == "pusher":
-        asyncio.run(pusher(arguments.control, arguments.count))
+        asyncio.run(pusher(arguments.control, arguments.count, arguments.size, arguments.centrals))
     else:
-        asyncio.run(bumble_peripheral(arguments.transport, arguments.count))
+        asyncio.run(bumble_peripheral(arguments.transport, arguments.count, arguments.size, arguments.centrals))
 
 
 if __name__ == "__main__":

@@ -119,8 +119,9 @@ class VirtualController:
 class VirtualControllers:
     """A LocalLink with `count` controllers, run by virtual_controllers.py in a subprocess."""
 
-    def __init__(self, count: int, work_dir: Path, legacy_only: bool = False) -> None:
+    def __init__(self, count: int, work_dir: Path, legacy_only: bool = False, acl_buffer_size: int = 27) -> None:
         self.count = count
+        self.acl_buffer_size = acl_buffer_size
         self.work_dir = work_dir
         self.legacy_only = legacy_only
         self.log_path = work_dir / "virtual-controllers.log"
@@ -137,6 +138,8 @@ class VirtualControllers:
         ]
         if self.legacy_only:
             command.append("--legacy-only")
+        if self.acl_buffer_size != 27:
+            command += ["--acl-buffer-size", str(self.acl_buffer_size)]
         log = open(self.log_path, "w")
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout

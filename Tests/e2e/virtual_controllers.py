@@ -24,6 +24,11 @@ Built from Bumble's `Controller` and `LocalLink`, with fixes for what the stock
 
 Usage:
     python virtual_controllers.py --count 2 --ready-file ready.json --log-dir logs [--legacy-only]
+                                  [--acl-buffer-size 251]
+
+`--acl-buffer-size N` sets the LE ACL data packet length LE Read Buffer Size reports (default
+27): hosts fragment longer L2CAP PDUs into packets of at most N bytes (each completed with
+Number Of Completed Packets); the peer's host still receives each PDU whole.
 
 `--legacy-only` clears the extended-advertising feature bits so hosts (gattd, Bumble) use
 the legacy LE Set Advertising/Scan Response Data commands and legacy advertising reports.
@@ -126,8 +131,11 @@ class VirtualController(Controller):
     """A Bumble controller with working scan responses and HCI Reset, recording commands."""
 
     def __init__(self, name: str, link: LocalLink, public_address: str, command_log: str | None,
-                 legacy_only: bool = False):
+                 legacy_only: bool = False, acl_buffer_size: int = 27):
         super().__init__(name, link=link, public_address=public_address)
+        # LE Read Buffer Size: the longest ACL data packet the host may send (fragments above).
+        self.le_acl_data_packet_length = acl_buffer_size
+        self.acl_data_packet_length = acl_buffer_size
         if legacy_only:
             # Without these features hosts use the legacy advertising and scanning commands.
             self.le_features = self.le_features & ~(
@@ -478,7 +486,8 @@ class ControllerServer:
             logger.info("[%s] host disconnected", self.controller.name)
 
 
-async def run(count: int, host: str, ready_file: str | None, log_dir: str, legacy_only: bool) -> None:
+async def run(count: int, host: str, ready_file: str | None, log_dir: str, legacy_only: bool,
+              acl_buffer_size: int = 27) -> None:
     os.makedirs(log_dir, exist_ok=True)
     link = VirtualLink()
     loop = asyncio.get_running_loop()
@@ -487,7 +496,7 @@ async def run(count: int, host: str, ready_file: str | None, log_dir: str, legac
     for index in range(count):
         address = f"F0:F0:F0:F0:F0:{index:02X}"
         command_log = os.path.join(log_dir, f"controller-{index}-commands.jsonl")
-        controller = VirtualController(f"C{index}", link, address, command_log, legacy_only)
+        controller = VirtualController(f"C{index}", link, address, command_log, legacy_only, acl_buffer_size)
         controller_server = ControllerServer(controller)
         server = await loop.create_server(lambda cs=controller_server: HostConnection(cs), host, 0)
         servers.append(server)
@@ -524,6 +533,8 @@ def main() -> None:
     parser.add_argument("--log-dir", default=".", help="where the command logs go")
     parser.add_argument("--legacy-only", action="store_true",
                         help="controllers without extended advertising (hosts use the legacy commands)")
+    parser.add_argument("--acl-buffer-size", type=int, default=27,
+                        help="LE ACL data packet length the controllers report (27..251, default 27)")
     parser.add_argument("--verbose", action="store_true", help="log every HCI packet (Bumble debug logs)")
     arguments = parser.parse_args()
     logging.basicConfig(
@@ -532,7 +543,7 @@ def main() -> None:
         stream=sys.stderr,
     )
     asyncio.run(run(arguments.count, arguments.host, arguments.ready_file, arguments.log_dir,
-                    arguments.legacy_only))
+                    arguments.legacy_only, arguments.acl_buffer_size))
 
 
 if __name__ == "__main__":
