@@ -20,7 +20,7 @@ from bumble.transport import open_transport
 from control_client import ControlClient
 from gatt_central import att_error, central_device, connect_peer, raw_request, wait_for_log
 from harness import att_round_trip, record_updates, run
-from test_pairing import config_with, gattd_address, pairing
+from test_pairing import config_with, gattd_address, pairing, private_phone
 
 SERVICE_CHANGED = 0x0008
 SERVICE_CHANGED_CCCD = 0x0009
@@ -246,12 +246,7 @@ def test_restore_without_encryption_for_a_resolved_rpa(controllers, gattd, tmp_p
 
     async def body():
         async with await open_transport(controllers[1].bumble_transport) as (source, sink):
-            device = Device.with_hci("phone", hci.Address("C0:00:00:00:00:02"), source, sink)
-            device.le_privacy_enabled = True
-            device.le_rpa_timeout = 0
-            device.irk = bytes(range(0x20, 0x30))
-            await device.power_on()
-            device.pairing_config_factory = pairing(sc=True)
+            device = await private_phone(source, sink)
             peer = await connect_peer(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.pair(), 15)
             await wait_for_log(process, r"paired and bonded as C0:00:00:00:00:02")
@@ -276,12 +271,7 @@ def test_without_the_option_a_resolved_rpa_is_not_restored_before_encryption(con
 
     async def body():
         async with await open_transport(controllers[1].bumble_transport) as (source, sink):
-            device = Device.with_hci("phone", hci.Address("C0:00:00:00:00:02"), source, sink)
-            device.le_privacy_enabled = True
-            device.le_rpa_timeout = 0
-            device.irk = bytes(range(0x20, 0x30))
-            await device.power_on()
-            device.pairing_config_factory = pairing(sc=True)
+            device = await private_phone(source, sink)
             peer = await connect_peer(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.pair(), 15)
             await wait_for_log(process, r"paired and bonded as C0:00:00:00:00:02")

@@ -58,6 +58,18 @@ def pairing(sc: bool):
                                              identity_address_type=PairingConfig.AddressType.RANDOM)
 
 
+async def private_phone(source, sink) -> Device:
+    """A powered-on Bumble central with privacy (a new RPA from its IRK 20..2F on every
+    power-on, identity C0:00:00:00:00:02) that bonds with Just Works SC."""
+    device = Device.with_hci("phone", hci.Address("C0:00:00:00:00:02"), source, sink)
+    device.le_privacy_enabled = True
+    device.le_rpa_timeout = 0
+    device.irk = bytes(range(0x20, 0x30))
+    await device.power_on()
+    device.pairing_config_factory = pairing(sc=True)
+    return device
+
+
 def read_request(handle: int = ENCRYPTED) -> bytes:
     return bytes([READ]) + handle.to_bytes(2, "little")
 
@@ -181,12 +193,7 @@ def test_bonded_central_with_a_new_rpa_is_recognised(controllers, gattd, tmp_pat
 
     async def body():
         async with await open_transport(controllers[1].bumble_transport) as (source, sink):
-            device = Device.with_hci("phone", hci.Address("C0:00:00:00:00:02"), source, sink)
-            device.le_privacy_enabled = True
-            device.le_rpa_timeout = 0
-            device.irk = bytes(range(0x20, 0x30))
-            await device.power_on()
-            device.pairing_config_factory = pairing(sc=True)
+            device = await private_phone(source, sink)
             first_rpa = device.random_address
             peer = await connect_peer(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.pair(), 15)
