@@ -198,9 +198,10 @@ def main() -> None:
     parser.add_argument("--read-seconds", type=float, default=10.0)
     parser.add_argument("--notify-runs", type=int, default=3, help="runs per side of (d); the median is shown")
     parser.add_argument("--notifications", type=int, default=5_000, help="notifications per run of (d)")
-    parser.add_argument("--notify-cases", default="20/27,244/27,244/251,20/27/4",
-                        help="(d) cases as VALUE_BYTES/ACL_BUFFER_BYTES[/CENTRALS], comma-separated "
-                             "(values over 20 B use ATT_MTU 247; 1 central unless given); default %(default)s")
+    parser.add_argument("--notify-cases", default="20/27,20/27/1/32,244/27,244/251,20/27/4",
+                        help="(d) cases as VALUE_BYTES/ACL_BUFFER_BYTES[/CENTRALS[/WINDOW]], comma-separated "
+                             "(values over 20 B use ATT_MTU 247; 1 central unless given; WINDOW: notify "
+                             "requests the pusher keeps in flight, 1 unless given); default %(default)s")
     parser.add_argument("--peer-runs", type=int, default=3, help="runs per side of (e); the median is shown")
     parser.add_argument("--peer-reads", type=int, default=2000, help="Read Requests per run of (e)")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")

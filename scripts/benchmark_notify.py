@@ -90,7 +90,13 @@ def say(message: dict) -> None:
     print(json.dumps(message), flush=True)
 
 
-async def pusher(control_path: str, count: int, size: int, centrals: int = 1) -> None:
+async def pusher(control_path: str, count: int, size: int, centrals: int = 1, window: int = 1) -> None:
+    """Sends `count` notify requests with at most `window` unanswered at a time (1: waits for
+    each reply). On `busy`, gattd refuses this connection's later notifies too until its
+    `ready`: the pusher reads the replies to the ones in flight (all `busy`), waits for
+    `ready` and resends from the first refused value, so values leave in order."""
+    from collections import deque
+
     from control_client import ControlClient
 
     control = await ControlClient.open(control_path)
@@ -98,18 +104,48 @@ async def pusher(control_path: str, count: int, size: int, centrals: int = 1) ->
     await read_stdin_line()  # "go"
     busy = 0
     first_send = time.monotonic()
-    for sequence in range(count):
-        line = ('{"op":"notify","characteristic":"stream","value":{"hex":"%s"}}' % value_for(sequence, size).hex()).encode()
-        while True:
-            reply = await control.raw_request(line, timeout=30)
-            if reply.get("ok"):
-                if reply.get("sent") != centrals:
+    lines = [('{"op":"notify","characteristic":"stream","value":{"hex":"%s"}}\n' % value_for(n, size).hex()).encode()
+             for n in range(count)] if window > 1 else None
+    if window <= 1:
+        for sequence in range(count):
+            line = ('{"op":"notify","characteristic":"stream","value":{"hex":"%s"}}' % value_for(sequence, size).hex()).encode()
+            while True:
+                reply = await control.raw_request(line, timeout=30)
+                if reply.get("ok"):
+                    if reply.get("sent") != centrals:
+                        raise RuntimeError(f"notify {sequence}: {reply}")
+                    break
+                if reply.get("error") != "busy":
                     raise RuntimeError(f"notify {sequence}: {reply}")
-                break
+                busy += 1
+                await control.event("ready", timeout=30)
+    else:
+        in_flight: deque[int] = deque()
+        next_sequence = 0
+        done = 0
+        while done < count:
+            if len(in_flight) < window // 2 or next_sequence == done:
+                batch = min(window - len(in_flight), count - next_sequence)
+                control.writer.write(b"".join(lines[next_sequence:next_sequence + batch]))
+                in_flight.extend(range(next_sequence, next_sequence + batch))
+                next_sequence += batch
+            reply = await control.reply(timeout=30)
+            sequence = in_flight.popleft()
+            if reply.get("ok"):
+                if reply.get("sent") != centrals or sequence != done:
+                    raise RuntimeError(f"notify {sequence}: {reply}")
+                done += 1
+                continue
             if reply.get("error") != "busy":
                 raise RuntimeError(f"notify {sequence}: {reply}")
             busy += 1
+            for later in list(in_flight):  # refused too, in order (nothing changed)
+                reply = await control.reply(timeout=30)
+                if reply.get("error") != "busy":
+                    raise RuntimeError(f"notify {later} after a busy: {reply}")
+            in_flight.clear()
             await control.event("ready", timeout=30)
+            next_sequence = sequence
     say({"state": "done", "first_send": first_send, "last_send": time.monotonic(), "busy": busy})
     await read_stdin_line()  # "quit" or EOF
     await control.close()
@@ -254,7 +290,7 @@ def median_of(runs: list[dict]) -> dict:
 
 
 def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count: int = 10_000,
-                         size: int = VALUE_SIZE, acl: int = 27, centrals: int = 1) -> dict:
+                         size: int = VALUE_SIZE, acl: int = 27, centrals: int = 1, window: int = 1) -> dict:
     """Both sides, `runs` times each, on fresh virtual controllers per side (whose ACL buffers
     are `acl` bytes); `size`-byte values (ATT_MTU 23 up to 20 B, else 247); medians."""
     import harness
@@ -262,10 +298,10 @@ def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count
 
     harness.GATTD_BINARY = Path(gattd_binary)
     results: dict = {"count": count, "runs": runs, "value_size": size, "att_mtu": mtu_for(size), "acl": acl,
-                     "centrals": centrals}
+                     "centrals": centrals, "window": window}
 
     # gattd, started once; a fresh central connection and a fresh pusher per run.
-    side_dir = work_dir / f"notify-{size}-{acl}-{centrals}-gattd"
+    side_dir = work_dir / f"notify-{size}-{acl}-{centrals}-{window}-gattd"
     side_dir.mkdir()
     config = side_dir / "notify.json"
     config.write_text(json.dumps(config_for(size)))
@@ -280,7 +316,8 @@ def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count
         gattd_runs = []
         for _ in range(runs):
             child = Child(["--role", "pusher", "--control", str(control), "--count", str(count),
-                           "--size", str(size), "--centrals", str(centrals)], side_dir / "pusher.log")
+                           "--size", str(size), "--centrals", str(centrals), "--window", str(window)],
+                          side_dir / "pusher.log")
             try:
                 gattd_runs.append(asyncio.run(one_run(controllers, count, child, gattd.process.pid, address, size, centrals)))
             finally:
@@ -294,7 +331,7 @@ def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count
         controllers.stop()
 
     # Bumble's peripheral: a fresh process per run (it owns controller 0 while it runs).
-    side_dir = work_dir / f"notify-{size}-{acl}-{centrals}-bumble"
+    side_dir = work_dir / f"notify-{size}-{acl}-{centrals}-{window}-bumble"
     side_dir.mkdir()
     controllers = VirtualControllers(1 + centrals, side_dir, acl_buffer_size=acl).start()
     try:
@@ -330,8 +367,10 @@ def summary_row(label: str, g: dict, b: dict, key: str, scale: float, digits: in
 def notify_summary_row(results: dict) -> tuple[str, ...]:
     """The issue's row: CPU µs per notification for one (value size, ACL buffer) case."""
     centrals = results.get("centrals", 1)
+    window = results.get("window", 1)
     label = (f"CPU µs per notify, {results['value_size']} B, ATT_MTU {results['att_mtu']}, ACL {results['acl']} B, "
-             f"{centrals} central{'s' if centrals > 1 else ''}" + (f" ({centrals} PDUs each)" if centrals > 1 else ""))
+             f"{centrals} central{'s' if centrals > 1 else ''}" + (f" ({centrals} PDUs each)" if centrals > 1 else "")
+             + (f", pipelined ({window} in flight)" if window > 1 else ""))
     return summary_row(label, results["gattd"], results["bumble"], "peripheral_cpu_s_per_10k", 100)
 
 
@@ -341,7 +380,8 @@ def notify_rows(results: dict) -> list[tuple[str, str, str]]:
     count = results["count"]
     return [
         (f"notify calls/s ({count} × {results['value_size']} B, ATT_MTU {results['att_mtu']}, "
-         f"ACL buffers {results['acl']} B, {results.get('centrals', 1)} central(s), median of {results['runs']})", f"{g['notifications_per_s']:.0f}", f"{b['notifications_per_s']:.0f}"),
+         f"ACL buffers {results['acl']} B, {results.get('centrals', 1)} central(s), "
+         f"{results.get('window', 1)} request(s) in flight, median of {results['runs']})", f"{g['notifications_per_s']:.0f}", f"{b['notifications_per_s']:.0f}"),
         ("wall time, first send → last arrival", f"{g['wall_s']:.2f} s", f"{b['wall_s']:.2f} s"),
         ("peripheral CPU time per 10,000 notifications (gattd / Bumble process)",
          f"{g['peripheral_cpu_s_per_10k']:.2f} s", f"{b['peripheral_cpu_s_per_10k']:.2f} s"),
@@ -368,9 +408,10 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--size", type=int, default=VALUE_SIZE, help="value size in bytes (4..244)")
     parser.add_argument("--centrals", type=int, default=1, help="subscribed centrals")
+    parser.add_argument("--window", type=int, default=1, help="notify requests in flight (pusher; 1: one at a time)")
     arguments = parser.parse_args()
     if arguments.role == "pusher":
-        asyncio.run(pusher(arguments.control, arguments.count, arguments.size, arguments.centrals))
+        asyncio.run(pusher(arguments.control, arguments.count, arguments.size, arguments.centrals, arguments.window))
     else:
         asyncio.run(bumble_peripheral(arguments.transport, arguments.count, arguments.size, arguments.centrals))
 

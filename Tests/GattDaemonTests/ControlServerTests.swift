@@ -238,6 +238,29 @@ struct ControlServerTests {
         #expect(a.line(timeout: 0.3) == nil)
     }
 
+    @Test func afterBusyLaterNotifiesOfThatClientAreBusyUntilReady() throws {
+        // A pipelining client keeps its order: once one notify is busy, the ones it already
+        // sent behind it are refused too (without reaching the core) until its `ready`.
+        let f = try ServerFixture()
+        defer { f.shutdown() }
+        try f.onLoop { f.peripheral.notifyResults = [.busy] }
+        let a = try LineClient(path: f.path)
+        let b = try LineClient(path: f.path)
+        a.send(#"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"id":1}"# + "\n"
+            + #"{"op":"notify","characteristic":"hr","value":{"hex":"02"},"id":2}"# + "\n"
+            + #"{"op":"get","characteristic":"hr","id":3}"# + "\n")
+        #expect(a.line()?.contains(#""error":"busy""#) == true)
+        #expect(a.line() == #"{"ok":false,"error":"busy","message":"an earlier notify on this connection was refused as busy; nothing was changed; resend from it after the \"ready\" event","id":2}"#)
+        #expect(a.line() == #"{"ok":true,"value":{"hex":"00"},"id":3}"#)
+        // Another client is not held back.
+        #expect(b.request(#"{"op":"notify","characteristic":"hr","value":{"hex":"03"}}"#) == #"{"ok":true,"sent":1}"#)
+        #expect(try f.onLoop { f.peripheral.notified.map { $0.1 } } == [[0x01], [0x03]])
+        try f.onLoop { f.peripheral.controlEventHandler?(.ready) }
+        #expect(a.line() == #"{"event":"ready"}"#)
+        #expect(a.request(#"{"op":"notify","characteristic":"hr","value":{"hex":"02"}}"#) == #"{"ok":true,"sent":1}"#)
+        #expect(try f.onLoop { f.peripheral.notified.map { $0.1 } } == [[0x01], [0x03], [0x02]])
+    }
+
     @Test func watchersGetEventsAndAttachState() throws {
         let f = try ServerFixture()
         defer { f.shutdown() }

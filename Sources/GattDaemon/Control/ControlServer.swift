@@ -198,6 +198,11 @@ public final class ControlServer: @unchecked Sendable {
             updateAttached()
             return .now(.success)
         }
+        // In order for pipelining clients: after a `busy`, this client's later notifies are
+        // refused too (nothing changed) until its `ready`, so it resends from the first one.
+        if client.owesReady, case .notify = command {
+            return .now(.failure(ControlError(.busy, "an earlier notify on this connection was refused as busy; nothing was changed; resend from it after the \"ready\" event")))
+        }
         let r = ControlDispatcher.execute(command, on: peripheral)
         if case .now(.failure(let e)) = r, e.code == .busy { client.owesReady = true }
         return r

@@ -26,6 +26,8 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     /// The deadline `timer` is armed for (re-armed only when the host's changes).
     private var timerDeadline: Duration?
     private var closing = false
+    /// A channel flush is queued for the end of this event-loop turn (`scheduleFlush`).
+    private var flushScheduled = false
     /// `--btsnoop` or the `capture` op: every HCI packet both ways, as it crosses the H4 link.
     var btsnoop: BtsnoopWriter?
     private var bonds: [Bond] = []
@@ -109,6 +111,18 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
         process(host.receive(packet, now: now))
     }
 
+    /// Write many, flush once: packets from every core step of this event-loop turn (a read
+    /// batch of control requests, a read of several Number Of Completed Packets) leave in one
+    /// `writev`, after the turn's I/O events, instead of one syscall per step.
+    private func scheduleFlush() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        eventLoop.execute { [self] in
+            flushScheduled = false
+            channel?.flush()
+        }
+    }
+
     private func closed(_ error: (any Error)?) {
         channel = nil
         timer?.cancel()
@@ -137,7 +151,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
             case .event(.fatal(let m)): fatal = m
             }
         }
-        if wrote { channel?.flush() }
+        if wrote { scheduleFlush() }
         armTimer()
         for e in events { onEvent?(e) }
         if let fatal {
