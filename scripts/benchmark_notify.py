@@ -92,11 +92,9 @@ def say(message: dict) -> None:
 
 async def pusher(control_path: str, count: int, size: int, centrals: int = 1, window: int = 1) -> None:
     """Sends `count` notify requests with at most `window` unanswered at a time (1: waits for
-    each reply). On `busy`, gattd refuses this connection's later notifies too until its
-    `ready`: the pusher reads the replies to the ones in flight (all `busy`), waits for
-    `ready` and resends from the first refused value, so values leave in order."""
-    from collections import deque
-
+    each reply; on `busy` waits for `ready` and resends). Pipelined (window > 1), the requests
+    say `"wait": true`: a full transmit queue is waited out by gattd (it stops reading the
+    connection meanwhile) instead of answered `busy`, so order is kept without resends."""
     from control_client import ControlClient
 
     control = await ControlClient.open(control_path)
@@ -104,8 +102,6 @@ async def pusher(control_path: str, count: int, size: int, centrals: int = 1, wi
     await read_stdin_line()  # "go"
     busy = 0
     first_send = time.monotonic()
-    lines = [('{"op":"notify","characteristic":"stream","value":{"hex":"%s"}}\n' % value_for(n, size).hex()).encode()
-             for n in range(count)] if window > 1 else None
     if window <= 1:
         for sequence in range(count):
             line = ('{"op":"notify","characteristic":"stream","value":{"hex":"%s"}}' % value_for(sequence, size).hex()).encode()
@@ -120,32 +116,24 @@ async def pusher(control_path: str, count: int, size: int, centrals: int = 1, wi
                 busy += 1
                 await control.event("ready", timeout=30)
     else:
-        in_flight: deque[int] = deque()
-        next_sequence = 0
-        done = 0
-        while done < count:
-            if len(in_flight) < window // 2 or next_sequence == done:
-                batch = min(window - len(in_flight), count - next_sequence)
-                control.writer.write(b"".join(lines[next_sequence:next_sequence + batch]))
-                in_flight.extend(range(next_sequence, next_sequence + batch))
-                next_sequence += batch
-            reply = await control.reply(timeout=30)
-            sequence = in_flight.popleft()
-            if reply.get("ok"):
-                if reply.get("sent") != centrals or sequence != done:
-                    raise RuntimeError(f"notify {sequence}: {reply}")
-                done += 1
-                continue
-            if reply.get("error") != "busy":
-                raise RuntimeError(f"notify {sequence}: {reply}")
-            busy += 1
-            for later in list(in_flight):  # refused too, in order (nothing changed)
+        in_flight = 0
+        answered = 0
+        sequence = 0
+        while answered < count:
+            # Top the window up in one write, then read replies until half of it is answered.
+            batch = min(window - in_flight, count - sequence)
+            if batch > 0:
+                control.writer.write(b"".join(
+                    ('{"op":"notify","characteristic":"stream","value":{"hex":"%s"},"wait":true}\n'
+                     % value_for(n, size).hex()).encode() for n in range(sequence, sequence + batch)))
+                in_flight += batch
+                sequence += batch
+            while in_flight > (window // 2 if sequence < count else 0):
                 reply = await control.reply(timeout=30)
-                if reply.get("error") != "busy":
-                    raise RuntimeError(f"notify {later} after a busy: {reply}")
-            in_flight.clear()
-            await control.event("ready", timeout=30)
-            next_sequence = sequence
+                if reply.get("sent") != centrals:
+                    raise RuntimeError(f"notify {answered}: {reply}")
+                in_flight -= 1
+                answered += 1
     say({"state": "done", "first_send": first_send, "last_send": time.monotonic(), "busy": busy})
     await read_stdin_line()  # "quit" or EOF
     await control.close()
@@ -258,7 +246,11 @@ async def one_run(controllers, count: int, child: Child, peripheral_pid: int | N
         pids |= {"controllers": controllers.process.pid, "central": os.getpid()}
         cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         child.tell("go")
-        last_arrival = await asyncio.wait_for(done, 120)
+        try:
+            last_arrival = await asyncio.wait_for(done, 120)
+        except TimeoutError:
+            raise RuntimeError(f"not every notification arrived within 120 s (received: {[len(r) for r in inboxes]}); "
+                               f"{child.log_path.name}:\n{child.log_path.read_text()}") from None
         cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
         pushed = await child.message()
         assert pushed["state"] == "done", pushed

@@ -3,7 +3,9 @@ import GattCore
 /// What a control client asks for (one line of the protocol).
 public enum ControlCommand: Sendable, Equatable {
     /// Set a value and notify/indicate subscribers (`central`: only that one).
-    case notify(characteristic: String, value: ControlValue, central: String?)
+    /// `wait`: when a subscriber's transmit queue is full, wait for room (the connection's later
+    /// requests wait behind it) instead of answering `busy`.
+    case notify(characteristic: String, value: ControlValue, central: String?, wait: Bool = false)
     /// Set a value without notifying.
     case set(characteristic: String, value: ControlValue)
     case get(characteristic: String)
@@ -71,9 +73,10 @@ extension ControlRequest {
     public var json: JSONText {
         var m: [(String, JSONText)] = [("op", .string(command.op))]
         switch command {
-        case .notify(let c, let v, let central):
+        case .notify(let c, let v, let central, let wait):
             m += [("characteristic", .string(c)), ("value", v.json)]
             if let central { m.append(("central", .string(central))) }
+            if wait { m.append(("wait", .bool(true))) }
         case .set(let c, let v):
             m += [("characteristic", .string(c)), ("value", v.json)]
         case .get(let c):
@@ -160,7 +163,9 @@ extension ControlRequest {
         case "notify":
             let characteristic = try o.string("characteristic")
             let value = try o.value("value")
-            return .notify(characteristic: characteristic, value: value, central: try o.optionalString("central"))
+            return .notify(
+                characteristic: characteristic, value: value, central: try o.optionalString("central"),
+                wait: o.has("wait") ? try o.bool("wait") : false)
         case "set":
             let characteristic = try o.string("characteristic")
             return .set(characteristic: characteristic, value: try o.value("value"))

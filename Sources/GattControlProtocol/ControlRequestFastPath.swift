@@ -39,6 +39,7 @@ private struct FastNotifyScanner {
         var central: String?
         var id: JSONText?
         var sawID = false
+        var wait: Bool?
         guard take(UInt8(ascii: "{")) else { return nil }
         repeat {
             guard let key = rawString() else { return nil }
@@ -56,6 +57,9 @@ private struct FastNotifyScanner {
             case 7 where key.elementsEqual("central".utf8):
                 guard central == nil, let s = rawString() else { return nil }
                 central = String(decoding: s, as: UTF8.self)
+            case 4 where key.elementsEqual("wait".utf8):
+                guard wait == nil, let b = bool() else { return nil }
+                wait = b
             case 2 where key.elementsEqual("id".utf8):
                 guard !sawID, let v = requestID() else { return nil }
                 id = v
@@ -67,7 +71,22 @@ private struct FastNotifyScanner {
         guard take(UInt8(ascii: "}")) else { return nil }
         skipSpace()
         guard i == bytes.count, sawOp, let characteristic, let value else { return nil }
-        return ControlRequest(id: id, command: .notify(characteristic: characteristic, value: value, central: central))
+        return ControlRequest(id: id, command: .notify(characteristic: characteristic, value: value, central: central, wait: wait ?? false))
+    }
+
+    /// `true` or `false` after optional whitespace.
+    mutating func bool() -> Bool? {
+        skipSpace()
+        let rest = bytes[i...]
+        if rest.starts(with: "true".utf8) {
+            i += 4
+            return true
+        }
+        if rest.starts(with: "false".utf8) {
+            i += 5
+            return false
+        }
+        return nil
     }
 
     /// Skips JSON whitespace.

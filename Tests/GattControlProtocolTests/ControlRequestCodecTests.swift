@@ -27,6 +27,8 @@ struct ControlRequestCodecTests {
          #"{"op":"notify","characteristic":"hr","value":{"hex":"00 48"},"id":1}"#),
         (ControlRequest(command: .notify(characteristic: "t", value: value("21.5", .utf8), central: "11:22:33:44:55:66")),
          #"{"op":"notify","characteristic":"t","value":{"utf8":"21.5"},"central":"11:22:33:44:55:66"}"#),
+        (ControlRequest(id: .rawNumber("2"), command: .notify(characteristic: "hr", value: value("01"), central: nil, wait: true)),
+         #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"wait":true,"id":2}"#),
         (ControlRequest(id: .string("a"), command: .set(characteristic: "2A19", value: value("ZA==", .base64))),
          #"{"op":"set","characteristic":"2A19","value":{"base64":"ZA=="},"id":"a"}"#),
         (ControlRequest(command: .get(characteristic: "level")), #"{"op":"get","characteristic":"level"}"#),
@@ -58,7 +60,7 @@ struct ControlRequestCodecTests {
     }
 
     @Test func valuesKeepTheirLiteralAndMeanTheirBytes() throws {
-        guard case .notify(_, let v, _) = try decode(#"{"op":"notify","characteristic":"hr","value":{"hex":"00:48"}}"#).command else {
+        guard case .notify(_, let v, _, _) = try decode(#"{"op":"notify","characteristic":"hr","value":{"hex":"00:48"}}"#).command else {
             Issue.record("not a notify")
             return
         }

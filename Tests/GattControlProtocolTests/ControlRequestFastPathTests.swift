@@ -14,11 +14,13 @@ struct ControlRequestFastPathTests {
         #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"id":-0}"#,
         #"  { "op" : "notify" , "characteristic" : "a b" , "value" : { "hex" : "0102" } , "id" : 9223372036854775807 }  "#,
         "{\t\"op\":\"notify\",\"characteristic\":\"x\",\"value\":{\"hex\":\"01\"}}\r",
+        #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"wait":true,"id":2}"#,
+        #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"wait" : false}"#,
     ])
     func agreesWithTheGeneralDecoder(_ line: String) throws {
         let fast = try #require(ControlRequest.decodeNotify(Array(line.utf8)))
         #expect(fast == (try ControlRequest.decode(Array(line.utf8))))
-        guard case .notify(_, let value, _) = fast.command else { Issue.record("not a notify: \(fast)"); return }
+        guard case .notify(_, let value, _, _) = fast.command else { Issue.record("not a notify: \(fast)"); return }
         #expect(value.bytes == (try AttributeValueLiteral.decodeHex(value.text)))
     }
 
@@ -40,6 +42,10 @@ struct ControlRequestFastPathTests {
         #"{"op":"notify","op":"notify","characteristic":"hr","value":{"hex":"01"}}"#,
         #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"extra":1}"#,
         #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"central":null}"#,
+        #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"wait":1}"#,
+        #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"wait":"true"}"#,
+        #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"wait":truex}"#,
+        #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"wait":true,"wait":true}"#,
         #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"id":1.5}"#,
         #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"id":1e3}"#,
         #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"id":01}"#,

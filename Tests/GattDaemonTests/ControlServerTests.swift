@@ -238,27 +238,46 @@ struct ControlServerTests {
         #expect(a.line(timeout: 0.3) == nil)
     }
 
-    @Test func afterBusyLaterNotifiesOfThatClientAreBusyUntilReady() throws {
-        // A pipelining client keeps its order: once one notify is busy, the ones it already
-        // sent behind it are refused too (without reaching the core) until its `ready`.
+    @Test func aWaitingNotifyHoldsTheClientsLaterRequestsUntilReady() throws {
+        // "wait": true: a full queue is waited out instead of answered `busy`; what the
+        // client pipelined behind it waits too, so values and replies keep their order.
         let f = try ServerFixture()
         defer { f.shutdown() }
-        try f.onLoop { f.peripheral.notifyResults = [.busy] }
+        try f.onLoop { f.peripheral.notifyResults = [.busy, .busy] }
         let a = try LineClient(path: f.path)
         let b = try LineClient(path: f.path)
-        a.send(#"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"id":1}"# + "\n"
-            + #"{"op":"notify","characteristic":"hr","value":{"hex":"02"},"id":2}"# + "\n"
+        a.send(#"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"wait":true,"id":1}"# + "\n"
+            + #"{"op":"notify","characteristic":"hr","value":{"hex":"02"},"wait":true,"id":2}"# + "\n"
             + #"{"op":"get","characteristic":"hr","id":3}"# + "\n")
-        #expect(a.line()?.contains(#""error":"busy""#) == true)
-        #expect(a.line() == #"{"ok":false,"error":"busy","message":"an earlier notify on this connection was refused as busy; nothing was changed; resend from it after the \"ready\" event","id":2}"#)
-        #expect(a.line() == #"{"ok":true,"value":{"hex":"00"},"id":3}"#)
-        // Another client is not held back.
-        #expect(b.request(#"{"op":"notify","characteristic":"hr","value":{"hex":"03"}}"#) == #"{"ok":true,"sent":1}"#)
-        #expect(try f.onLoop { f.peripheral.notified.map { $0.1 } } == [[0x01], [0x03]])
+        #expect(a.line(timeout: 0.3) == nil)
+        // Another client is not held back (and a notify without "wait" is answered busy).
+        #expect(b.request(#"{"op":"notify","characteristic":"hr","value":{"hex":"03"}}"#)?.contains(#""error":"busy""#) == true)
+        #expect(b.request(#"{"op":"notify","characteristic":"hr","value":{"hex":"04"}}"#) == #"{"ok":true,"sent":1}"#)
+        #expect(try f.onLoop { f.peripheral.notified.map { $0.1 } } == [[0x01], [0x03], [0x04]])
         try f.onLoop { f.peripheral.controlEventHandler?(.ready) }
-        #expect(a.line() == #"{"event":"ready"}"#)
-        #expect(a.request(#"{"op":"notify","characteristic":"hr","value":{"hex":"02"}}"#) == #"{"ok":true,"sent":1}"#)
-        #expect(try f.onLoop { f.peripheral.notified.map { $0.1 } } == [[0x01], [0x03], [0x02]])
+        #expect(a.line() == #"{"ok":true,"sent":1,"id":1}"#)
+        #expect(a.line() == #"{"ok":true,"sent":1,"id":2}"#)
+        #expect(a.line() == #"{"ok":true,"value":{"hex":"02"},"id":3}"#)
+        // `ready` went to b, which was answered busy; not to a, whose notify just waited.
+        #expect(b.line() == #"{"event":"ready"}"#)
+        #expect(a.line(timeout: 0.3) == nil)
+        #expect(try f.onLoop { f.peripheral.notified.map { $0.1 } } == [[0x01], [0x03], [0x04], [0x01], [0x02]])
+        // Reading resumed: the connection works as before.
+        #expect(a.request(#"{"op":"notify","characteristic":"hr","value":{"hex":"05"},"wait":true}"#) == #"{"ok":true,"sent":1}"#)
+    }
+
+    @Test func aWaitingNotifyStillFullAtReadyKeepsWaiting() throws {
+        let f = try ServerFixture()
+        defer { f.shutdown() }
+        try f.onLoop { f.peripheral.notifyResults = [.busy, .busy] }
+        let a = try LineClient(path: f.path)
+        a.send(#"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"wait":true,"id":1}"# + "\n")
+        #expect(a.line(timeout: 0.3) == nil)  // (and the request has been read by now)
+        #expect(try f.onLoop { f.peripheral.notified.count } == 1)
+        try f.onLoop { f.peripheral.controlEventHandler?(.ready) }
+        #expect(a.line(timeout: 0.3) == nil)
+        try f.onLoop { f.peripheral.controlEventHandler?(.ready) }
+        #expect(a.line() == #"{"ok":true,"sent":1,"id":1}"#)
     }
 
     @Test func watchersGetEventsAndAttachState() throws {

@@ -22,7 +22,7 @@ public enum ControlDispatcher {
 
     private static func run(_ command: ControlCommand, on p: any PeripheralControl) throws(ControlError) -> ControlOutcome {
         switch command {
-        case .notify(let name, let value, let central):
+        case .notify(let name, let value, let central, _):
             let (index, c) = try characteristic(name, in: p.database)
             let only = try central.map { a throws(ControlError) in try connection(a, p) }
             // A persisted value is made durable first (if the core would take it), then set and sent.

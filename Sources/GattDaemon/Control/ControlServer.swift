@@ -1,5 +1,6 @@
 import GattCore
 import Logging
+import DequeModule
 import NIOCore
 import NIOPosix
 
@@ -143,6 +144,11 @@ public final class ControlServer: @unchecked Sendable {
     /// reply to this client are known (persisted `set`/`notify` wait for the disk), so
     /// replies keep request order.
     fileprivate func received(_ framed: ControlLineFramer.Output, from c: ControlClient) {
+        // Behind a notify that waits for room: in order, after it.
+        if c.waiting != nil {
+            c.held.append(framed)
+            return
+        }
         switch framed {
         case .tooLong:
             reply(.now(.failure(ControlError(.badJSON, "line too long (more than \(options.maximumLineLength) bytes)"))), id: nil, to: c)
@@ -155,7 +161,12 @@ public final class ControlServer: @unchecked Sendable {
                 } else {
                     request = try ControlRequest.decode(bytes)
                 }
-                reply(execute(request.command, for: c), id: request.id, to: c)
+                let outcome = execute(request.command, for: c)
+                if case .notify(_, _, _, wait: true) = request.command, case .now(.failure(let e)) = outcome, e.code == .busy {
+                    wait(c, request)
+                    return
+                }
+                reply(outcome, id: request.id, to: c)
             } catch {
                 reply(.now(.failure(error.error)), id: error.id, to: c)
             }
@@ -198,18 +209,42 @@ public final class ControlServer: @unchecked Sendable {
             updateAttached()
             return .now(.success)
         }
-        // In order for pipelining clients: after a `busy`, this client's later notifies are
-        // refused too (nothing changed) until its `ready`, so it resends from the first one.
-        if client.owesReady, case .notify = command {
-            return .now(.failure(ControlError(.busy, "an earlier notify on this connection was refused as busy; nothing was changed; resend from it after the \"ready\" event")))
-        }
         let r = ControlDispatcher.execute(command, on: peripheral)
         if case .now(.failure(let e)) = r, e.code == .busy { client.owesReady = true }
         return r
     }
 
+    /// A `"wait":true` notify found a full queue: the client's later requests are held (and its
+    /// socket not read) until `ready` lets the notify through.
+    private func wait(_ c: ControlClient, _ request: ControlRequest) {
+        c.waiting = request
+        c.owesReady = false
+        c.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+    }
+
+    /// On `ready`: each waiting notify is tried again; once one goes through (or fails for
+    /// another reason), its reply is sent and the requests held behind it run, in order.
+    private func resumeWaiting() {
+        for c in Array(clients.values) where c.waiting != nil && !c.dropped {
+            guard let request = c.waiting else { continue }
+            let outcome = execute(request.command, for: c)
+            if case .now(.failure(let e)) = outcome, e.code == .busy {
+                c.owesReady = false
+                continue  // still full (another subscriber, or another client was first)
+            }
+            c.waiting = nil
+            reply(outcome, id: request.id, to: c)
+            while c.waiting == nil, !c.dropped, !c.held.isEmpty {
+                received(c.held.removeFirst(), from: c)
+            }
+            if c.waiting == nil { c.channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in } }
+            c.channel.flush()
+        }
+    }
+
     /// Sends an event to every watcher (and `ready` also to clients owed it).
     private func broadcast(_ event: ControlEvent) {
+        if event == .ready { resumeWaiting() }
         let text = event.text
         logger.trace("event \(text)")
         let isReady = event == .ready
@@ -261,6 +296,9 @@ final class ControlClient: @unchecked Sendable {
     /// A `notify` answered `busy`: `ready` is due to this client.
     var owesReady = false
     var dropped = false
+    /// A `"wait":true` notify that found a full queue; the requests read after it are `held`.
+    var waiting: ControlRequest?
+    var held: Deque<ControlLineFramer.Output> = []
     /// Replies waiting for an earlier one that is not known yet (a persisted `set`).
     var unsentReplies: [ReplySlot] = []
     final class ReplySlot {
