@@ -78,6 +78,21 @@ import Testing
         #expect(h.server.notify(characteristic: ATTFixture.notify, value: [3], now: Self.t0).result == .queued(2))
     }
 
+    @Test func readyWaitsUntilTheQueueIsHalfEmpty() {
+        var cfg = ATTServerConfiguration()
+        cfg.maxQueuedUpdates = 4
+        var h = ATTHarness(configuration: cfg)
+        h.subscribe(0x13, 0x01)
+        for v: UInt8 in 1...4 {
+            #expect(h.server.notify(characteristic: ATTFixture.notify, value: [v], now: Self.t0).result == .queued(1))
+        }
+        #expect(h.server.notify(characteristic: ATTFixture.notify, value: [5], now: Self.t0).result == .busy)
+        // 3 queued: room for one, but not ready yet (the low-water mark is 4 / 2 = 2).
+        #expect(h.server.dequeueOutgoing(for: h.c1)?.outputs == [])
+        #expect(h.server.dequeueOutgoing(for: h.c1)?.outputs == [.event(.ready)])
+        #expect(h.server.dequeueOutgoing(for: h.c1)?.outputs == [])
+    }
+
     @Test func readyAfterBusyConnectionDisconnects() {
         var cfg = ATTServerConfiguration()
         cfg.maxQueuedUpdates = 1

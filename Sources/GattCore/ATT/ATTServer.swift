@@ -285,12 +285,14 @@ public struct ATTServer: Sendable {
         for w in b.pending?.waiting ?? [] { pendingRequests[w.id] = nil }
     }
 
-    /// Emits `.ready` when `notify` returned `.busy` and every queue that was full has room.
+    /// Emits `.ready` when `notify` returned `.busy` and every queue that was full is at most
+    /// half full: a low-water mark, so that a waiting burst resumes with room for many
+    /// notifications (one event-loop turn, one write), not one per completed packet.
     mutating func checkReady() {
         guard readyOwed else { return }
         busyConnections = busyConnections.filter { id in
             guard let b = bearers[id] else { return false }
-            return b.updateCount >= configuration.maxQueuedUpdates
+            return b.updateCount > configuration.maxQueuedUpdates / 2
         }
         if busyConnections.isEmpty {
             readyOwed = false
