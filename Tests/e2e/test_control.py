@@ -242,6 +242,38 @@ def test_pipelined_burst_gets_busy_then_ready(controllers, gattd, tmp_path):
     run(body(), timeout=90)
 
 
+def test_pipelined_burst_with_wait_delivers_every_value_in_order(controllers, gattd, tmp_path):
+    """2,000 notify requests with `"wait": true` written at once: the transmit queue fills,
+    and instead of `busy` gattd waits for room (holding the connection's later requests), so
+    every request is answered `sent` in order, no `ready` is owed, and the central receives
+    all 2,000 values in order. A `get` pipelined behind them sees the last value."""
+    gattd(CONFIG)
+    total = 2_000
+
+    async def body():
+        control = await ControlClient.open(tmp_path / "control.sock")
+        device_cm, peer = await connect_central(controllers)
+        received: list[int] = []
+        await find_characteristic(peer, uuid(1)).subscribe(lambda v: received.append(struct.unpack("<I", bytes(v))[0]))
+        for n in range(total):
+            control.send({"op": "notify", "characteristic": "stream", "value": hex_value(struct.pack("<I", n)),
+                          "wait": True, "id": n})
+        control.send({"op": "get", "characteristic": "stream", "id": "last"})
+        await control.writer.drain()
+        replies = [await control.reply(30) for _ in range(total + 1)]
+        assert replies[:total] == [{"ok": True, "sent": 1, "id": n} for n in range(total)]
+        assert replies[total] == {"ok": True, "value": {"hex": struct.pack("<I", total - 1).hex()}, "id": "last"}
+        deadline = time.monotonic() + 30
+        while len(received) < total and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)  # polls the received values, bounded by the deadline
+        assert received == list(range(total))
+        assert control.events.empty(), "a waiting client is owed no ready event"
+        await close_central(device_cm, peer)
+        await control.close()
+
+    run(body(), timeout=120)
+
+
 def test_control_read_and_write_round_trip(controllers, gattd, tmp_path):
     gattd(CONFIG)
 
