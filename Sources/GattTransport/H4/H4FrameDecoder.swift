@@ -33,15 +33,3 @@ public struct H4FrameDecoder: ByteToMessageDecoder, Sendable {
         try self.decode(context: context, buffer: &buffer)
     }
 }
-
-/// Writes H4 packets: indicator byte, then the HCI packet.
-public struct H4FrameEncoder: MessageToByteEncoder, Sendable {
-    public typealias OutboundIn = H4Packet
-
-    public init() {}
-
-    public func encode(data: H4Packet, out: inout ByteBuffer) throws {
-        out.writeInteger(data.type.rawValue)
-        out.writeBytes(data.body)
-    }
-}

@@ -11,7 +11,7 @@ import Glibc
 ///
 /// Open one with ``connect(to:group:onPacket:onClose:)``. Inbound packets and the close
 /// notification are delivered on ``eventLoop``; the daemon retries with backoff after `onClose`.
-public final class H4Transport: Sendable {
+public final class H4Transport: @unchecked Sendable {
     /// Called with each packet from the controller, on the channel's event loop.
     public typealias PacketHandler = @Sendable (H4Packet) -> Void
     /// Called once when an established transport closes: nil after an orderly close or end of
@@ -25,24 +25,52 @@ public final class H4Transport: Sendable {
     /// Completes when the transport has closed, for whatever reason.
     public var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
 
-    init(spec: TransportSpec, channel: any Channel) {
+    /// Stream transports gather the packets of `write` into `outgoing` (one buffer, one write
+    /// syscall at `flush`); on the user channel each packet is its own datagram.
+    private let gathers: Bool
+    /// Packets written and not yet flushed (event loop only).
+    private let outgoing: NIOLoopBoundBox<ByteBuffer?>
+
+    init(spec: TransportSpec, channel: any Channel, gathers: Bool) {
         self.spec = spec
         self.channel = channel
+        self.gathers = gathers
+        self.outgoing = NIOLoopBoundBox(nil, eventLoop: channel.eventLoop)
     }
 
-    /// Writes one H4 packet to the controller.
+    /// Writes one H4 packet to the controller (from any thread).
     @discardableResult
     public func send(_ packet: H4Packet) -> EventLoopFuture<Void> {
-        channel.writeAndFlush(packet)
+        channel.writeAndFlush(Self.encode(packet, allocator: channel.allocator))
     }
 
-    /// Queues one H4 packet; it goes out with the next `flush` (one `writev` for many packets
-    /// on stream transports).
+    /// Queues one H4 packet; it goes out with the next `flush`. On the event loop only.
     public func write(_ packet: H4Packet) {
-        channel.write(packet, promise: nil)
+        guard gathers else {
+            channel.write(Self.encode(packet, allocator: channel.allocator), promise: nil)
+            return
+        }
+        if outgoing.value == nil { outgoing.value = channel.allocator.buffer(capacity: 512) }
+        outgoing.value!.writeInteger(packet.type.rawValue)
+        outgoing.value!.writeBytes(packet.body)
     }
 
-    public func flush() { channel.flush() }
+    /// Sends what `write` queued. On the event loop only.
+    public func flush() {
+        if let buffer = outgoing.value {
+            outgoing.value = nil
+            channel.write(buffer, promise: nil)
+        }
+        channel.flush()
+    }
+
+    /// Indicator byte, then the HCI packet (Vol 4 Part A §2).
+    static func encode(_ packet: H4Packet, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 1 + packet.body.count)
+        buffer.writeInteger(packet.type.rawValue)
+        buffer.writeBytes(packet.body)
+        return buffer
+    }
 
     /// Closes the transport; `onClose` is called with nil.
     @discardableResult
@@ -107,7 +135,7 @@ public final class H4Transport: Sendable {
             return eventLoop.makeFailedFuture(
                 HCITransportError("\(spec) is the kernel transport, not an H4 transport"))
         }
-        return channelFuture.map { H4Transport(spec: spec, channel: $0) }
+        return channelFuture.map { H4Transport(spec: spec, channel: $0, gathers: true) }
     }
 
     /// Async form of ``connect(to:group:onPacket:onClose:)``.
@@ -142,7 +170,7 @@ public final class H4Transport: Sendable {
             .always { result in
                 if case .failure = result { _ = Glibc.close(descriptor) }
             }
-            .map { H4Transport(spec: spec, channel: $0) }
+            .map { H4Transport(spec: spec, channel: $0, gathers: false) }
     }
 
     private static func addStreamHandlers(
@@ -150,7 +178,6 @@ public final class H4Transport: Sendable {
     ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandlers(
-                MessageToByteHandler(H4FrameEncoder()),
                 ByteToMessageHandler(H4FrameDecoder()),
                 H4PacketDelivery(onPacket: onPacket, onClose: onClose)
             )
@@ -220,7 +247,7 @@ final class H4DatagramReader: ChannelInboundHandler {
 /// NIO's pipe channel gathers pending writes into one `writev`, which on a datagram socket
 /// would glue several HCI packets into one; so packets are written here, one call each.
 final class H4DatagramWriter: ChannelOutboundHandler {
-    typealias OutboundIn = H4Packet
+    typealias OutboundIn = ByteBuffer
 
     private let descriptor: CInt
     private var pending: [([UInt8], EventLoopPromise<Void>?)] = []
@@ -236,7 +263,8 @@ final class H4DatagramWriter: ChannelOutboundHandler {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        pending.append((unwrapOutboundIn(data).encoded, promise))
+        let buffer = unwrapOutboundIn(data)
+        pending.append((Array(buffer.readableBytesView), promise))
         drain(context: context)
     }
 
