@@ -36,6 +36,53 @@ struct ControlLineFramerTests {
         #expect(f.bufferedCount == 0)
     }
 
+    /// The run-scanning framer gives exactly what the byte-at-a-time rule gives, however the
+    /// stream is cut into reads.
+    @Test func agreesWithTheByteAtATimeRuleOnRandomStreams() {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            let maximum = Int.random(in: 1...12, using: &rng)
+            let alphabet: [UInt8] = [0x0A, 0x0D, 0x61, 0x62, 0x63, 0x64]
+            let stream = (0..<Int.random(in: 0...200, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
+            var framer = ControlLineFramer(maximumLength: maximum)
+            var got: [ControlLineFramer.Output] = []
+            var rest = stream[...]
+            while !rest.isEmpty {
+                let n = Int.random(in: 1...max(1, rest.count), using: &rng)
+                got += framer.push(Array(rest.prefix(n)))
+                rest = rest.dropFirst(n)
+            }
+            #expect(got == Self.byteAtATime(stream, maximum: maximum), "max \(maximum), stream \(stream)")
+        }
+    }
+
+    /// The reference: one byte at a time (the framer's rule as first written).
+    static func byteAtATime(_ bytes: [UInt8], maximum: Int) -> [ControlLineFramer.Output] {
+        var out: [ControlLineFramer.Output] = []
+        var buffer: [UInt8] = []
+        var discarding = false
+        for b in bytes {
+            if b == 0x0A {
+                if discarding {
+                    discarding = false
+                } else {
+                    if buffer.last == 0x0D { buffer.removeLast() }
+                    if !buffer.isEmpty { out.append(.line(buffer)) }
+                }
+                buffer = []
+                continue
+            }
+            if discarding { continue }
+            buffer.append(b)
+            if buffer.count > maximum + 1 || (buffer.count == maximum + 1 && b != 0x0D) {
+                out.append(.tooLong)
+                discarding = true
+                buffer = []
+            }
+        }
+        return out
+    }
+
     @Test func longLineGivesOneErrorAndIsSkippedToItsNewline() {
         var f = ControlLineFramer(maximumLength: 8)
         #expect(f.push(Array("12345678".utf8)) == [])

@@ -16,27 +16,43 @@ public struct ControlLineFramer: Sendable {
     /// Feeds received bytes; returns the complete lines they finish.
     public mutating func push<C: Collection>(_ bytes: C) -> [Output] where C.Element == UInt8 {
         var out: [Output] = []
-        for b in bytes {
-            if b == 0x0A {
-                if discarding {
-                    discarding = false
-                } else {
-                    if buffer.last == 0x0D { buffer.removeLast() }
-                    if !buffer.isEmpty { out.append(.line(buffer)) }
-                }
-                buffer.removeAll(keepingCapacity: true)
-                continue
-            }
-            if discarding { continue }
-            buffer.append(b)
-            // One extra byte of slack for a "\r" before the newline.
-            if buffer.count > maximumLength + 1 || (buffer.count == maximumLength + 1 && b != 0x0D) {
-                out.append(.tooLong)
-                discarding = true
-                buffer.removeAll(keepingCapacity: false)
-            }
-        }
+        push(bytes) { out.append($0) }
         return out
+    }
+
+    /// Feeds received bytes; `deliver` gets each line they finish (or `.tooLong`), in order.
+    /// Scans for newlines and copies whole runs: one allocation per line.
+    public mutating func push<C: Collection>(_ bytes: C, _ deliver: (Output) -> Void) where C.Element == UInt8 {
+        if bytes.withContiguousStorageIfAvailable({ push(contiguous: $0, deliver) }) == nil {
+            Array(bytes).withUnsafeBufferPointer { push(contiguous: $0, deliver) }
+        }
+    }
+
+    private mutating func push(contiguous p: UnsafeBufferPointer<UInt8>, _ deliver: (Output) -> Void) {
+        var start = 0
+        while start < p.count {
+            let newline = p[start...].firstIndex(of: 0x0A)
+            let run = UnsafeBufferPointer(rebasing: p[start..<(newline ?? p.count)])
+            start = newline.map { $0 + 1 } ?? p.count
+            if !discarding {
+                // One extra byte of slack for a "\r" before the newline.
+                let count = buffer.count + run.count
+                let last = run.last ?? buffer.last
+                if count > maximumLength + 1 || (count == maximumLength + 1 && last != 0x0D) {
+                    deliver(.tooLong)
+                    discarding = true
+                    buffer = []
+                } else if newline != nil {
+                    var line = buffer.isEmpty ? Array(run) : buffer + run
+                    buffer.removeAll(keepingCapacity: true)
+                    if line.last == 0x0D { line.removeLast() }
+                    if !line.isEmpty { deliver(.line(line)) }
+                } else {
+                    buffer.append(contentsOf: run)
+                }
+            }
+            if newline != nil { discarding = false }
+        }
     }
 
     /// Bytes of an unfinished line held.

@@ -332,8 +332,7 @@ final class ControlClientHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         guard let client, !client.dropped else { return }
-        let outputs = buffer.readableBytesView.withContiguousStorageIfAvailable { framer.push($0) } ?? framer.push(buffer.readableBytesView)
-        for o in outputs {
+        framer.push(buffer.readableBytesView) { o in
             guard !client.dropped else { return }
             server.received(o, from: client)
         }
