@@ -177,9 +177,9 @@ public final class ControlServer: @unchecked Sendable {
         switch outcome {
         case .now(let r) where c.unsentReplies.isEmpty:
             guard !c.dropped else { return }
-            var buffer = c.channel.allocator.buffer(capacity: 64)
-            buffer.writeControlReplyLine(r, id: id)
-            send(buffer, to: c, flush: false)
+            // Gathered: the replies to one read batch leave in one buffer (`sendBatch`).
+            if c.batch == nil { c.batch = c.channel.allocator.buffer(capacity: 256) }
+            c.batch!.writeControlReplyLine(r, id: id)
         case .now(let r):
             c.unsentReplies.append(ControlClient.ReplySlot(text: r.text(id: id)))
         case .later(let future):
@@ -238,6 +238,7 @@ public final class ControlServer: @unchecked Sendable {
                 received(c.held.removeFirst(), from: c)
             }
             if c.waiting == nil { c.channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in } }
+            sendBatch(c)
             c.channel.flush()
         }
     }
@@ -254,8 +255,17 @@ public final class ControlServer: @unchecked Sendable {
         }
     }
 
+    /// Writes the replies gathered in `c.batch` (before anything else is sent to `c`, and at
+    /// the end of each read batch).
+    fileprivate func sendBatch(_ c: ControlClient) {
+        guard let batch = c.batch else { return }
+        c.batch = nil
+        send(batch, to: c, flush: false)
+    }
+
     private func send(_ line: String, to c: ControlClient, flush: Bool) {
         guard !c.dropped else { return }
+        sendBatch(c)
         var buffer = c.channel.allocator.buffer(capacity: line.utf8.count + 1)
         buffer.writeString(line)
         buffer.writeInteger(UInt8(0x0A))
@@ -272,6 +282,7 @@ public final class ControlServer: @unchecked Sendable {
             c.dropped = true
             logger.warning("control client \(c.number) does not read its replies/events (over \(options.maximumOutputBytes) bytes unsent); dropping it")
             c.unsentReplies = []
+            c.batch = nil
             // Once its queued writes are released, give the freed heap back to the system.
             c.channel.closeFuture.whenComplete { _ in ReleaseMemory.now() }
             c.channel.close(mode: .all, promise: nil)
@@ -296,6 +307,8 @@ final class ControlClient: @unchecked Sendable {
     /// A `notify` answered `busy`: `ready` is due to this client.
     var owesReady = false
     var dropped = false
+    /// Replies of the current read batch not yet written (see `ControlServer.sendBatch`).
+    var batch: ByteBuffer?
     /// A `"wait":true` notify that found a full queue; the requests read after it are `held`.
     var waiting: ControlRequest?
     var held: Deque<ControlLineFramer.Output> = []
@@ -339,6 +352,7 @@ final class ControlClientHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        if let client { server.sendBatch(client) }
         context.flush()
     }
 
