@@ -104,9 +104,13 @@ public struct ATTServer: Sendable {
     /// Insufficient Encryption (0x0F) on an unencrypted link, and Insufficient Encryption Key
     /// Size (0x0C) when the link's key is shorter than `minimumKeySize`.
     func securityError(_ b: ATTBearer, authenticated: Bool) -> ATTError? {
-        if authenticated, !b.security.isAuthenticated { return .insufficientAuthentication }
-        if !b.security.isEncrypted { return .insufficientEncryption }
-        if let k = b.keySize, k < configuration.minimumKeySize { return .encryptionKeySizeTooShort }
+        Self.securityError(b.security, keySize: b.keySize, authenticated: authenticated, minimumKeySize: configuration.minimumKeySize)
+    }
+
+    static func securityError(_ security: SecurityLevel, keySize: Int?, authenticated: Bool, minimumKeySize: Int) -> ATTError? {
+        if authenticated, !security.isAuthenticated { return .insufficientAuthentication }
+        if !security.isEncrypted { return .insufficientEncryption }
+        if let k = keySize, k < minimumKeySize { return .encryptionKeySizeTooShort }
         return nil
     }
 
@@ -266,6 +270,11 @@ public struct ATTServer: Sendable {
 
     mutating func enqueue(_ bytes: [UInt8], isUpdate: Bool, to id: ConnectionID) {
         guard let i = bearers.index(forKey: id) else { return }
+        enqueue(bytes, isUpdate: isUpdate, at: i, id)
+    }
+
+    /// `enqueue(_:isUpdate:to:)` when the bearer's index is known (`id` is its key).
+    mutating func enqueue(_ bytes: [UInt8], isUpdate: Bool, at i: Dictionary<ConnectionID, ATTBearer>.Index, _ id: ConnectionID) {
         bearers.values[i].outgoing.append(.init(bytes: bytes, isUpdate: isUpdate))
         if isUpdate { bearers.values[i].queuedUpdates += 1 }
         let available = ATTServerOutput.outgoingAvailable(id)

@@ -58,7 +58,8 @@ extension Host {
             case .frame(let f): out += handle(frame: f, handle: packet.handle)
             }
         }
-        return out + pumpACL()
+        pumpACL(into: &out)
+        return out
     }
 
     private mutating func handle(frame: L2CAPBasicFrame, handle: UInt16) -> [HostOutput] {
@@ -97,9 +98,15 @@ extension Host {
     /// Sends what the controller has buffers for and invites the core to send ATT PDUs
     /// on connections that drained.
     mutating func pumpACL() -> [HostOutput] {
-        guard !hasFailed else { return [] }
-        let (packets, ready) = acl.pump()
-        return packets.map { .send(H4Packet(acl: $0)) } + ready.map { .event(.transport(.readyToSend(ConnectionID($0)))) }
+        var out: [HostOutput] = []
+        pumpACL(into: &out)
+        return out
+    }
+
+    /// `pumpACL()`, appended to `out`.
+    mutating func pumpACL(into out: inout [HostOutput]) {
+        guard !hasFailed else { return }
+        acl.pump(into: &out)
     }
 
     /// Violations of the ACL flow-control invariants (empty when they hold), for tests.

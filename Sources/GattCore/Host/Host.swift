@@ -114,6 +114,7 @@ public struct Host: Sendable {
     private mutating func receive(_ packet: H4Packet) -> [HostOutput] {
         switch packet.type {
         case .event:
+            if let out = numberOfCompletedPackets(packet.body) { return out }
             do {
                 return handle(try HCIEvent(decoding: packet.body))
             } catch {
