@@ -121,6 +121,7 @@ public struct Host: Sendable {
                 return [.event(.warning("malformed HCI event dropped: \(error)"))]
             }
         case .acl:
+            if let out = completeATTFrame(packet.body) { return out }
             do {
                 return handle(try HCIACLPacket(decoding: packet.body))
             } catch {

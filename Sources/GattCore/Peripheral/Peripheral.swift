@@ -81,7 +81,7 @@ public struct Peripheral: Sendable {
             if case .pairingComplete(let bond, _) = e, let csrk = bond.peerCSRK { att.setCSRK(id, key: csrk) }
             return [.event(.pairing(c, e))]
         case .received(let id, let pdu):
-            guard connections[id] != nil else { return [] }
+            guard connections.index(forKey: id) != nil else { return [] }
             return absorb(att.receive(pdu, from: id, now: now))
         case .readyToSend(let id):
             guard let i = connections.index(forKey: id) else { return [] }
