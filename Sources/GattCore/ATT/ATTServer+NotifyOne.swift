@@ -35,18 +35,17 @@ extension ATTServer {
         let maxQueued = configuration.maxQueuedUpdates
         // Pass 1: who gets a PDU, and is any of their queues full (then nothing changes)?
         var targets = 0
-        var single: ConnectionID?
+        var single: (index: Dictionary<ConnectionID, ATTBearer>.Index, id: ConnectionID, kind: UpdateKind)?
         var full = false
         var i = bearers.startIndex
         while i != bearers.endIndex {
             defer { i = bearers.index(after: i) }
             let id = bearers.keys[i]
             guard only == nil || only == id else { continue }
-            let room = Self.hasRoom(&bearers.values[i], c, p, minimumKeySize: minimumKeySize, maxQueued: maxQueued)
-            guard let room else { continue }
+            guard let kind = Self.updateKind(&bearers.values[i], characteristic: c, properties: p, minimumKeySize: minimumKeySize) else { continue }
             targets += 1
-            single = id
-            if !room {
+            single = (i, id, kind)
+            if inBearer(i, { $0.updateCount }) + 1 > maxQueued {
                 busyConnections.insert(id)
                 full = true
             }
@@ -57,8 +56,12 @@ extension ATTServer {
         }
         database.setValue(value, at: valueHandle)
         // Pass 2, in connection order: queue the PDUs.
-        if targets == 1, let id = single {
-            queueUpdate(c, value, valueHandle, properties: p, to: id, now: now)
+        if targets == 1, let (i, id, kind) = single {
+            // (The bearers did not change since pass 1: its index and kind still hold.)
+            let deadline = now + configuration.transactionTimeout
+            if let pdu = Self.queueUpdate(&bearers.values[i], kind, c, value, valueHandle, deadline: deadline) {
+                enqueue(pdu, isUpdate: true, at: i, id)
+            }
         } else if targets > 1 {
             for id in bearers.keys.sorted(by: { $0.rawValue < $1.rawValue }) where only == nil || only == id {
                 queueUpdate(c, value, valueHandle, properties: p, to: id, now: now)
@@ -67,24 +70,18 @@ extension ATTServer {
         return (.queued(targets), takeOutputs())
     }
 
-    /// nil: `b` gets no PDU for `c`; else whether its queue has room for one more update.
-    private static func hasRoom(_ b: inout ATTBearer, _ c: Int, _ p: CharacteristicProperties, minimumKeySize: Int, maxQueued: Int) -> Bool? {
-        guard updateKind(&b, characteristic: c, properties: p, minimumKeySize: minimumKeySize) != nil else { return nil }
-        return b.updateCount + 1 <= maxQueued
-    }
-
     /// Queues characteristic `c`'s notification or indication on `id` (nothing when it gets none).
     private mutating func queueUpdate(_ c: Int, _ value: [UInt8], _ handle: AttributeHandle, properties p: CharacteristicProperties, to id: ConnectionID, now: Duration) {
         guard let i = bearers.index(forKey: id) else { return }
         let deadline = now + configuration.transactionTimeout
-        if let pdu = Self.queueUpdate(&bearers.values[i], c, value, handle, p, minimumKeySize: configuration.minimumKeySize, deadline: deadline) {
+        guard let kind = Self.updateKind(&bearers.values[i], characteristic: c, properties: p, minimumKeySize: configuration.minimumKeySize) else { return }
+        if let pdu = Self.queueUpdate(&bearers.values[i], kind, c, value, handle, deadline: deadline) {
             enqueue(pdu, isUpdate: true, at: i, id)
         }
     }
 
     /// The PDU to enqueue on `b` (nil: none, or an indication that waits behind the outstanding one).
-    private static func queueUpdate(_ b: inout ATTBearer, _ c: Int, _ value: [UInt8], _ handle: AttributeHandle, _ p: CharacteristicProperties, minimumKeySize: Int, deadline: Duration) -> [UInt8]? {
-        guard let kind = updateKind(&b, characteristic: c, properties: p, minimumKeySize: minimumKeySize) else { return nil }
+    private static func queueUpdate(_ b: inout ATTBearer, _ kind: UpdateKind, _ c: Int, _ value: [UInt8], _ handle: AttributeHandle, deadline: Duration) -> [UInt8]? {
         let opcode: ATTOpcode = kind == .indication ? .handleValueIndication : .handleValueNotification
         let part = value.prefix(b.mtu - 3)
         var pdu: [UInt8] = []

@@ -87,7 +87,7 @@ public struct Peripheral: Sendable {
             guard let i = connections.index(forKey: id) else { return [] }
             connections.values[i].readyToSend = true
             var out: [PeripheralOutput] = []
-            pump(id, into: &out)
+            pump(id, at: i, into: &out)
             return out
         case .advertisingChanged(let on):
             switch (on, advertising) {
@@ -197,7 +197,12 @@ public struct Peripheral: Sendable {
     /// Sends the connection's next PDU if its transport has room.
     /// (In place: the connection is looked up once and not copied.)
     private mutating func pump(_ id: ConnectionID, into out: inout [PeripheralOutput]) {
-        guard let i = connections.index(forKey: id), connections.values[i].readyToSend, let next = att.dequeueOutgoing(for: id) else { return }
+        guard let i = connections.index(forKey: id) else { return }
+        pump(id, at: i, into: &out)
+    }
+
+    private mutating func pump(_ id: ConnectionID, at i: Dictionary<ConnectionID, PeripheralConnection>.Index, into out: inout [PeripheralOutput]) {
+        guard connections.values[i].readyToSend, let next = att.dequeueOutgoing(for: id) else { return }
         connections.values[i].readyToSend = false
         out.append(.send(id, next.pdu))
         if let reason = Self.securityError(next.pdu), !connections.values[i].securityRequested {
