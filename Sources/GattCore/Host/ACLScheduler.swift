@@ -134,7 +134,9 @@ struct ACLScheduler: Sendable {
     /// The L2CAP basic frame (Vol 3 Part A §3.1) of `payload` on `channel`, in HCI ACL
     /// packets of at most `packetLength` data octets (Vol 4 Part E §5.4.2), encoded straight
     /// into each packet's bytes; as `ACLFragmenter.fragment` then `HCIACLPacket.encoded`.
-    static func fragment(_ payload: [UInt8], channel: L2CAPChannelID, handle: UInt16, packetLength: Int, into out: inout Deque<[UInt8]>) {
+    static func fragment<Packets: RangeReplaceableCollection<[UInt8]>>(
+        _ payload: [UInt8], channel: L2CAPChannelID, handle: UInt16, packetLength: Int, into out: inout Packets
+    ) {
         guard payload.count <= L2CAPBasicFrame.maximumPayloadLength else { return }
         let header = 4
         let total = header + payload.count
