@@ -99,7 +99,10 @@ extension ATTServer {
         // Each entry: handle + value, Length ≤ 255; the PDU (2 + entries) ≤ ATT_MTU.
         let maxValue = min(b.mtu - 4, 253)
         var list: [ATTHandleValue] = []
-        for a in attributes(s, e) where a.type == type {
+        // Types compared in place; an attribute is copied out only when its type matches.
+        let range = attributes(s, e)
+        for k in range.indices where range[k].type == type {
+            let a = range[k]
             if let err = readError(a, b) {
                 // The first attribute's error is the answer; later ones end the list.
                 if list.isEmpty { return sendError(.readByTypeRequest, a.handle, err, to: id) }
