@@ -45,6 +45,9 @@ import Testing
                     ACLScheduler.fragment(payload, channel: channel, handle: 0x0ABC, packetLength: packetLength, into: &packets)
                     let expected = try ACLFragmenter.fragment(L2CAPBasicFrame(channelID: channel, payload: payload), handle: 0x0ABC, maximumDataLength: packetLength)
                     #expect(packets == expected.map { $0.encoded() }, "payload \(length), packets of \(packetLength)")
+                    if 4 + length <= packetLength {
+                        #expect([ACLScheduler.onePacket(payload, channel: channel, handle: 0x0ABC)] == packets)
+                    }
                 }
             }
         }

@@ -115,20 +115,44 @@ struct ACLScheduler: Sendable {
     /// The link's next fragment (counted in flight), refilling from its next frame when its
     /// fragments drained; nil when it has nothing to send.
     private static func nextPacket(_ l: inout Link, packetLength: Int) -> [UInt8]? {
-        if l.fragments.isEmpty { refill(&l, packetLength: packetLength) }
+        if l.fragments.isEmpty {
+            // The next frame, signalling/SMP first; one that fits one packet skips the queue.
+            let payload: [UInt8]
+            let channel: L2CAPChannelID
+            if let f = l.frames.popFirst() {
+                (payload, channel) = (f.payload, f.channelID)
+            } else if let pdu = l.att {
+                l.att = nil
+                (payload, channel) = (pdu, .att)
+            } else {
+                return nil
+            }
+            if L2CAPBasicFrame.headerLength + payload.count <= packetLength, payload.count <= L2CAPBasicFrame.maximumPayloadLength {
+                l.inFlight += 1
+                return onePacket(payload, channel: channel, handle: l.handle)
+            }
+            fragment(payload, channel: channel, handle: l.handle, packetLength: packetLength, into: &l.fragments)
+        }
         guard let packet = l.fragments.popFirst() else { return nil }
         l.inFlight += 1
         return packet
     }
 
-    /// The next frame of a connection whose fragments drained: signalling/SMP first.
-    private static func refill(_ l: inout Link, packetLength: Int) {
-        if let f = l.frames.popFirst() {
-            fragment(f.payload, channel: f.channelID, handle: l.handle, packetLength: packetLength, into: &l.fragments)
-        } else if let pdu = l.att {
-            l.att = nil
-            fragment(pdu, channel: .att, handle: l.handle, packetLength: packetLength, into: &l.fragments)
-        }
+    /// `fragment` of a frame that fits one packet.
+    static func onePacket(_ payload: [UInt8], channel: L2CAPChannelID, handle: UInt16) -> [UInt8] {
+        let length = L2CAPBasicFrame.headerLength + payload.count
+        var p: [UInt8] = []
+        p.reserveCapacity(HCIACLPacket.headerLength + length)
+        p.append(UInt8(handle & 0xFF))
+        p.append(UInt8((handle & 0x0FFF) >> 8))
+        p.append(UInt8(length & 0xFF))
+        p.append(UInt8(length >> 8))
+        p.append(UInt8(payload.count & 0xFF))
+        p.append(UInt8(payload.count >> 8))
+        p.append(UInt8(channel.rawValue & 0xFF))
+        p.append(UInt8(channel.rawValue >> 8))
+        p.append(contentsOf: payload)
+        return p
     }
 
     /// The L2CAP basic frame (Vol 3 Part A §3.1) of `payload` on `channel`, in HCI ACL
