@@ -245,7 +245,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
 
     /// Schedules the core's next `tick`.
     private func armTimer() {
-        let deadline = stopped ? nil : core.nextDeadline
+        let deadline = stopped ? nil : Self.nextDeadline(of: &core)
         // Most requests leave the deadline as it was: no cancel and schedule per request.
         if deadline == timerDeadline, timer != nil || deadline == nil { return }
         timer?.cancel()
@@ -258,6 +258,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             self.process(self.core.tick(now: self.now))
         }
     }
+
+    /// Read in place: a getter called on the stored `core` copies the whole Peripheral first.
+    private static func nextDeadline(of core: inout Peripheral) -> Duration? { core.nextDeadline }
 
     // MARK: - Events: log lines, control clients, persistence, systemd
 

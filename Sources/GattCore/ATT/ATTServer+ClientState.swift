@@ -92,8 +92,8 @@ extension ATTServer {
 
     /// The Database Hash value was sent to a change-unaware client: its next request makes it change-aware.
     mutating func databaseHashRead(_ id: ConnectionID) {
-        guard let b = bearers[id], !b.awareness.isChangeAware else { return }
-        bearers[id]?.awareness = .changeUnawareHashRead
+        guard let i = bearers.index(forKey: id), !inBearer(i, { $0.awareness.isChangeAware }) else { return }
+        bearers.values[i].awareness = .changeUnawareHashRead
     }
 
     /// §2.5.2.1 for a change-unaware client, before a decoded PDU is processed. A request
@@ -101,8 +101,8 @@ extension ATTServer {
     /// enabled Robust Caching: its commands are ignored, and its requests other than Exchange
     /// MTU and Read By Type of the Database Hash UUID are answered Database Out Of Sync
     /// (0x12, handle 0x0000) and not performed. False: the PDU is not to be processed.
-    mutating func changeAwarenessAllows(_ pdu: ATTPDU, opcode: UInt8, _ id: ConnectionID) -> Bool {
-        guard let b = bearers[id], !b.awareness.isChangeAware else { return true }
+    mutating func changeAwarenessAllows(_ pdu: ATTPDU, opcode: UInt8, _ id: ConnectionID, at i: Dictionary<ConnectionID, ATTBearer>.Index) -> Bool {
+        guard !inBearer(i, { $0.awareness.isChangeAware }), let b = bearers[id] else { return true }
         let op = ATTOpcode(rawValue: opcode)
         if op == .exchangeMTURequest || op == .handleValueConfirmation { return true }
         let isRequest = op?.isClientRequest ?? false

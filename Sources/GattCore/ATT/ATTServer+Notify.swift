@@ -13,10 +13,11 @@ extension ATTServer {
     /// readable with Read Blob. `.busy` when any targeted subscriber's queue is full:
     /// then nothing changed, and `.event(.ready)` comes later. The outputs tell the
     /// transport which connections have PDUs to pull.
+    /// (`notifyMultiple` of one update, without its per-call plans: `ATTServer+NotifyOne.swift`.)
     public mutating func notify(characteristic: Int, value: [UInt8], only: ConnectionID? = nil, now: Duration)
         -> (result: NotifyResult, outputs: [ATTServerOutput])
     {
-        notifyMultiple([(characteristic, value)], only: only, now: now)
+        notifyOne(characteristic, value, only: only, now: now)
     }
 
     /// Like `notify` for several characteristics at once. A connection that set the

@@ -5,10 +5,14 @@ extension ATTServer {
 
     /// Read permission of an attribute on this bearer (§3.2.5).
     func readError(_ a: Attribute, _ b: ATTBearer) -> ATTError? {
+        readError(a, security: b.security, keySize: b.keySize)
+    }
+
+    func readError(_ a: Attribute, security: SecurityLevel, keySize: Int?) -> ATTError? {
         guard a.permissions.canRead else { return .readNotPermitted }
         let authenticated = a.permissions.contains(.readAuthenticationRequired)
         guard authenticated || a.permissions.contains(.readEncryptionRequired) else { return nil }
-        return securityError(b, authenticated: authenticated)
+        return Self.securityError(security, keySize: keySize, authenticated: authenticated, minimumKeySize: configuration.minimumKeySize)
     }
 
     /// The value this bearer sees: CCCDs and Client Supported Features are per connection.
@@ -18,6 +22,18 @@ extension ATTServer {
             return le16(b.cccd[c] ?? 0)
         case .characteristicValue(let c) where c == clientFeaturesCharacteristic:
             return b.clientFeatures
+        default:
+            return a.value
+        }
+    }
+
+    /// `currentValue(_:_:)` of the bearer at `i`, read in place.
+    mutating func currentValue(_ a: Attribute, at i: Dictionary<ConnectionID, ATTBearer>.Index) -> [UInt8] {
+        switch a.role {
+        case .clientCharacteristicConfiguration(let c):
+            return le16(inBearer(i) { $0.cccd[c] } ?? 0)
+        case .characteristicValue(let c) where c == clientFeaturesCharacteristic:
+            return inBearer(i) { $0.clientFeatures }
         default:
             return a.value
         }
@@ -83,7 +99,10 @@ extension ATTServer {
         // Each entry: handle + value, Length ≤ 255; the PDU (2 + entries) ≤ ATT_MTU.
         let maxValue = min(b.mtu - 4, 253)
         var list: [ATTHandleValue] = []
-        for a in attributes(s, e) where a.type == type {
+        // Types compared in place; an attribute is copied out only when its type matches.
+        let range = attributes(s, e)
+        for k in range.indices where range[k].type == type {
+            let a = range[k]
             if let err = readError(a, b) {
                 // The first attribute's error is the answer; later ones end the list.
                 if list.isEmpty { return sendError(.readByTypeRequest, a.handle, err, to: id) }
@@ -125,20 +144,25 @@ extension ATTServer {
 
     // MARK: Read / Read Blob (§3.4.4.3, §3.4.4.5)
 
-    mutating func read(_ op: ATTOpcode, _ h: AttributeHandle, offset: Int, _ id: ConnectionID, now: Duration) {
-        guard let b = bearers[id] else { return }
+    mutating func read(_ op: ATTOpcode, _ h: AttributeHandle, offset: Int, _ id: ConnectionID, at i: Dictionary<ConnectionID, ATTBearer>.Index, now: Duration) {
         guard let a = database.attribute(at: h) else { return sendError(op, h, .invalidHandle, to: id) }
-        if let err = readError(a, b) { return sendError(op, h, err, to: id) }
+        let (security, keySize, mtu) = inBearer(i) { ($0.security, $0.keySize, $0.mtu) }
+        if let err = readError(a, security: security, keySize: keySize) { return sendError(op, h, err, to: id) }
         if controlClientAttached, case .characteristicValue(let c) = a.role, database.characteristics[c].handler == .control {
             let rid = startPending(.read(op), handle: h, waiting: [h], id, now: now)
             emit(.readRequest(id: rid[0], id, characteristic: c, offset: offset))
             return
         }
-        let v = currentValue(a, b)
+        let v = currentValue(a, at: i)
         guard offset <= v.count else { return sendError(op, h, .invalidOffset, to: id) }
-        let part = Array(v[offset...].prefix(b.mtu - 1))
         if h == database.databaseHashHandle { databaseHashRead(id) }
-        send(op == .readRequest ? .readResponse(value: part) : .readBlobResponse(value: part), to: id)
+        // The Read (Blob) Response's bytes, sized once (as `ATTPDU.bytes` encodes them).
+        let part = v[offset...].prefix(mtu - 1)
+        var pdu: [UInt8] = []
+        pdu.reserveCapacity(1 + part.count)
+        pdu.append(op == .readRequest ? ATTOpcode.readResponse.rawValue : ATTOpcode.readBlobResponse.rawValue)
+        pdu.append(contentsOf: part)
+        enqueue(pdu, isUpdate: false, at: i, id)
     }
 
     // MARK: Read Multiple / Read Multiple Variable (§3.4.4.7, §3.4.4.11)

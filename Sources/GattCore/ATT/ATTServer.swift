@@ -104,9 +104,13 @@ public struct ATTServer: Sendable {
     /// Insufficient Encryption (0x0F) on an unencrypted link, and Insufficient Encryption Key
     /// Size (0x0C) when the link's key is shorter than `minimumKeySize`.
     func securityError(_ b: ATTBearer, authenticated: Bool) -> ATTError? {
-        if authenticated, !b.security.isAuthenticated { return .insufficientAuthentication }
-        if !b.security.isEncrypted { return .insufficientEncryption }
-        if let k = b.keySize, k < configuration.minimumKeySize { return .encryptionKeySizeTooShort }
+        Self.securityError(b.security, keySize: b.keySize, authenticated: authenticated, minimumKeySize: configuration.minimumKeySize)
+    }
+
+    static func securityError(_ security: SecurityLevel, keySize: Int?, authenticated: Bool, minimumKeySize: Int) -> ATTError? {
+        if authenticated, !security.isAuthenticated { return .insufficientAuthentication }
+        if !security.isEncrypted { return .insufficientEncryption }
+        if let k = keySize, k < minimumKeySize { return .encryptionKeySizeTooShort }
         return nil
     }
 
@@ -150,26 +154,33 @@ public struct ATTServer: Sendable {
     /// Handles one PDU from a connection (unknown connections are ignored).
     public mutating func receive(_ pdu: [UInt8], from id: ConnectionID, now: Duration) -> [ATTServerOutput] {
         outputs = []
-        guard bearers[id] != nil, let first = pdu.first else { return [] }
+        guard let i = bearers.index(forKey: id), let first = pdu.first else { return [] }
         if first == ATTOpcode.handleValueConfirmation.rawValue {
             if pdu.count == 1 { handleConfirmation(id, now: now) }
             return takeOutputs()
         }
-        if bearers[id]?.pending != nil {
-            if let b = bearers[id], b.held.count < configuration.maxHeldPDUs {
-                bearers[id]?.held.append(pdu)
-            }
-            return takeOutputs()
+        let maxHeld = configuration.maxHeldPDUs
+        let held = inBearer(i) { b in
+            guard b.pending != nil else { return false }
+            if b.held.count < maxHeld { b.held.append(pdu) }
+            return true
         }
-        process(pdu, from: id, now: now)
+        if held { return takeOutputs() }
+        process(pdu, from: id, at: i, now: now)
         return takeOutputs()
     }
 
     /// Processes one held or fresh PDU (no request pending on the bearer).
     mutating func process(_ bytes: [UInt8], from id: ConnectionID, now: Duration) {
-        guard let b = bearers[id], let first = bytes.first else { return }
+        guard let i = bearers.index(forKey: id) else { return }
+        process(bytes, from: id, at: i, now: now)
+    }
+
+    /// `process(_:from:now:)` of the bearer at `i` (`id`'s).
+    private mutating func process(_ bytes: [UInt8], from id: ConnectionID, at i: Dictionary<ConnectionID, ATTBearer>.Index, now: Duration) {
+        guard let first = bytes.first else { return }
         let isCommand = ATTOpcode.isCommand(first)
-        if bytes.count > b.mtu {
+        if bytes.count > inBearer(i, { $0.mtu }) {
             if !isCommand { sendError(first, 0, .invalidPDU, to: id) }
             return
         }
@@ -190,14 +201,14 @@ public struct ATTServer: Sendable {
             }
             return
         }
-        guard changeAwarenessAllows(pdu, opcode: first, id) else { return }  // Vol 3 Part G §2.5.2.1
+        guard changeAwarenessAllows(pdu, opcode: first, id, at: i) else { return }  // Vol 3 Part G §2.5.2.1
         switch pdu {
         case .exchangeMTURequest(let mtu): exchangeMTU(mtu, id)
         case .findInformationRequest(let s, let e): findInformation(s, e, id)
         case .findByTypeValueRequest(let s, let e, let type, let value): findByTypeValue(s, e, type, value, id)
         case .readByTypeRequest(let s, let e, let type): readByType(s, e, type, id)
-        case .readRequest(let h): read(.readRequest, h, offset: 0, id, now: now)
-        case .readBlobRequest(let h, let offset): read(.readBlobRequest, h, offset: Int(offset), id, now: now)
+        case .readRequest(let h): read(.readRequest, h, offset: 0, id, at: i, now: now)
+        case .readBlobRequest(let h, let offset): read(.readBlobRequest, h, offset: Int(offset), id, at: i, now: now)
         case .readMultipleRequest(let handles): readMultiple(handles, variable: false, id)
         case .readMultipleVariableRequest(let handles): readMultiple(handles, variable: true, id)
         case .readByGroupTypeRequest(let s, let e, let type): readByGroupType(s, e, type, id)
@@ -266,10 +277,21 @@ public struct ATTServer: Sendable {
 
     mutating func enqueue(_ bytes: [UInt8], isUpdate: Bool, to id: ConnectionID) {
         guard let i = bearers.index(forKey: id) else { return }
+        enqueue(bytes, isUpdate: isUpdate, at: i, id)
+    }
+
+    /// `enqueue(_:isUpdate:to:)` when the bearer's index is known (`id` is its key).
+    mutating func enqueue(_ bytes: [UInt8], isUpdate: Bool, at i: Dictionary<ConnectionID, ATTBearer>.Index, _ id: ConnectionID) {
         bearers.values[i].outgoing.append(.init(bytes: bytes, isUpdate: isUpdate))
         if isUpdate { bearers.values[i].queuedUpdates += 1 }
         let available = ATTServerOutput.outgoingAvailable(id)
         if !outputs.contains(available) { outputs.append(available) }
+    }
+
+    /// Reads or changes the bearer at `i` in place: `bearers.values[i]` or `bearers[id]`
+    /// read through their getters copy the whole bearer (its queues and tables).
+    mutating func inBearer<T>(_ i: Dictionary<ConnectionID, ATTBearer>.Index, _ body: (inout ATTBearer) -> T) -> T {
+        body(&bearers.values[i])
     }
 
     mutating func emit(_ event: ATTServerEvent) { outputs.append(.event(event)) }

@@ -8,9 +8,10 @@ import DequeModule
 /// controller's buffers push back on the ATT server's queues.
 struct ACLScheduler: Sendable {
     private struct Link: Sendable {
+        let handle: UInt16
         var inFlight = 0
-        /// Fragments of frames already taken, in order.
-        var fragments: Deque<HCIACLPacket> = []
+        /// Fragments of frames already taken, in order, as HCI ACL packets (header included).
+        var fragments: Deque<[UInt8]> = []
         /// Signalling/SMP frames waiting for the fragments to drain.
         var frames: Deque<L2CAPBasicFrame> = []
         /// The ATT PDU handed over and not fragmented yet.
@@ -22,8 +23,10 @@ struct ACLScheduler: Sendable {
     private(set) var credits = 0
     private(set) var totalBuffers = 1
     private(set) var packetLength = 27
-    private var links: [UInt16: Link] = [:]
-    private var roundRobin: [UInt16] = []
+    /// The links; the round-robin order is `links[cursor...]` then `links[..<cursor]`.
+    /// (An array, not a dictionary: a handful of links, looked up for every packet.)
+    private var links: [Link] = []
+    private var cursor = 0
 
     /// The controller's LE ACL buffers (from LE Read Buffer Size or Read Buffer Size).
     mutating func configure(packetLength: Int, buffers: Int) {
@@ -32,102 +35,173 @@ struct ACLScheduler: Sendable {
         credits = buffers
     }
 
+    private func index(of handle: UInt16) -> Int? {
+        var i = 0
+        while i < links.count {
+            if links[i].handle == handle { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    /// A new link goes last in the round-robin order.
     mutating func open(_ handle: UInt16) {
-        links[handle] = Link()
-        roundRobin.append(handle)
+        if let i = index(of: handle) {
+            links[i] = Link(handle: handle)
+            return
+        }
+        links.insert(Link(handle: handle), at: cursor)
+        cursor = cursor + 1 == links.count ? 0 : cursor + 1
     }
 
     /// Packets of a closed connection are flushed: their buffers are free again (§4.3).
     mutating func close(_ handle: UInt16) {
-        guard let l = links.removeValue(forKey: handle) else { return }
-        credits = min(totalBuffers, credits + l.inFlight)
-        roundRobin.removeAll { $0 == handle }
+        guard let i = index(of: handle) else { return }
+        credits = min(totalBuffers, credits + links[i].inFlight)
+        links.remove(at: i)
+        if i < cursor { cursor -= 1 }
+        if cursor >= links.count { cursor = 0 }
     }
 
-    func isOpen(_ handle: UInt16) -> Bool { links[handle] != nil }
+    func isOpen(_ handle: UInt16) -> Bool { index(of: handle) != nil }
 
     /// Packets in the controller, per connection.
-    var inFlight: [UInt16: Int] { links.mapValues(\.inFlight) }
+    var inFlight: [UInt16: Int] { Dictionary(uniqueKeysWithValues: links.map { ($0.handle, $0.inFlight) }) }
 
     /// Number Of Completed Packets for one connection.
     mutating func completed(_ handle: UInt16, count: Int) {
-        let n = min(count, links[handle]?.inFlight ?? 0)
-        links[handle]?.inFlight -= n
+        guard let i = index(of: handle) else { return }
+        let n = min(count, links[i].inFlight)
+        links[i].inFlight -= n
         credits = min(totalBuffers, credits + n)
     }
 
-    mutating func queue(frame: L2CAPBasicFrame, on handle: UInt16) { links[handle]?.frames.append(frame) }
+    mutating func queue(frame: L2CAPBasicFrame, on handle: UInt16) {
+        guard let i = index(of: handle) else { return }
+        links[i].frames.append(frame)
+    }
 
     /// An ATT PDU from the upper layer (after `readyForATT` named this connection).
     mutating func queue(att pdu: [UInt8], on handle: UInt16) {
-        guard links[handle] != nil else { return }
-        links[handle]?.att = pdu
-        links[handle]?.attInvited = false
+        guard let i = index(of: handle) else { return }
+        links[i].att = pdu
+        links[i].attInvited = false
     }
 
-    /// Hands out as many ACL packets as there are credits, round-robin, and names the
-    /// connections that may now hand over an ATT PDU. (Each link is looked up once per turn
-    /// and changed in place: this runs for every packet sent.)
-    mutating func pump() -> (packets: [HCIACLPacket], readyForATT: [UInt16]) {
-        var packets: [HCIACLPacket] = []
+    /// Hands out as many ACL packets as there are credits, round-robin (`.send`), then
+    /// names the connections that may now hand over an ATT PDU (`.readyToSend`).
+    mutating func pump(into out: inout [HostOutput]) {
         var idle = 0
-        while credits > 0, !roundRobin.isEmpty, idle < roundRobin.count {
-            let h = roundRobin.removeFirst()
-            roundRobin.append(h)
-            guard let i = links.index(forKey: h), let packet = Self.nextPacket(&links.values[i], handle: h, packetLength: packetLength) else {
+        while credits > 0, !links.isEmpty, idle < links.count {
+            let i = cursor
+            cursor = i + 1 == links.count ? 0 : i + 1
+            guard let packet = Self.nextPacket(&links[i], packetLength: packetLength) else {
                 idle += 1
                 continue
             }
             idle = 0
             credits -= 1
-            packets.append(packet)
+            out.append(.send(H4Packet(type: .acl, body: packet)))
         }
-        var ready: [UInt16] = []
-        if credits > 0 {
-            for h in roundRobin {
-                guard let i = links.index(forKey: h) else { continue }
-                let l = links.values[i]
-                guard l.fragments.isEmpty, l.frames.isEmpty, l.att == nil, !l.attInvited else { continue }
-                links.values[i].attInvited = true
-                ready.append(h)
-            }
+        guard credits > 0 else { return }
+        for k in 0..<links.count {
+            let i = (cursor + k) % links.count
+            guard links[i].fragments.isEmpty, links[i].frames.isEmpty, links[i].att == nil, !links[i].attInvited else { continue }
+            links[i].attInvited = true
+            out.append(.event(.transport(.readyToSend(ConnectionID(links[i].handle)))))
         }
-        return (packets, ready)
     }
 
     /// The link's next fragment (counted in flight), refilling from its next frame when its
     /// fragments drained; nil when it has nothing to send.
-    private static func nextPacket(_ l: inout Link, handle h: UInt16, packetLength: Int) -> HCIACLPacket? {
-        if l.fragments.isEmpty { refill(&l, handle: h, packetLength: packetLength) }
+    private static func nextPacket(_ l: inout Link, packetLength: Int) -> [UInt8]? {
+        if l.fragments.isEmpty {
+            // The next frame, signalling/SMP first; one that fits one packet skips the queue.
+            let payload: [UInt8]
+            let channel: L2CAPChannelID
+            if let f = l.frames.popFirst() {
+                (payload, channel) = (f.payload, f.channelID)
+            } else if let pdu = l.att {
+                l.att = nil
+                (payload, channel) = (pdu, .att)
+            } else {
+                return nil
+            }
+            if L2CAPBasicFrame.headerLength + payload.count <= packetLength, payload.count <= L2CAPBasicFrame.maximumPayloadLength {
+                l.inFlight += 1
+                return onePacket(payload, channel: channel, handle: l.handle)
+            }
+            fragment(payload, channel: channel, handle: l.handle, packetLength: packetLength, into: &l.fragments)
+        }
         guard let packet = l.fragments.popFirst() else { return nil }
         l.inFlight += 1
         return packet
     }
 
-    /// The next frame of a connection whose fragments drained: signalling/SMP first.
-    private static func refill(_ l: inout Link, handle h: UInt16, packetLength: Int) {
-        let frame: L2CAPBasicFrame
-        if let f = l.frames.popFirst() {
-            frame = f
-        } else if let pdu = l.att {
-            l.att = nil
-            frame = L2CAPBasicFrame(channelID: .att, payload: pdu)
-        } else {
-            return
-        }
-        guard let bytes = try? frame.encoded() else { return }
-        l.fragments.append(contentsOf: ACLFragmenter.fragment(bytes, handle: h, maximumDataLength: packetLength))
+    /// `fragment` of a frame that fits one packet.
+    static func onePacket(_ payload: [UInt8], channel: L2CAPChannelID, handle: UInt16) -> [UInt8] {
+        let length = L2CAPBasicFrame.headerLength + payload.count
+        var p: [UInt8] = []
+        p.reserveCapacity(HCIACLPacket.headerLength + length)
+        p.append(UInt8(handle & 0xFF))
+        p.append(UInt8((handle & 0x0FFF) >> 8))
+        p.append(UInt8(length & 0xFF))
+        p.append(UInt8(length >> 8))
+        p.append(UInt8(payload.count & 0xFF))
+        p.append(UInt8(payload.count >> 8))
+        p.append(UInt8(channel.rawValue & 0xFF))
+        p.append(UInt8(channel.rawValue >> 8))
+        p.append(contentsOf: payload)
+        return p
+    }
+
+    /// The L2CAP basic frame (Vol 3 Part A §3.1) of `payload` on `channel`, in HCI ACL
+    /// packets of at most `packetLength` data octets (Vol 4 Part E §5.4.2), encoded straight
+    /// into each packet's bytes; as `ACLFragmenter.fragment` then `HCIACLPacket.encoded`.
+    static func fragment<Packets: RangeReplaceableCollection<[UInt8]>>(
+        _ payload: [UInt8], channel: L2CAPChannelID, handle: UInt16, packetLength: Int, into out: inout Packets
+    ) {
+        guard payload.count <= L2CAPBasicFrame.maximumPayloadLength else { return }
+        let header = 4
+        let total = header + payload.count
+        let size = max(1, min(packetLength, 0xFFFF))
+        var start = 0
+        repeat {
+            let end = min(start + size, total)
+            let word = handle & 0x0FFF | (start == 0 ? 0 : UInt16(ACLPacketBoundary.continuing.rawValue) << 12)
+            var p: [UInt8] = []
+            p.reserveCapacity(HCIACLPacket.headerLength + end - start)
+            p.append(UInt8(word & 0xFF))
+            p.append(UInt8(word >> 8))
+            p.append(UInt8((end - start) & 0xFF))
+            p.append(UInt8((end - start) >> 8))
+            var k = start
+            while k < min(end, header) {
+                switch k {
+                case 0: p.append(UInt8(payload.count & 0xFF))
+                case 1: p.append(UInt8(payload.count >> 8))
+                case 2: p.append(UInt8(channel.rawValue & 0xFF))
+                default: p.append(UInt8(channel.rawValue >> 8))
+                }
+                k += 1
+            }
+            if end > header { p.append(contentsOf: payload[(max(start, header) - header)..<(end - header)]) }
+            out.append(p)
+            start = end
+        } while start < total
     }
 
     /// Violations of the flow-control invariants (empty when they hold): credits plus the
     /// packets in flight never exceed the controller's buffers, and nothing is negative.
     var invariantViolations: [String] {
         var v: [String] = []
-        let inFlight = links.values.reduce(0) { $0 + $1.inFlight }
+        let inFlight = links.reduce(0) { $0 + $1.inFlight }
         if credits < 0 { v.append("negative credits \(credits)") }
         if credits + inFlight > totalBuffers { v.append("credits \(credits) + in flight \(inFlight) > buffers \(totalBuffers)") }
-        for (h, l) in links where l.inFlight < 0 { v.append("handle \(h): negative in-flight count") }
-        if Set(roundRobin) != Set(links.keys) || roundRobin.count != links.count { v.append("round-robin list out of step with the links") }
+        for l in links where l.inFlight < 0 { v.append("handle \(l.handle): negative in-flight count") }
+        if Set(links.map(\.handle)).count != links.count || (!links.isEmpty && !links.indices.contains(cursor)) {
+            v.append("round-robin list out of step with the links")
+        }
         return v
     }
 }

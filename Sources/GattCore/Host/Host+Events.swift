@@ -29,6 +29,22 @@ extension Host {
         }
     }
 
+    /// A well-formed Number Of Completed Packets event (§7.7.19), the one event of every ACL
+    /// packet sent, handled straight from its bytes as `handle(.numberOfCompletedPackets)`
+    /// does; nil for any other event (then decoded as usual).
+    mutating func numberOfCompletedPackets(_ body: [UInt8]) -> [HostOutput]? {
+        guard body.count >= 3, body[0] == HCIEvent.numberOfCompletedPacketsCode, Int(body[1]) == body.count - 2,
+            body.count == 3 + 4 * Int(body[2])
+        else { return nil }
+        var k = 3
+        while k < body.count {
+            let handle = (UInt16(body[k]) | UInt16(body[k + 1]) << 8) & 0x0FFF
+            acl.completed(handle, count: Int(UInt16(body[k + 2]) | UInt16(body[k + 3]) << 8))
+            k += 4
+        }
+        return pumpACL()
+    }
+
     private mutating func handle(_ meta: HCILEMetaEvent) -> [HostOutput] {
         switch meta {
         case .connectionComplete(let c), .enhancedConnectionComplete(let c), .enhancedConnectionCompleteV2(let c):

@@ -46,19 +46,44 @@ extension Host {
     }
 
     mutating func handle(_ packet: HCIACLPacket) -> [HostOutput] {
-        guard connections[packet.handle] != nil, var r = reassemblers[packet.handle] else {
+        guard connections.index(forKey: packet.handle) != nil, let r = reassemblers.index(forKey: packet.handle) else {
             return [.event(.warning("ACL data for unknown connection handle \(packet.handle) dropped"))]
         }
-        let outputs = r.push(packet)
-        reassemblers[packet.handle] = r
+        // In place: a copy of the reassembler would share, then copy, its partial frame.
+        let outputs = reassemblers.values[r].push(packet)
         var out: [HostOutput] = []
         for o in outputs {
             switch o {
             case .error(let e): out.append(.event(.warning("connection \(packet.handle): \(e)")))
+            case .frame(let f) where f.channelID == .att: out.append(.event(.transport(.received(ConnectionID(packet.handle), f.payload))))
             case .frame(let f): out += handle(frame: f, handle: packet.handle)
             }
         }
-        return out + pumpACL()
+        pumpACL(into: &out)
+        return out
+    }
+
+    /// An ACL packet that carries one whole ATT frame (Vol 3 Part A §3.1: first fragment,
+    /// L2CAP length = the rest) on a link with no partial frame: its PDU straight from the
+    /// packet's bytes, as `handle(_: HCIACLPacket)` and the reassembler would pass it up;
+    /// nil for anything else (then decoded and reassembled as usual).
+    mutating func completeATTFrame(_ body: [UInt8]) -> [HostOutput]? {
+        let header = HCIACLPacket.headerLength + L2CAPBasicFrame.headerLength
+        guard body.count >= header else { return nil }
+        let word = UInt16(body[0]) | UInt16(body[1]) << 8
+        let handle = word & 0x0FFF
+        let boundary = ACLPacketBoundary(rawValue: UInt8((word >> 12) & 0b11))
+        let length = body.count - header
+        guard boundary == .firstNonFlushable || boundary == .firstFlushable,
+            Int(body[2]) | Int(body[3]) << 8 == body.count - HCIACLPacket.headerLength,
+            Int(body[4]) | Int(body[5]) << 8 == length,
+            UInt16(body[6]) | UInt16(body[7]) << 8 == L2CAPChannelID.att.rawValue,
+            connections.index(forKey: handle) != nil, let r = reassemblers.index(forKey: handle),
+            !reassemblers.values[r].hasPartialFrame, length <= reassemblers.values[r].maximumPayloadLength
+        else { return nil }
+        var out: [HostOutput] = [.event(.transport(.received(ConnectionID(handle), Array(body[header...]))))]
+        pumpACL(into: &out)
+        return out
     }
 
     private mutating func handle(frame: L2CAPBasicFrame, handle: UInt16) -> [HostOutput] {
@@ -97,9 +122,15 @@ extension Host {
     /// Sends what the controller has buffers for and invites the core to send ATT PDUs
     /// on connections that drained.
     mutating func pumpACL() -> [HostOutput] {
-        guard !hasFailed else { return [] }
-        let (packets, ready) = acl.pump()
-        return packets.map { .send(H4Packet(acl: $0)) } + ready.map { .event(.transport(.readyToSend(ConnectionID($0)))) }
+        var out: [HostOutput] = []
+        pumpACL(into: &out)
+        return out
+    }
+
+    /// `pumpACL()`, appended to `out`.
+    mutating func pumpACL(into out: inout [HostOutput]) {
+        guard !hasFailed else { return }
+        acl.pump(into: &out)
     }
 
     /// Violations of the ACL flow-control invariants (empty when they hold), for tests.

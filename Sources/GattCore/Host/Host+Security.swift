@@ -103,7 +103,6 @@ extension Host {
     }
 
     /// The earliest SMP timer of any link.
-    var securityDeadline: Duration? { responders.values.compactMap(\.nextDeadline).min() }
 
     /// Runs the SMP timers (§3.4).
     mutating func tickSecurity(now: Duration) -> [HostOutput] {

@@ -26,7 +26,13 @@ public struct Host: Sendable {
     var signallingIdentifier: UInt8 = 0
     var now: Duration = .zero
     /// The Security Manager of each link (when `configuration.security` is set).
-    var responders: [UInt16: PairingResponder] = [:]
+    var responders: [UInt16: PairingResponder] = [:] {
+        // Kept here, not computed for every `nextDeadline`: reading a responder out of the
+        // dictionary copies it whole, and the transport asks after every event.
+        didSet { securityDeadline = responders.values.compactMap(\.nextDeadline).min() }
+    }
+    /// The earliest SMP timer of the links (`responders`).
+    private(set) var securityDeadline: Duration?
     /// Repeated-attempts back-off (Vol 3 Part H §2.3.6), kept across links.
     var attempts = RepeatedAttempts()
     /// What LE Long Term Key Requests are answered from (`setBonds`).
@@ -114,12 +120,14 @@ public struct Host: Sendable {
     private mutating func receive(_ packet: H4Packet) -> [HostOutput] {
         switch packet.type {
         case .event:
+            if let out = numberOfCompletedPackets(packet.body) { return out }
             do {
                 return handle(try HCIEvent(decoding: packet.body))
             } catch {
                 return [.event(.warning("malformed HCI event dropped: \(error)"))]
             }
         case .acl:
+            if let out = completeATTFrame(packet.body) { return out }
             do {
                 return handle(try HCIACLPacket(decoding: packet.body))
             } catch {
@@ -158,7 +166,12 @@ public struct Host: Sendable {
 
     /// When `tick` should next be called.
     public var nextDeadline: Duration? {
-        hasFailed ? nil : [commands.deadline, securityDeadline, isReady ? addressRenewal : nil].compactMap { $0 }.min()
+        // (No array: the transport asks after every event.)
+        guard !hasFailed else { return nil }
+        var next = commands.deadline
+        if let d = securityDeadline, next.map({ d < $0 }) ?? true { next = d }
+        if isReady, let d = addressRenewal, next.map({ d < $0 }) ?? true { next = d }
+        return next
     }
 
     // MARK: - The core's intents

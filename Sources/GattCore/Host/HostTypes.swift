@@ -56,7 +56,8 @@ public struct HostConnection: Sendable, Equatable {
 /// Something the H4 transport passes up or logs.
 public enum HostEvent: Sendable, Equatable {
     /// Bring-up finished (also reported as `TransportEvent.ready`).
-    case controllerReady(ControllerInfo)
+    /// (Indirect: a large, rare payload would make every value of the enum as large and as costly to copy.)
+    indirect case controllerReady(ControllerInfo)
     /// For the peripheral core, above the seam.
     case transport(TransportEvent)
     /// A non-fatal problem worth a log line (malformed frame dropped, optional command refused…).

@@ -81,12 +81,14 @@ public struct Peripheral: Sendable {
             if case .pairingComplete(let bond, _) = e, let csrk = bond.peerCSRK { att.setCSRK(id, key: csrk) }
             return [.event(.pairing(c, e))]
         case .received(let id, let pdu):
-            guard connections[id] != nil else { return [] }
+            guard connections.index(forKey: id) != nil else { return [] }
             return absorb(att.receive(pdu, from: id, now: now))
         case .readyToSend(let id):
-            guard connections[id] != nil else { return [] }
-            connections[id]?.readyToSend = true
-            return pump(id)
+            guard let i = connections.index(forKey: id) else { return [] }
+            connections.values[i].readyToSend = true
+            var out: [PeripheralOutput] = []
+            pump(id, at: i, into: &out)
+            return out
         case .advertisingChanged(let on):
             switch (on, advertising) {
             case (true, .starting), (true, .idle): advertising = .advertising
@@ -172,31 +174,42 @@ public struct Peripheral: Sendable {
     /// Turns ATT server outputs into peripheral outputs.
     mutating func absorb(_ outputs: [ATTServerOutput]) -> [PeripheralOutput] {
         var out: [PeripheralOutput] = []
+        absorb(outputs, into: &out)
+        return out
+    }
+
+    /// `absorb(_:)`, appended to `out`.
+    mutating func absorb(_ outputs: [ATTServerOutput], into out: inout [PeripheralOutput]) {
         for o in outputs {
             switch o {
             case .event(let e):
                 out.append(.event(.att(e, central: e.connection.flatMap { connections[$0]?.address })))
             case .outgoingAvailable(let id):
-                out += pump(id)
+                pump(id, into: &out)
             case .closeBearer(let id, let reason):
                 guard connections[id] != nil else { continue }
                 out.append(.event(.warning("\(id): closing the link to \(connections[id]!.address) (\(reason))")))
                 out.append(.disconnect(id, reason: .remoteUserTerminatedConnection))
             }
         }
-        return out
     }
 
     /// Sends the connection's next PDU if its transport has room.
-    private mutating func pump(_ id: ConnectionID) -> [PeripheralOutput] {
-        guard let c = connections[id], c.readyToSend, let next = att.dequeueOutgoing(for: id) else { return [] }
-        connections[id]?.readyToSend = false
-        var out: [PeripheralOutput] = [.send(id, next.pdu)]
-        if let reason = Self.securityError(next.pdu), !c.securityRequested {
-            connections[id]?.securityRequested = true
+    /// (In place: the connection is looked up once and not copied.)
+    private mutating func pump(_ id: ConnectionID, into out: inout [PeripheralOutput]) {
+        guard let i = connections.index(forKey: id) else { return }
+        pump(id, at: i, into: &out)
+    }
+
+    private mutating func pump(_ id: ConnectionID, at i: Dictionary<ConnectionID, PeripheralConnection>.Index, into out: inout [PeripheralOutput]) {
+        guard connections.values[i].readyToSend, let next = att.dequeueOutgoing(for: id) else { return }
+        connections.values[i].readyToSend = false
+        out.append(.send(id, next.pdu))
+        if let reason = Self.securityError(next.pdu), !connections.values[i].securityRequested {
+            connections.values[i].securityRequested = true
             out.append(.requestSecurity(id, .medium, reason: reason))
         }
-        return out + absorb(next.outputs)
+        absorb(next.outputs, into: &out)
     }
 
     /// An Error Response for Insufficient Authentication (0x05) or Insufficient

@@ -43,7 +43,8 @@ public enum PeripheralEvent: Sendable, Equatable {
     case disconnected(PeripheralConnection, reason: HCIStatus, detail: String?)
     case securityChanged(PeripheralConnection)
     /// A pairing prompt or result for this central (answer prompts through the transport).
-    case pairing(PeripheralConnection, SecurityManagerEvent)
+    /// (Indirect: a large, rare payload would make every value of the enum as large and as costly to copy.)
+    indirect case pairing(PeripheralConnection, SecurityManagerEvent)
     /// An ATT server event; `central` is the address of the connection it names, if any.
     case att(ATTServerEvent, central: BluetoothAddress?)
     case reloaded(ReloadOutcome)

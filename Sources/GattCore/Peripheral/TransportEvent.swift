@@ -30,7 +30,8 @@ public enum TransportEvent: Sendable, Equatable {
     case securityChanged(ConnectionID, SecurityLevel, keySize: Int? = nil)
     /// A pairing prompt, failure, timeout or completion on this link (a bonded
     /// completion carries the bond for the store: `.pairingComplete(bond, bonded: true)`).
-    case pairing(ConnectionID, SecurityManagerEvent)
+    /// (Indirect: a large, rare payload would make every value of the enum as large and as costly to copy.)
+    indirect case pairing(ConnectionID, SecurityManagerEvent)
     /// One ATT PDU from the central.
     case received(ConnectionID, [UInt8])
     /// The transport can take one more ATT PDU on this connection (backpressure:

@@ -161,7 +161,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     }
 
     private func armTimer() {
-        let deadline = host.nextDeadline
+        let deadline = Self.nextDeadline(of: &host)
         // Most packets leave the deadline as it was: no cancel and schedule per packet.
         if deadline == timerDeadline, timer != nil || deadline == nil { return }
         timer?.cancel()
@@ -175,6 +175,9 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
             self.process(self.host.tick(now: self.now))
         }
     }
+
+    /// Read in place: a getter called on the stored `host` copies the whole Host first.
+    private static func nextDeadline(of host: inout Host) -> Duration? { host.nextDeadline }
 
     /// A transport error in a few words: the system's text for an errno ("Connection
     /// refused") rather than NIO's nested description.

@@ -177,10 +177,8 @@ public final class H4Transport: @unchecked Sendable {
         to channel: any Channel, onPacket: @escaping PacketHandler, onClose: @escaping CloseHandler
     ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandlers(
-                ByteToMessageHandler(H4FrameDecoder()),
-                H4PacketDelivery(onPacket: onPacket, onClose: onClose)
-            )
+            // Bytes both ways: `write` encodes, `H4StreamReader` deframes and delivers.
+            try channel.pipeline.syncOperations.addHandler(H4StreamReader(onPacket: onPacket, onClose: onClose))
         }
     }
 }
@@ -214,6 +212,46 @@ final class H4PacketDelivery: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         onPacket(unwrapInboundIn(data))
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if closeError == nil { closeError = error }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        onClose(closeError)
+        context.fireChannelInactive()
+    }
+}
+
+/// Stream transports: bytes in, whole packets (`H4Deframer`) straight to `onPacket`, with no
+/// `H4Packet` through the pipeline (as `ByteToMessageHandler(H4FrameDecoder())` then
+/// `H4PacketDelivery` would, at the cost of `NIOAny`'s dynamic casts per packet). An invalid
+/// packet indicator means the stream is out of step: the transport closes with that error,
+/// so the daemon reconnects and resets the controller rather than guess; nothing after it is
+/// delivered. A partial packet at end of stream is dropped.
+final class H4StreamReader: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    private var deframer = H4Deframer()
+    private let onPacket: H4Transport.PacketHandler
+    private let onClose: H4Transport.CloseHandler
+    private var closeError: (any Error)?
+
+    init(onPacket: @escaping H4Transport.PacketHandler, onClose: @escaping H4Transport.CloseHandler) {
+        self.onPacket = onPacket
+        self.onClose = onClose
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard closeError == nil else { return }
+        deframer.append(unwrapInboundIn(data).readableBytesView)
+        do {
+            while let packet = try deframer.nextPacket() { onPacket(packet) }
+        } catch {
+            errorCaught(context: context, error: error)
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
