@@ -51,6 +51,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// READY=1 was sent (once the first attempt to open the transport is over).
     private var readyNotified = false
     private var refusalLogged = false
+    /// Start-up's clean pages are still to be handed back (`StartupPages`), once advertising.
+    private var startupPagesHeld = true
     private var stopPromise: EventLoopPromise<Void>?
     private var stopped = false
     /// Transport events wait here while outputs are being performed (no re-entry into the core).
@@ -198,6 +200,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             self.process(self.core.reload(database: database, payloads: payloads, maxConnections: new.advertising.maxConnections, now: self.now))
             self.reloadedClientStates(before: before)
             try? self.options.notifier.ready(status: self.statusLine())
+            StartupPages.scheduleRelease(on: self.eventLoop, logger: self.logger)
         }
     }
 
@@ -272,6 +275,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         case .advertisingChanged(let on):
             eventLog.advertising(on, core.payloads)
             if on { refusalLogged = false }
+            if on, startupPagesHeld {
+                startupPagesHeld = false
+                StartupPages.scheduleRelease(on: eventLoop, logger: logger)
+            }
             if on, readyNotified { try? options.notifier.status(statusLine()) }
         case .advertisingRefused(let whileConnected, let reason):
             if whileConnected {
