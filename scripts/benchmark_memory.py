@@ -8,8 +8,8 @@ One gattd (release build) on virtual controller 0 serving scripts/benchmark_gatt
 central on controller 1. From /proc/<pid>/status: VmRSS = RssAnon (heap, stacks, dirty
 data) + RssFile (pages of the binary and libraries) + RssShmem, and VmHWM (peak).
 
-  idle              1 s after the first advertising enable, nothing connected (gattd
-                    hands back its clean start-up pages 250 ms after advertising starts:
+  idle              2.5 s after the first advertising enable, nothing connected (gattd
+                    hands back its clean start-up pages 1 s after advertising starts:
                     docs/benchmarks.md, "Memory"; GATTD_KEEP_STARTUP_PAGES=1 keeps them);
   after notify      the central connects, discovers, subscribes; N notifications (20 B,
                     default 10,000) pushed through the control socket and all received;
@@ -132,7 +132,7 @@ def run_memory_benchmark(gattd_binary: str, work_dir: Path, notifications_count:
         launched = time.time()
         gattd.start()
         advertising = wait_for_advertising(controllers[0].commands_path, gattd.process)
-        time.sleep(1.0)
+        time.sleep(2.5)
         pid = gattd.process.pid
         result: dict = {"keep_startup_pages": keep_startup_pages, "launch_to_advertising_s": advertising - launched,
                         "idle": memory_kib(pid), "notifications": notifications_count, "cycles": cycle_count}
@@ -166,7 +166,7 @@ def memory_rows(result: dict) -> list[tuple[str, ...]]:
     def row(label: str, m: dict) -> tuple[str, ...]:
         return (label, *(mib(m[key]) for key in FIELDS))
 
-    rows = [row("idle (1 s after advertising)", result["idle"])]
+    rows = [row("idle (2.5 s after advertising)", result["idle"])]
     if "after_notify" in result:
         rows.append(row(f"after {result['notifications']:,} notifications ({result['notify_wall_s']:.1f} s)",
                         result["after_notify"]))

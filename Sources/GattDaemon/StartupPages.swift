@@ -6,25 +6,32 @@ import Musl
 import Logging
 import NIOCore
 
-/// Gives the kernel back the clean file pages start-up touched once. Loading gattd, the Swift
-/// runtime, its libraries and the config reads code and read-only data that never runs again
-/// (argument parsing, JSON config, protocol-conformance tables the runtime scans once, plus
-/// the kernel's fault-around of 16 pages on each fault): about 15–20 MB of RSS that the idle
-/// daemon does not need. Once gattd is advertising (and after a reload), this asks the kernel
-/// to reclaim them: `madvise(MADV_PAGEOUT)` (Linux ≥ 5.4) over each of its own read-only or
-/// executable file-backed mappings in `/proc/self/maps`. The kernel skips pages that other
-/// processes map too (shared libc text stays), and what the daemon still uses comes back by
-/// an ordinary page fault, from the page cache or the file. It only drops clean pages of
-/// files; nothing is written or swapped (a mapping's private, dirty pages would go to swap
-/// only where swap exists, as under memory pressure anyway).
+/// Gives the kernel back the clean file pages start-up touched once. Loading gattd (the Swift
+/// runtime, its libraries), parsing arguments and the config and bringing up the controller run
+/// code and read data that are not needed again (protocol-conformance tables the runtime scans
+/// once, JSON, ArgumentParser, plus the kernel's fault-around of 16 pages on each page fault):
+/// about 15 MB of RSS the idle daemon does not use. A second after gattd starts advertising (and
+/// after a reload), this asks the kernel to reclaim them: `madvise(MADV_PAGEOUT)` (Linux ≥ 5.4)
+/// over the pages of its own private file mappings (`/proc/self/maps`) that are still the file's
+/// (`/proc/self/pagemap` bit 61): never a page the process wrote (relocated data, variables),
+/// so nothing is written back or swapped. The kernel also skips pages that other processes map
+/// (shared libc text stays). What the daemon still uses comes back by an ordinary minor page
+/// fault from the page cache (or a read of the file if memory was short).
 ///
-/// Cheap (one read of `/proc/self/maps`, one `madvise` per mapping, a few milliseconds) and
-/// never on the hot path. Errors (an older kernel: EINVAL) are ignored and logged once at
-/// debug. `GATTD_KEEP_STARTUP_PAGES=1` in the environment turns it off (to measure without it).
+/// It is advice: how much the kernel takes varies from run to run (docs/benchmarks.md: on
+/// Linux 6.18, 4 to 14 MB of about 17 MB; the same advice given from another process with
+/// `process_madvise` took 14 MB every time), and memory pressure would reclaim these pages anyway.
+///
+/// Cheap (two reads of /proc, a few `madvise` calls: about a millisecond) and never on the hot
+/// path. Failures (an older kernel: EINVAL) are ignored and logged at debug.
+/// `GATTD_KEEP_STARTUP_PAGES=1` in the environment turns it off (to measure without it);
 /// docs/benchmarks.md shows the RSS with and without it.
 enum StartupPages {
     /// `MADV_PAGEOUT` (linux/mman.h; not in every libc's headers).
     static let pageOut: Int32 = 21
+    /// How long after advertising starts (or a reload): start-up's last steps (READY=1, the
+    /// first control client, timers) have run by then, so their pages are not faulted straight back.
+    static let delay: TimeAmount = .seconds(1)
 
     /// Whether the environment turned it off.
     static var disabled: Bool {
@@ -37,30 +44,38 @@ enum StartupPages {
         #endif
     }
 
-    /// `release` a little later on `eventLoop` (start-up's last steps, such as READY=1, run first).
+    /// `release` after `delay`, on `eventLoop`.
     static func scheduleRelease(on eventLoop: any EventLoop, logger: Logger) {
-        eventLoop.scheduleTask(in: .milliseconds(250)) { release(logger: logger) }
+        eventLoop.scheduleTask(in: delay) { release(logger: logger) }
     }
 
     /// Asks the kernel to reclaim the clean start-up pages; the number of bytes advised.
     @discardableResult
     static func release(logger: Logger) -> Int {
         #if os(Linux)
-        guard !disabled, let maps = readSelfMaps() else { return 0 }
+        guard !disabled, let maps = readAll("/proc/self/maps") else { return 0 }
+        let pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)
+        defer { if pagemap >= 0 { close(pagemap) } }
+        let pageSize = UInt(sysconf(Int32(_SC_PAGESIZE)))
         var advised = 0
         var failure: Int32 = 0
         for mapping in fileMappings(maps) {
-            guard let start = UnsafeMutableRawPointer(bitPattern: mapping.lowerBound) else { continue }
-            if madvise(start, mapping.count, pageOut) == 0 {
-                advised += mapping.count
-            } else if failure == 0 {
-                failure = errno
+            // Without pagemap, only executable mappings (text is never written).
+            let runs = pagemap >= 0 ? cleanRuns(mapping.range, pagemap: pagemap, pageSize: pageSize)
+                : mapping.executable ? [mapping.range] : []
+            for run in runs {
+                guard let start = UnsafeMutableRawPointer(bitPattern: run.lowerBound) else { continue }
+                if madvise(start, run.count, pageOut) == 0 {
+                    advised += run.count
+                } else if failure == 0 {
+                    failure = errno
+                }
             }
         }
         if failure != 0 {
             logger.debug("startup pages: madvise(MADV_PAGEOUT) failed (errno \(failure)); RSS keeps them")
         } else {
-            logger.debug("startup pages: advised the kernel to reclaim \(advised / 1024) KiB of clean file mappings")
+            logger.debug("startup pages: advised the kernel to reclaim \(advised / 1024) KiB of clean file pages")
         }
         return advised
         #else
@@ -68,20 +83,46 @@ enum StartupPages {
         #endif
     }
 
-    /// The address ranges of the read-only or executable (never writable), private mappings
-    /// of files in a `/proc/<pid>/maps` text ("start-end perms offset dev inode path").
-    static func fileMappings(_ maps: [UInt8]) -> [Range<UInt>] {
-        var ranges: [Range<UInt>] = []
+    #if os(Linux)
+    /// The parts of `range` without a page the process wrote: runs between present anonymous
+    /// pages (pagemap: bit 63 present, bit 61 file page), absent pages included (a no-op).
+    static func cleanRuns(_ range: Range<UInt>, pagemap: Int32, pageSize: UInt) -> [Range<UInt>] {
+        let pages = Int((range.upperBound - range.lowerBound) / pageSize)
+        var entries = [UInt64](repeating: 0, count: pages)
+        let wanted = pages * 8
+        let got = entries.withUnsafeMutableBytes { pread(pagemap, $0.baseAddress, wanted, off_t(range.lowerBound / pageSize * 8)) }
+        guard got == wanted else { return [] }
+        var runs: [Range<UInt>] = []
+        var runStart: UInt?
+        for (i, entry) in entries.enumerated() {
+            let address = range.lowerBound + UInt(i) * pageSize
+            let written = entry & (1 << 63) != 0 && entry & (1 << 61) == 0
+            if written {
+                if let s = runStart { runs.append(s..<address) }
+                runStart = nil
+            } else if runStart == nil {
+                runStart = address
+            }
+        }
+        if let s = runStart { runs.append(s..<range.upperBound) }
+        return runs
+    }
+    #endif
+
+    /// The private mappings of files in a `/proc/<pid>/maps` text ("start-end perms offset dev
+    /// inode path"): their address ranges, and whether they are executable.
+    static func fileMappings(_ maps: [UInt8]) -> [(range: Range<UInt>, executable: Bool)] {
+        var ranges: [(range: Range<UInt>, executable: Bool)] = []
         for line in maps.split(separator: UInt8(ascii: "\n")) {
             let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5, omittingEmptySubsequences: true)
             guard fields.count == 6, fields[1].count == 4 else { continue }
             let perms = Array(fields[1])
-            guard perms[0] == UInt8(ascii: "r"), perms[1] == UInt8(ascii: "-"), perms[3] == UInt8(ascii: "p") else { continue }
+            guard perms[0] == UInt8(ascii: "r"), perms[3] == UInt8(ascii: "p") else { continue }
             let path = fields[5].drop(while: { $0 == UInt8(ascii: " ") })
             guard path.first == UInt8(ascii: "/"), fields[4].contains(where: { $0 != UInt8(ascii: "0") }) else { continue }
             let bounds = fields[0].split(separator: UInt8(ascii: "-"))
             guard bounds.count == 2, let low = hex(bounds[0]), let high = hex(bounds[1]), low < high else { continue }
-            ranges.append(low..<high)
+            ranges.append((low..<high, perms[2] == UInt8(ascii: "x")))
         }
         return ranges
     }
@@ -100,8 +141,8 @@ enum StartupPages {
     }
 
     #if os(Linux)
-    private static func readSelfMaps() -> [UInt8]? {
-        let fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)
+    private static func readAll(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var text: [UInt8] = []
