@@ -13,9 +13,10 @@ data) + RssFile (pages of the binary and libraries) + RssShmem, and VmHWM (peak)
                     docs/benchmarks.md, "Memory"; GATTD_KEEP_STARTUP_PAGES=1 keeps them);
   after notify      the central connects, discovers, subscribes; N notifications (20 B,
                     default 10,000) pushed through the control socket and all received;
-                    sampled after the central disconnected;
+                    sampled 2 s after the central disconnected (gattd hands clean pages
+                    back 1 s after the last central leaves);
   cycles            C connect → ATT_MTU exchange → disconnect cycles (default 1,000),
-                    sampled at cycle C/10 and C: growth = RSS(C) − RSS(C/10).
+                    sampled 2 s after cycle C/10 and C: growth = RSS(C) − RSS(C/10).
 
 Figures are reported, never asserted.
 """
@@ -100,7 +101,7 @@ async def cycles(controllers, address: hci.Address, pid: int, count: int) -> dic
             await Peer(connection).request_mtu(247)
             await connection.disconnect()
             if cycle in (max(1, count // 10), count):
-                await asyncio.sleep(0.3)  # gattd has handled the disconnection
+                await asyncio.sleep(2.0)  # gattd has handled the disconnection (and its hand-back)
                 samples[cycle] = memory_kib(pid)
     return {"samples": samples, "wall_s": time.monotonic() - start}
 
@@ -113,6 +114,13 @@ def run_memory_benchmark(gattd_binary: str, work_dir: Path, notifications_count:
     from harness import GattdProcess, VirtualControllers
 
     harness.GATTD_BINARY = Path(gattd_binary)
+    # A binary just linked or stripped is dirty in the page cache until writeback (up to 30 s),
+    # and the kernel cannot drop dirty pages: write them back first, as an installed binary is.
+    descriptor = os.open(gattd_binary, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
     run_dir = work_dir / ("memory-keep" if keep_startup_pages else "memory")
     run_dir.mkdir()
     config_path = run_dir / "bench.json"
@@ -140,7 +148,7 @@ def run_memory_benchmark(gattd_binary: str, work_dir: Path, notifications_count:
         if notifications_count:
             result["notify_wall_s"] = asyncio.run(asyncio.wait_for(
                 notifications(controllers, address, run_dir / "control.sock", notifications_count), 300))
-            time.sleep(0.3)
+            time.sleep(2.0)
             result["after_notify"] = memory_kib(pid)
         if cycle_count:
             result["cycle_run"] = asyncio.run(asyncio.wait_for(cycles(controllers, address, pid, cycle_count), 600))

@@ -10,8 +10,10 @@ import NIOCore
 /// runtime, its libraries), parsing arguments and the config and bringing up the controller run
 /// code and read data that are not needed again (protocol-conformance tables the runtime scans
 /// once, JSON, ArgumentParser, plus the kernel's fault-around of 16 pages on each page fault):
-/// about 15 MB of RSS the idle daemon does not use. A second after gattd starts advertising (and
-/// after a reload), this asks the kernel to reclaim them: `madvise(MADV_PAGEOUT)` (Linux ≥ 5.4)
+/// about 15 MB of RSS the idle daemon does not use; serving a central brings back the code of
+/// discovery, subscriptions and notifications the same way. A second after gattd starts
+/// advertising, after a reload and after the last central disconnects (`PeripheralDaemon`),
+/// this asks the kernel to reclaim them: `madvise(MADV_PAGEOUT)` (Linux ≥ 5.4)
 /// over the pages of its own private file mappings (`/proc/self/maps`) that are still the file's
 /// (`/proc/self/pagemap` bit 61): never a page the process wrote (relocated data, variables),
 /// so nothing is written back or swapped. The kernel also skips pages that other processes map
@@ -29,8 +31,9 @@ import NIOCore
 enum StartupPages {
     /// `MADV_PAGEOUT` (linux/mman.h; not in every libc's headers).
     static let pageOut: Int32 = 21
-    /// How long after advertising starts (or a reload): start-up's last steps (READY=1, the
-    /// first control client, timers) have run by then, so their pages are not faulted straight back.
+    /// How long after advertising starts (a reload, the last disconnection): start-up's last
+    /// steps (READY=1, the first control client, timers) have run by then, and a central that
+    /// reconnects at once cancels it, so the pages are not faulted straight back.
     static let delay: TimeAmount = .seconds(1)
 
     /// Whether the environment turned it off.
@@ -42,11 +45,6 @@ enum StartupPages {
         #else
         return true
         #endif
-    }
-
-    /// `release` after `delay`, on `eventLoop`.
-    static func scheduleRelease(on eventLoop: any EventLoop, logger: Logger) {
-        eventLoop.scheduleTask(in: delay) { release(logger: logger) }
     }
 
     /// Asks the kernel to reclaim the clean start-up pages; the number of bytes advised.
