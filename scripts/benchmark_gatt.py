@@ -10,8 +10,10 @@ Measures, with a Bumble central on a virtual controller:
       (pushed through its control socket) side by side with Bumble's own peripheral
       (scripts/benchmark_notify.py), for 20 B and 244 B values and ACL buffers of 27 and 251 B;
   (e) gattd vs Bumble's peripheral: launch → first advertising enable, idle and loaded RSS,
-      CPU time per Read Request (scripts/benchmark_peers.py).
-`--only gatt` runs (a)-(c), `--only notify` (d), `--only peers` (e). Prints tables (and JSON
+      CPU time per Read Request (scripts/benchmark_peers.py);
+  (f) gattd's memory (VmRSS = RssAnon + RssFile, VmHWM) idle, after 10,000 notifications and
+      over 1,000 connect/disconnect cycles, 100 services (scripts/benchmark_memory.py).
+`--only gatt` runs (a)-(c), `--only notify` (d), `--only peers` (e), `--only memory` (f). Prints tables (and JSON
 with --json), ending with a summary: gattd, Bumble, ratio, runs min/median/max.
 
 The central (Python) and the virtual controllers (Python) are in the loop: round trips
@@ -44,6 +46,7 @@ from bumble.transport import open_transport  # noqa: E402
 from harness import GattdProcess, VirtualControllers  # noqa: E402
 from benchmark_notify import notify_rows, notify_summary_row, run_notify_benchmark  # noqa: E402
 from benchmark_peers import peers_summary_rows, run_peers_benchmark  # noqa: E402
+from benchmark_memory import memory_header, memory_rows, run_memory_benchmark  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -190,7 +193,7 @@ def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--gattd", default=str(ROOT / ".build" / "debug" / "gattd"), help="gattd binary")
-    parser.add_argument("--only", choices=["gatt", "notify", "peers"],
+    parser.add_argument("--only", choices=["gatt", "notify", "peers", "memory"],
                         help="run only (a)-(c) discovery/reads/RSS ('gatt'), only (d) notifications ('notify') "
                              "or only (e) launch/RSS/reads, gattd vs Bumble ('peers')")
     parser.add_argument("--services", type=int, default=100)
@@ -204,6 +207,8 @@ def main() -> None:
                              "requests the pusher keeps in flight, 1 unless given); default %(default)s")
     parser.add_argument("--peer-runs", type=int, default=3, help="runs per side of (e); the median is shown")
     parser.add_argument("--peer-reads", type=int, default=2000, help="Read Requests per run of (e)")
+    parser.add_argument("--memory-notifications", type=int, default=10_000, help="notifications in (f)")
+    parser.add_argument("--memory-cycles", type=int, default=1_000, help="connect/disconnect cycles in (f)")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     arguments = parser.parse_args()
     arguments.gattd = str(Path(arguments.gattd).resolve())  # gattd runs in a temporary directory
@@ -224,6 +229,8 @@ def main() -> None:
             for size, acl, *centrals in cases:
                 notify.append(run_notify_benchmark(arguments.gattd, work_dir, arguments.notify_runs,
                                                    arguments.notifications, size, acl, *centrals))
+        memory = run_memory_benchmark(arguments.gattd, work_dir, arguments.memory_notifications,
+                                      arguments.memory_cycles) if arguments.only in (None, "memory") else None
 
     print(f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), {cpu_model()}, "
           f"Linux {platform.release()}, Python {platform.python_version()}")
@@ -256,6 +263,9 @@ def main() -> None:
                      "gattd runs min/med/max", "Bumble runs min/med/max"), summary_rows)
     if notify:
         results["notify"] = notify
+    if memory is not None:
+        print_table(memory_header(memory), memory_rows(memory))
+        results["memory"] = memory
     if arguments.json:
         print(json.dumps(results, indent=2))
 

@@ -51,6 +51,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// READY=1 was sent (once the first attempt to open the transport is over).
     private var readyNotified = false
     private var refusalLogged = false
+    /// Start-up's clean pages are still to be handed back (`StartupPages`), once advertising.
+    private var startupPagesHeld = true
+    /// The next hand-back of clean pages (`StartupPages`), when one is due.
+    private var pageRelease: Scheduled<Void>?
     private var stopPromise: EventLoopPromise<Void>?
     private var stopped = false
     /// Transport events wait here while outputs are being performed (no re-entry into the core).
@@ -198,6 +202,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             self.process(self.core.reload(database: database, payloads: payloads, maxConnections: new.advertising.maxConnections, now: self.now))
             self.reloadedClientStates(before: before)
             try? self.options.notifier.ready(status: self.statusLine())
+            self.releaseCleanPages()
         }
     }
 
@@ -275,6 +280,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         case .advertisingChanged(let on):
             eventLog.advertising(on, core.payloads)
             if on { refusalLogged = false }
+            if on, startupPagesHeld {
+                startupPagesHeld = false
+                releaseCleanPages()
+            }
             if on, readyNotified { try? options.notifier.status(statusLine()) }
         case .advertisingRefused(let whileConnected, let reason):
             if whileConnected {
@@ -300,6 +309,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             eventLog.disconnected(c.address, reason: detail ?? "\(reason)")
             try? options.notifier.status(statusLine())
             controlEventHandler?(.disconnected(central: c.address.description, reason: reason.controlName))
+            if core.connections.isEmpty { releaseCleanPages(whenIdle: true) }
         case .securityChanged(let c):
             logger.info("\(c.address): security \(c.security)")
             if c.security.isEncrypted { bondSeen(c) }
@@ -322,6 +332,18 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             eventLog.reloaded(outcome)
         case .warning(let m):
             logger.warning("\(m)")
+        }
+    }
+
+    /// Hands back clean file pages (`StartupPages`) a little later: after start-up, a reload, or
+    /// (`whenIdle`) the last central's disconnection, if no central has connected since.
+    private func releaseCleanPages(whenIdle: Bool = false) {
+        pageRelease?.cancel()
+        pageRelease = eventLoop.scheduleTask(in: StartupPages.delay) { [weak self] in
+            guard let self else { return }
+            self.pageRelease = nil
+            if whenIdle, !self.core.connections.isEmpty { return }
+            StartupPages.release(logger: self.logger)
         }
     }
 

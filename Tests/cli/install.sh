@@ -35,8 +35,8 @@ expect_no_match "$TMP/dry" "swift build"
 
 # 2. Dry run of a normal install: builds first, never changes anything.
 scripts/install --dry-run >"$TMP/dry2" 2>&1 || fail "plain dry run exit $?"
-expect_line "$TMP/dry2" "+ swift build -c release --product gattd"
-expect_line "$TMP/dry2" "+ swift build -c release --product gattctl"
+expect_line "$TMP/dry2" "+ swift build -c release --static-swift-stdlib -Xswiftc -Osize --product gattd"
+expect_line "$TMP/dry2" "+ swift build -c release --static-swift-stdlib -Xswiftc -Osize --product gattctl"
 grep -qE '^(\+ (sudo )?groupadd --system gattd|= group gattd exists)$' "$TMP/dry2" || fail "plain dry run: no group step"
 grep -qE '^(\+ (sudo )?useradd --system --gid gattd .* gattd|= user gattd exists)$' "$TMP/dry2" || fail "plain dry run: no user step"
 expect_line "$TMP/dry2" "Dry run: nothing was changed."
