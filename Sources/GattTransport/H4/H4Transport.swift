@@ -161,8 +161,7 @@ public final class H4Transport: @unchecked Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers(
                         H4DatagramWriter(descriptor: descriptor),
-                        H4DatagramReader(),
-                        H4PacketDelivery(onPacket: onPacket, onClose: onClose)
+                        H4PacketReader(.datagram, onPacket: onPacket, onClose: onClose)
                     )
                 }
             }
@@ -177,8 +176,8 @@ public final class H4Transport: @unchecked Sendable {
         to channel: any Channel, onPacket: @escaping PacketHandler, onClose: @escaping CloseHandler
     ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
-            // Bytes both ways: `write` encodes, `H4StreamReader` deframes and delivers.
-            try channel.pipeline.syncOperations.addHandler(H4StreamReader(onPacket: onPacket, onClose: onClose))
+            // Bytes both ways: `write` encodes, `H4PacketReader` deframes and delivers.
+            try channel.pipeline.syncOperations.addHandler(H4PacketReader(.stream(H4Deframer()), onPacket: onPacket, onClose: onClose))
         }
     }
 }
@@ -195,164 +194,4 @@ public struct HCITransportError: Error, Sendable, Hashable, CustomStringConverti
     }
 
     public var description: String { message }
-}
-
-/// Hands whole packets to the daemon and reports the close, with the error that caused it.
-final class H4PacketDelivery: ChannelInboundHandler {
-    typealias InboundIn = H4Packet
-
-    private let onPacket: H4Transport.PacketHandler
-    private let onClose: H4Transport.CloseHandler
-    private var closeError: (any Error)?
-
-    init(onPacket: @escaping H4Transport.PacketHandler, onClose: @escaping H4Transport.CloseHandler) {
-        self.onPacket = onPacket
-        self.onClose = onClose
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        onPacket(unwrapInboundIn(data))
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if closeError == nil { closeError = error }
-        context.close(promise: nil)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        onClose(closeError)
-        context.fireChannelInactive()
-    }
-}
-
-/// Stream transports: bytes in, whole packets (`H4Deframer`) straight to `onPacket`, with no
-/// `H4Packet` through the pipeline (as `ByteToMessageHandler(H4FrameDecoder())` then
-/// `H4PacketDelivery` would, at the cost of `NIOAny`'s dynamic casts per packet). An invalid
-/// packet indicator means the stream is out of step: the transport closes with that error,
-/// so the daemon reconnects and resets the controller rather than guess; nothing after it is
-/// delivered. A partial packet at end of stream is dropped.
-final class H4StreamReader: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-
-    private var deframer = H4Deframer()
-    private let onPacket: H4Transport.PacketHandler
-    private let onClose: H4Transport.CloseHandler
-    private var closeError: (any Error)?
-
-    init(onPacket: @escaping H4Transport.PacketHandler, onClose: @escaping H4Transport.CloseHandler) {
-        self.onPacket = onPacket
-        self.onClose = onClose
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard closeError == nil else { return }
-        deframer.append(unwrapInboundIn(data).readableBytesView)
-        do {
-            while let packet = try deframer.nextPacket() { onPacket(packet) }
-        } catch {
-            errorCaught(context: context, error: error)
-        }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if closeError == nil { closeError = error }
-        context.close(promise: nil)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        onClose(closeError)
-        context.fireChannelInactive()
-    }
-}
-
-/// User channel: each read is one datagram, which is one whole H4 packet. A datagram that is
-/// not a well-formed packet is dropped (the next one is independent of it).
-final class H4DatagramReader: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = H4Packet
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var buffer = unwrapInboundIn(data)
-        guard let bytes = buffer.readBytes(length: buffer.readableBytes), !bytes.isEmpty,
-            let packet = try? H4Packet(decoding: bytes)
-        else { return }
-        context.fireChannelRead(wrapInboundOut(packet))
-    }
-}
-
-/// User channel: writes each packet as its own datagram with `write(2)`.
-///
-/// NIO's pipe channel gathers pending writes into one `writev`, which on a datagram socket
-/// would glue several HCI packets into one; so packets are written here, one call each.
-final class H4DatagramWriter: ChannelOutboundHandler {
-    typealias OutboundIn = ByteBuffer
-
-    private let descriptor: CInt
-    private var pending: [([UInt8], EventLoopPromise<Void>?)] = []
-    private var retryScheduled = false
-    private var isOpen = true
-
-    init(descriptor: CInt) {
-        self.descriptor = descriptor
-    }
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard isOpen else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        let buffer = unwrapOutboundIn(data)
-        pending.append((Array(buffer.readableBytesView), promise))
-        drain(context: context)
-    }
-
-    func flush(context: ChannelHandlerContext) {}
-
-    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        failPending(ChannelError.ioOnClosedChannel)
-        context.close(mode: mode, promise: promise)
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        failPending(ChannelError.ioOnClosedChannel)
-    }
-
-    private func failPending(_ error: any Error) {
-        isOpen = false
-        let failed = pending
-        pending.removeAll()
-        for (_, promise) in failed { promise?.fail(error) }
-    }
-
-    private func drain(context: ChannelHandlerContext) {
-        while isOpen, let (packet, promise) = pending.first {
-            let written = packet.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written >= 0 {
-                pending.removeFirst()
-                promise?.succeed()
-                continue
-            }
-            let code = errno
-            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR {
-                scheduleRetry(context: context)
-                return
-            }
-            pending.removeFirst()
-            let error = IOError(errnoCode: code, reason: "write to HCI user channel")
-            promise?.fail(error)
-            context.fireErrorCaught(error)
-            return
-        }
-    }
-
-    private func scheduleRetry(context: ChannelHandlerContext) {
-        guard !retryScheduled else { return }
-        retryScheduled = true
-        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
-        context.eventLoop.scheduleTask(in: .milliseconds(1)) {
-            loopBoundSelf.value.retryScheduled = false
-            loopBoundSelf.value.drain(context: loopBoundContext.value)
-        }
-    }
 }

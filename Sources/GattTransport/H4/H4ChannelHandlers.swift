@@ -1,0 +1,141 @@
+import GattCore
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Bytes in, whole packets straight to `onPacket` (no `H4Packet` through the pipeline: `NIOAny`
+/// would cost dynamic casts per packet), and the close reported with the error that caused it.
+///
+/// Stream transports (`tcp:`, `unix:`, `serial:`) deframe with `H4Deframer`: an invalid packet
+/// indicator means the stream is out of step, so the transport closes with that error (the
+/// daemon reconnects and resets the controller rather than guess) and nothing after it is
+/// delivered; a partial packet at end of stream is dropped. On the user channel each read is
+/// one datagram, one whole packet; a datagram that is not one is dropped (the next is
+/// independent of it).
+final class H4PacketReader: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    enum Framing {
+        case stream(H4Deframer)
+        case datagram
+    }
+
+    private var framing: Framing
+    private let onPacket: H4Transport.PacketHandler
+    private let onClose: H4Transport.CloseHandler
+    private var closeError: (any Error)?
+
+    init(_ framing: Framing, onPacket: @escaping H4Transport.PacketHandler, onClose: @escaping H4Transport.CloseHandler) {
+        self.framing = framing
+        self.onPacket = onPacket
+        self.onClose = onClose
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard closeError == nil else { return }
+        let buffer = unwrapInboundIn(data)
+        switch framing {
+        case .stream(var deframer):
+            framing = .datagram  // (not kept while `deframer` is changed: no copy of its buffer)
+            deframer.append(buffer.readableBytesView)
+            defer { framing = .stream(deframer) }
+            do {
+                while let packet = try deframer.nextPacket() { onPacket(packet) }
+            } catch {
+                errorCaught(context: context, error: error)
+            }
+        case .datagram:
+            guard buffer.readableBytes > 0, let packet = try? H4Packet(decoding: Array(buffer.readableBytesView)) else { return }
+            onPacket(packet)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if closeError == nil { closeError = error }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        onClose(closeError)
+        context.fireChannelInactive()
+    }
+}
+
+/// User channel: writes each packet as its own datagram with `write(2)`.
+///
+/// NIO's pipe channel gathers pending writes into one `writev`, which on a datagram socket
+/// would glue several HCI packets into one; so packets are written here, one call each.
+final class H4DatagramWriter: ChannelOutboundHandler {
+    typealias OutboundIn = ByteBuffer
+
+    private let descriptor: CInt
+    private var pending: [([UInt8], EventLoopPromise<Void>?)] = []
+    private var retryScheduled = false
+    private var isOpen = true
+
+    init(descriptor: CInt) {
+        self.descriptor = descriptor
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard isOpen else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        let buffer = unwrapOutboundIn(data)
+        pending.append((Array(buffer.readableBytesView), promise))
+        drain(context: context)
+    }
+
+    func flush(context: ChannelHandlerContext) {}
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        failPending(ChannelError.ioOnClosedChannel)
+        context.close(mode: mode, promise: promise)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        failPending(ChannelError.ioOnClosedChannel)
+    }
+
+    private func failPending(_ error: any Error) {
+        isOpen = false
+        let failed = pending
+        pending.removeAll()
+        for (_, promise) in failed { promise?.fail(error) }
+    }
+
+    private func drain(context: ChannelHandlerContext) {
+        while isOpen, let (packet, promise) = pending.first {
+            let written = packet.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written >= 0 {
+                pending.removeFirst()
+                promise?.succeed()
+                continue
+            }
+            let code = errno
+            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR {
+                scheduleRetry(context: context)
+                return
+            }
+            pending.removeFirst()
+            let error = IOError(errnoCode: code, reason: "write to HCI user channel")
+            promise?.fail(error)
+            context.fireErrorCaught(error)
+            return
+        }
+    }
+
+    private func scheduleRetry(context: ChannelHandlerContext) {
+        guard !retryScheduled else { return }
+        retryScheduled = true
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .milliseconds(1)) {
+            loopBoundSelf.value.retryScheduled = false
+            loopBoundSelf.value.drain(context: loopBoundContext.value)
+        }
+    }
+}
