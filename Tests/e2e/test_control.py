@@ -204,6 +204,23 @@ def test_burst_of_10000_notifications_with_busy_and_ready(controllers, gattd, tm
     run(body(), timeout=240)
 
 
+async def pipelined_burst(controllers, tmp_path, total: int, extra: dict | None = None, then: dict | None = None):
+    """A control client and a central subscribed to `stream`; `total` notify requests (value:
+    the little-endian sequence number; `extra` members added) written at once, then `then`.
+    Returns the client, the central and the list the received sequence numbers go to."""
+    control = await ControlClient.open(tmp_path / "control.sock")
+    device_cm, peer = await connect_central(controllers)
+    received: list[int] = []
+    await find_characteristic(peer, uuid(1)).subscribe(lambda v: received.append(struct.unpack("<I", bytes(v))[0]))
+    for n in range(total):
+        control.send({"op": "notify", "characteristic": "stream", "value": hex_value(struct.pack("<I", n)), "id": n}
+                     | (extra or {}))
+    if then:
+        control.send(then)
+    await control.writer.drain()
+    return control, device_cm, peer, received
+
+
 def test_pipelined_burst_gets_busy_then_ready(controllers, gattd, tmp_path):
     """2,000 notify requests written at once: the transmit queue fills, later requests get
     `busy` (and change nothing), the client gets `ready` without watching, and the central
@@ -212,13 +229,7 @@ def test_pipelined_burst_gets_busy_then_ready(controllers, gattd, tmp_path):
     total = 2_000
 
     async def body():
-        control = await ControlClient.open(tmp_path / "control.sock")
-        device_cm, peer = await connect_central(controllers)
-        received: list[int] = []
-        await find_characteristic(peer, uuid(1)).subscribe(lambda v: received.append(struct.unpack("<I", bytes(v))[0]))
-        for n in range(total):
-            control.send({"op": "notify", "characteristic": "stream", "value": hex_value(struct.pack("<I", n)), "id": n})
-        await control.writer.drain()
+        control, device_cm, peer, received = await pipelined_burst(controllers, tmp_path, total)
         replies = [await control.reply(20) for _ in range(total)]
         assert [r["id"] for r in replies] == list(range(total))
         accepted = [r["id"] for r in replies if r["ok"]]
@@ -251,15 +262,8 @@ def test_pipelined_burst_with_wait_delivers_every_value_in_order(controllers, ga
     total = 2_000
 
     async def body():
-        control = await ControlClient.open(tmp_path / "control.sock")
-        device_cm, peer = await connect_central(controllers)
-        received: list[int] = []
-        await find_characteristic(peer, uuid(1)).subscribe(lambda v: received.append(struct.unpack("<I", bytes(v))[0]))
-        for n in range(total):
-            control.send({"op": "notify", "characteristic": "stream", "value": hex_value(struct.pack("<I", n)),
-                          "wait": True, "id": n})
-        control.send({"op": "get", "characteristic": "stream", "id": "last"})
-        await control.writer.drain()
+        control, device_cm, peer, received = await pipelined_burst(
+            controllers, tmp_path, total, {"wait": True}, then={"op": "get", "characteristic": "stream", "id": "last"})
         replies = [await control.reply(30) for _ in range(total + 1)]
         assert replies[:total] == [{"ok": True, "sent": 1, "id": n} for n in range(total)]
         assert replies[total] == {"ok": True, "value": {"hex": struct.pack("<I", total - 1).hex()}, "id": "last"}
