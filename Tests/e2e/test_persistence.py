@@ -122,10 +122,11 @@ def test_no_acknowledged_write_is_lost_across_seeded_kill_9(controllers, gattd, 
         await asyncio.sleep(rng.uniform(0.02, 0.5))
         process.kill()
         task.cancel()
-        try:
-            await task
-        except BaseException:
-            pass
+        # A Write Request in flight at the kill is not interrupted by the cancellation: Bumble's
+        # client waits out its 30 s ATT transaction timeout. Give the task a moment, then let
+        # the central's teardown end it (its outcome no longer matters: `acked` is final).
+        await asyncio.wait({task}, timeout=1)
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
         await close_central(device_cm)
         total_acked += len(acked)
         # The value after the restart must be the last acknowledged one or the one in flight.
