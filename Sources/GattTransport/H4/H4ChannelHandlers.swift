@@ -17,18 +17,14 @@ import Glibc
 final class H4PacketReader: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
-    enum Framing {
-        case stream(H4Deframer)
-        case datagram
-    }
-
-    private var framing: Framing
+    /// Stream framing; nil on the user channel (one packet per datagram).
+    private var deframer: H4Deframer?
     private let onPacket: H4Transport.PacketHandler
     private let onClose: H4Transport.CloseHandler
     private var closeError: (any Error)?
 
-    init(_ framing: Framing, onPacket: @escaping H4Transport.PacketHandler, onClose: @escaping H4Transport.CloseHandler) {
-        self.framing = framing
+    init(stream: Bool, onPacket: @escaping H4Transport.PacketHandler, onClose: @escaping H4Transport.CloseHandler) {
+        self.deframer = stream ? H4Deframer() : nil
         self.onPacket = onPacket
         self.onClose = onClose
     }
@@ -36,19 +32,16 @@ final class H4PacketReader: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard closeError == nil else { return }
         let buffer = unwrapInboundIn(data)
-        switch framing {
-        case .stream(var deframer):
-            framing = .datagram  // (not kept while `deframer` is changed: no copy of its buffer)
-            deframer.append(buffer.readableBytesView)
-            defer { framing = .stream(deframer) }
-            do {
-                while let packet = try deframer.nextPacket() { onPacket(packet) }
-            } catch {
-                errorCaught(context: context, error: error)
-            }
-        case .datagram:
+        guard deframer != nil else {
             guard buffer.readableBytes > 0, let packet = try? H4Packet(decoding: Array(buffer.readableBytesView)) else { return }
             onPacket(packet)
+            return
+        }
+        deframer!.append(buffer.readableBytesView)
+        do {
+            while let packet = try deframer!.nextPacket() { onPacket(packet) }
+        } catch {
+            errorCaught(context: context, error: error)
         }
     }
 

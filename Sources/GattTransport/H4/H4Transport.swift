@@ -51,8 +51,7 @@ public final class H4Transport: @unchecked Sendable {
             return
         }
         if outgoing.value == nil { outgoing.value = channel.allocator.buffer(capacity: 512) }
-        outgoing.value!.writeInteger(packet.type.rawValue)
-        outgoing.value!.writeBytes(packet.body)
+        outgoing.value!.writeH4Packet(packet)
     }
 
     /// Sends what `write` queued. On the event loop only.
@@ -64,11 +63,10 @@ public final class H4Transport: @unchecked Sendable {
         channel.flush()
     }
 
-    /// Indicator byte, then the HCI packet (Vol 4 Part A §2).
+    /// One packet in a buffer of its own (`send`, the user channel).
     static func encode(_ packet: H4Packet, allocator: ByteBufferAllocator) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 1 + packet.body.count)
-        buffer.writeInteger(packet.type.rawValue)
-        buffer.writeBytes(packet.body)
+        buffer.writeH4Packet(packet)
         return buffer
     }
 
@@ -161,7 +159,7 @@ public final class H4Transport: @unchecked Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers(
                         H4DatagramWriter(descriptor: descriptor),
-                        H4PacketReader(.datagram, onPacket: onPacket, onClose: onClose)
+                        H4PacketReader(stream: false, onPacket: onPacket, onClose: onClose)
                     )
                 }
             }
@@ -177,7 +175,7 @@ public final class H4Transport: @unchecked Sendable {
     ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             // Bytes both ways: `write` encodes, `H4PacketReader` deframes and delivers.
-            try channel.pipeline.syncOperations.addHandler(H4PacketReader(.stream(H4Deframer()), onPacket: onPacket, onClose: onClose))
+            try channel.pipeline.syncOperations.addHandler(H4PacketReader(stream: true, onPacket: onPacket, onClose: onClose))
         }
     }
 }
@@ -194,4 +192,12 @@ public struct HCITransportError: Error, Sendable, Hashable, CustomStringConverti
     }
 
     public var description: String { message }
+}
+
+extension ByteBuffer {
+    /// Indicator byte, then the HCI packet (Vol 4 Part A §2).
+    mutating func writeH4Packet(_ packet: H4Packet) {
+        writeInteger(packet.type.rawValue)
+        writeBytes(packet.body)
+    }
 }
