@@ -12,8 +12,10 @@ Measures, with a Bumble central on a virtual controller:
   (e) gattd vs Bumble's peripheral: launch → first advertising enable, idle and loaded RSS,
       CPU time per Read Request (scripts/benchmark_peers.py);
   (f) gattd's memory (VmRSS = RssAnon + RssFile, VmHWM) idle, after 10,000 notifications and
-      over 1,000 connect/disconnect cycles, 100 services (scripts/benchmark_memory.py).
-`--only gatt` runs (a)-(c), `--only notify` (d), `--only peers` (e), `--only memory` (f). Prints tables (and JSON
+      over 1,000 connect/disconnect cycles, 100 services (scripts/benchmark_memory.py);
+  (g) the machine's floor: the CPU time one wake-up (epoll_wait + read + write) costs a C
+      server that does nothing else, over loopback TCP and a Unix socket (scripts/benchmark_floor.py).
+`--only gatt` runs (a)-(c), `--only notify` (d), `--only peers` (e), `--only memory` (f), `--only floor` (g). Prints tables (and JSON
 with --json), ending with a summary: gattd, Bumble, ratio, runs min/median/max.
 
 The central (Python) and the virtual controllers (Python) are in the loop: round trips
@@ -46,6 +48,7 @@ from bumble.transport import open_transport  # noqa: E402
 from harness import GattdProcess, VirtualControllers  # noqa: E402
 from benchmark_notify import notify_rows, notify_summary_row, run_notify_benchmark  # noqa: E402
 from benchmark_peers import peers_summary_rows, run_peers_benchmark  # noqa: E402
+from benchmark_floor import floor_rows, run_floor_benchmark  # noqa: E402
 from benchmark_memory import memory_header, memory_rows, run_memory_benchmark  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -190,21 +193,31 @@ def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
 
 
+def notify_case(case: str) -> tuple[list[int], bool]:
+    """"20/27/1/32/batched" → ([20, 27, 1, 32], True)."""
+    parts = case.split("/")
+    batched = parts[-1] == "batched"
+    return [int(part) for part in (parts[:-1] if batched else parts)], batched
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--gattd", default=str(ROOT / ".build" / "debug" / "gattd"), help="gattd binary")
-    parser.add_argument("--only", choices=["gatt", "notify", "peers", "memory"],
+    parser.add_argument("--only", choices=["gatt", "notify", "peers", "memory", "floor"],
                         help="run only (a)-(c) discovery/reads/RSS ('gatt'), only (d) notifications ('notify') "
-                             "or only (e) launch/RSS/reads, gattd vs Bumble ('peers')")
+                             "or only (e) launch/RSS/reads, gattd vs Bumble ('peers'), only (f) memory ('memory'), "
+                             "only (g) the machine's floor ('floor')")
     parser.add_argument("--services", type=int, default=100)
     parser.add_argument("--discovery-runs", type=int, default=5)
     parser.add_argument("--read-seconds", type=float, default=10.0)
     parser.add_argument("--notify-runs", type=int, default=3, help="runs per side of (d); the median is shown")
     parser.add_argument("--notifications", type=int, default=5_000, help="notifications per run of (d)")
-    parser.add_argument("--notify-cases", default="20/27,20/27/1/32,244/27,244/251,20/27/4",
-                        help="(d) cases as VALUE_BYTES/ACL_BUFFER_BYTES[/CENTRALS[/WINDOW]], comma-separated "
-                             "(values over 20 B use ATT_MTU 247; 1 central unless given; WINDOW: notify "
-                             "requests the pusher keeps in flight, 1 unless given); default %(default)s")
+    parser.add_argument("--notify-cases", default="20/27,20/27/1/32,20/27/1/32/batched,244/27,244/251,20/27/4",
+                        help="(d) cases as VALUE_BYTES/ACL_BUFFER_BYTES[/CENTRALS[/WINDOW]][/batched], "
+                             "comma-separated (values over 20 B use ATT_MTU 247; 1 central unless given; "
+                             "WINDOW: notify requests the pusher keeps in flight, 1 unless given; batched: the "
+                             "controllers report a batch's completions in one event, not one per packet); "
+                             "default %(default)s")
     parser.add_argument("--peer-runs", type=int, default=3, help="runs per side of (e); the median is shown")
     parser.add_argument("--peer-reads", type=int, default=2000, help="Read Requests per run of (e)")
     parser.add_argument("--memory-notifications", type=int, default=10_000, help="notifications in (f)")
@@ -218,7 +231,7 @@ def main() -> None:
 
     results: dict = {}
     notify: list[dict] = []
-    cases = [tuple(int(part) for part in case.split("/")) for case in arguments.notify_cases.split(",") if case]
+    cases = [notify_case(case) for case in arguments.notify_cases.split(",") if case]
     with tempfile.TemporaryDirectory(prefix="gattd-bench.") as work:
         work_dir = Path(work)
         if arguments.only in (None, "gatt"):
@@ -226,11 +239,12 @@ def main() -> None:
         peers = run_peers_benchmark(arguments.gattd, work_dir, arguments.peer_runs, arguments.peer_reads) \
             if arguments.only in (None, "peers") else None
         if arguments.only in (None, "notify"):
-            for size, acl, *centrals in cases:
+            for numbers, batched in cases:
                 notify.append(run_notify_benchmark(arguments.gattd, work_dir, arguments.notify_runs,
-                                                   arguments.notifications, size, acl, *centrals))
+                                                   arguments.notifications, *numbers, batched=batched))
         memory = run_memory_benchmark(arguments.gattd, work_dir, arguments.memory_notifications,
                                       arguments.memory_cycles) if arguments.only in (None, "memory") else None
+        floor = run_floor_benchmark(work_dir) if arguments.only in (None, "floor") else False
 
     print(f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), {cpu_model()}, "
           f"Linux {platform.release()}, Python {platform.python_version()}")
@@ -266,6 +280,10 @@ def main() -> None:
     if memory is not None:
         print_table(memory_header(memory), memory_rows(memory))
         results["memory"] = memory
+    if floor is not False:
+        print_table(("(g) the machine's floor: one wake-up of a C epoll server doing nothing else", "value"),
+                    floor_rows(floor))
+        results["floor"] = floor
     if arguments.json:
         print(json.dumps(results, indent=2))
 

@@ -282,22 +282,25 @@ def median_of(runs: list[dict]) -> dict:
 
 
 def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count: int = 10_000,
-                         size: int = VALUE_SIZE, acl: int = 27, centrals: int = 1, window: int = 1) -> dict:
+                         size: int = VALUE_SIZE, acl: int = 27, centrals: int = 1, window: int = 1,
+                         batched: bool = False) -> dict:
     """Both sides, `runs` times each, on fresh virtual controllers per side (whose ACL buffers
-    are `acl` bytes); `size`-byte values (ATT_MTU 23 up to 20 B, else 247); medians."""
+    are `acl` bytes; `batched`: they report the completions of a batch of host packets in one
+    Number Of Completed Packets event); `size`-byte values (ATT_MTU 23 up to 20 B, else 247); medians."""
     import harness
     from harness import GattdProcess, VirtualControllers
 
     harness.GATTD_BINARY = Path(gattd_binary)
     results: dict = {"count": count, "runs": runs, "value_size": size, "att_mtu": mtu_for(size), "acl": acl,
-                     "centrals": centrals, "window": window}
+                     "centrals": centrals, "window": window, "batched": batched}
+    name = f"{size}-{acl}-{centrals}-{window}" + ("-batched" if batched else "")
 
     # gattd, started once; a fresh central connection and a fresh pusher per run.
-    side_dir = work_dir / f"notify-{size}-{acl}-{centrals}-{window}-gattd"
+    side_dir = work_dir / f"notify-{name}-gattd"
     side_dir.mkdir()
     config = side_dir / "notify.json"
     config.write_text(json.dumps(config_for(size)))
-    controllers = VirtualControllers(1 + centrals, side_dir, acl_buffer_size=acl).start()
+    controllers = VirtualControllers(1 + centrals, side_dir, acl_buffer_size=acl, batch_completions=batched).start()
     control = side_dir / "control.sock"
     gattd = GattdProcess(config, controllers[0].transport, side_dir,
                          ["--control", str(control), "--state-dir", str(side_dir), "--log-level", "info"])
@@ -323,9 +326,9 @@ def run_notify_benchmark(gattd_binary: str, work_dir: Path, runs: int = 3, count
         controllers.stop()
 
     # Bumble's peripheral: a fresh process per run (it owns controller 0 while it runs).
-    side_dir = work_dir / f"notify-{size}-{acl}-{centrals}-{window}-bumble"
+    side_dir = work_dir / f"notify-{name}-bumble"
     side_dir.mkdir()
-    controllers = VirtualControllers(1 + centrals, side_dir, acl_buffer_size=acl).start()
+    controllers = VirtualControllers(1 + centrals, side_dir, acl_buffer_size=acl, batch_completions=batched).start()
     try:
         bumble_runs = []
         for _ in range(runs):
@@ -362,7 +365,8 @@ def notify_summary_row(results: dict) -> tuple[str, ...]:
     window = results.get("window", 1)
     label = (f"CPU µs per notify, {results['value_size']} B, ATT_MTU {results['att_mtu']}, ACL {results['acl']} B, "
              f"{centrals} central{'s' if centrals > 1 else ''}" + (f" ({centrals} PDUs each)" if centrals > 1 else "")
-             + (f", pipelined ({window} in flight)" if window > 1 else ""))
+             + (f", pipelined ({window} in flight)" if window > 1 else "")
+             + (", completions batched" if results.get("batched") else ""))
     return summary_row(label, results["gattd"], results["bumble"], "peripheral_cpu_s_per_10k", 100)
 
 
@@ -373,7 +377,8 @@ def notify_rows(results: dict) -> list[tuple[str, str, str]]:
     return [
         (f"notify calls/s ({count} × {results['value_size']} B, ATT_MTU {results['att_mtu']}, "
          f"ACL buffers {results['acl']} B, {results.get('centrals', 1)} central(s), "
-         f"{results.get('window', 1)} request(s) in flight, median of {results['runs']})", f"{g['notifications_per_s']:.0f}", f"{b['notifications_per_s']:.0f}"),
+         f"{results.get('window', 1)} request(s) in flight"
+         + (", completions batched" if results.get("batched") else "") + f", median of {results['runs']})", f"{g['notifications_per_s']:.0f}", f"{b['notifications_per_s']:.0f}"),
         ("wall time, first send → last arrival", f"{g['wall_s']:.2f} s", f"{b['wall_s']:.2f} s"),
         ("peripheral CPU time per 10,000 notifications (gattd / Bumble process)",
          f"{g['peripheral_cpu_s_per_10k']:.2f} s", f"{b['peripheral_cpu_s_per_10k']:.2f} s"),

@@ -40,13 +40,22 @@ def legacy_only() -> bool:
 
 
 @pytest.fixture
-def controllers(request, tmp_path: Path, controller_count: int, legacy_only: bool) -> Iterator[VirtualControllers]:
+def batch_completions() -> bool:
+    """Whether the controllers report the completions of a batch of host ACL packets in one
+    Number Of Completed Packets event (default: one event per packet, as stock Bumble)."""
+    return False
+
+
+@pytest.fixture
+def controllers(request, tmp_path: Path, controller_count: int, legacy_only: bool,
+                batch_completions: bool) -> Iterator[VirtualControllers]:
     """A fresh simulated radio with `controller_count` virtual controllers (subprocess).
 
     `controllers[i].transport` is the gattd transport string, `.bumble_transport` the one for a
     Bumble Device, `.commands(opcode)` the HCI commands that controller received.
     """
-    link = VirtualControllers(controller_count, tmp_path, legacy_only=legacy_only).start()
+    link = VirtualControllers(controller_count, tmp_path, legacy_only=legacy_only,
+                              batch_completions=batch_completions).start()
     yield link
     link.stop()
     if _failed(request):

@@ -119,9 +119,11 @@ class VirtualController:
 class VirtualControllers:
     """A LocalLink with `count` controllers, run by virtual_controllers.py in a subprocess."""
 
-    def __init__(self, count: int, work_dir: Path, legacy_only: bool = False, acl_buffer_size: int = 27) -> None:
+    def __init__(self, count: int, work_dir: Path, legacy_only: bool = False, acl_buffer_size: int = 27,
+                 batch_completions: bool = False) -> None:
         self.count = count
         self.acl_buffer_size = acl_buffer_size
+        self.batch_completions = batch_completions
         self.work_dir = work_dir
         self.legacy_only = legacy_only
         self.log_path = work_dir / "virtual-controllers.log"
@@ -140,6 +142,8 @@ class VirtualControllers:
             command.append("--legacy-only")
         if self.acl_buffer_size != 27:
             command += ["--acl-buffer-size", str(self.acl_buffer_size)]
+        if self.batch_completions:
+            command.append("--batch-completions")
         log = open(self.log_path, "w")
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout

@@ -278,6 +278,43 @@ def test_pipelined_burst_with_wait_delivers_every_value_in_order(controllers, ga
     run(body(), timeout=120)
 
 
+@pytest.mark.parametrize("batch_completions", [True], ids=["completions-batched"])
+def test_pipelined_burst_with_batched_completions(controllers, gattd, tmp_path):
+    """The same burst on controllers that report the completions of a batch of ACL packets in
+    one Number Of Completed Packets event (as a real controller reports a connection event's
+    worth): the btsnoop capture shows events completing several packets at once, every packet
+    gattd sent is completed exactly once, and every value arrives in order."""
+    from test_capture import parse_btsnoop
+
+    capture = tmp_path / "capture.btsnoop"
+    process = gattd(CONFIG, extra_args=["--btsnoop", str(capture)])
+    total = 2_000
+
+    async def body():
+        control, device_cm, peer, received = await pipelined_burst(controllers, tmp_path, total, {"wait": True})
+        replies = [await control.reply(30) for _ in range(total)]
+        assert replies == [{"ok": True, "sent": 1, "id": n} for n in range(total)]
+        deadline = time.monotonic() + 30
+        while len(received) < total and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)  # polls the received values, bounded by the deadline
+        assert received == list(range(total))
+        await close_central(device_cm, peer)
+        await control.close()
+
+    run(body(), timeout=120)
+    assert process.stop() == 0
+    records = parse_btsnoop(capture.read_bytes())
+    acl_sent = sum(1 for flags, _, packet in records if flags == 0 and packet[0] == 0x02)
+    completions = []  # Number Of Completed Packets (Core Spec Vol 4 Part E §7.7.19): H4 0x04, code 0x13
+    for flags, _, packet in records:
+        if flags == 3 and packet[:2] == b"\x04\x13":
+            handles = packet[3]
+            completions += [int.from_bytes(packet[6 + 4 * i:8 + 4 * i], "little") for i in range(handles)]
+    assert acl_sent >= total
+    assert max(completions) > 1, "no event completed more than one packet: the controllers did not batch"
+    assert sum(completions) == acl_sent
+
+
 def test_control_read_and_write_round_trip(controllers, gattd, tmp_path):
     gattd(CONFIG)
 

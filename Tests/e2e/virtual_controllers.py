@@ -131,8 +131,12 @@ class VirtualController(Controller):
     """A Bumble controller with working scan responses and HCI Reset, recording commands."""
 
     def __init__(self, name: str, link: LocalLink, public_address: str, command_log: str | None,
-                 legacy_only: bool = False, acl_buffer_size: int = 27):
+                 legacy_only: bool = False, acl_buffer_size: int = 27, batch_completions: bool = False):
         super().__init__(name, link=link, public_address=public_address)
+        # Number Of Completed Packets: one event per ACL packet as it arrives (stock), or the
+        # completions of one batch of host packets in one event (`--batch-completions`).
+        self.batch_completions = batch_completions
+        self.pending_completions: dict[int, int] = {}
         # LE Read Buffer Size: the longest ACL data packet the host may send (fragments above).
         self.le_acl_data_packet_length = acl_buffer_size
         self.acl_data_packet_length = acl_buffer_size
@@ -158,6 +162,30 @@ class VirtualController(Controller):
             super().on_packet(packet)
         except Exception:  # a malformed packet must not kill the whole link
             logger.exception("[%s] cannot handle packet %s", self.name, packet.hex())
+
+    # ----- controller → host -------------------------------------------------------------
+    def send_hci_packet(self, packet) -> None:
+        if not self.batch_completions:
+            super().send_hci_packet(packet)
+            return
+        if isinstance(packet, hci.HCI_Number_Of_Completed_Packets_Event):
+            if not self.pending_completions:
+                asyncio.get_running_loop().call_soon(self.flush_completions)
+            for handle, completed in zip(packet.connection_handles, packet.num_completed_packets):
+                self.pending_completions[handle] = self.pending_completions.get(handle, 0) + completed
+            return
+        self.flush_completions()  # completions reported so far stay ahead of later events
+        super().send_hci_packet(packet)
+
+    def flush_completions(self) -> None:
+        """One Number Of Completed Packets event (Core Spec Vol 4 Part E §7.7.19) for every
+        completion since the last one, as a controller reports a connection event's worth."""
+        if not self.pending_completions:
+            return
+        handles, counts = list(self.pending_completions), list(self.pending_completions.values())
+        self.pending_completions = {}
+        super().send_hci_packet(hci.HCI_Number_Of_Completed_Packets_Event(
+            connection_handles=handles, num_completed_packets=counts))
 
     # ----- HCI Reset (Core Spec Vol 4 Part E §7.3.2) -----------------------------------
     def on_hci_reset_command(self, _command):
@@ -487,7 +515,7 @@ class ControllerServer:
 
 
 async def run(count: int, host: str, ready_file: str | None, log_dir: str, legacy_only: bool,
-              acl_buffer_size: int = 27) -> None:
+              acl_buffer_size: int = 27, batch_completions: bool = False) -> None:
     os.makedirs(log_dir, exist_ok=True)
     link = VirtualLink()
     loop = asyncio.get_running_loop()
@@ -496,7 +524,8 @@ async def run(count: int, host: str, ready_file: str | None, log_dir: str, legac
     for index in range(count):
         address = f"F0:F0:F0:F0:F0:{index:02X}"
         command_log = os.path.join(log_dir, f"controller-{index}-commands.jsonl")
-        controller = VirtualController(f"C{index}", link, address, command_log, legacy_only, acl_buffer_size)
+        controller = VirtualController(f"C{index}", link, address, command_log, legacy_only, acl_buffer_size,
+                                       batch_completions)
         controller_server = ControllerServer(controller)
         server = await loop.create_server(lambda cs=controller_server: HostConnection(cs), host, 0)
         servers.append(server)
@@ -535,6 +564,9 @@ def main() -> None:
                         help="controllers without extended advertising (hosts use the legacy commands)")
     parser.add_argument("--acl-buffer-size", type=int, default=27,
                         help="LE ACL data packet length the controllers report (27..251, default 27)")
+    parser.add_argument("--batch-completions", action="store_true",
+                        help="report the completions of one batch of host ACL packets in one Number Of "
+                             "Completed Packets event (default: one event per packet, as stock Bumble)")
     parser.add_argument("--verbose", action="store_true", help="log every HCI packet (Bumble debug logs)")
     arguments = parser.parse_args()
     logging.basicConfig(
@@ -543,7 +575,7 @@ def main() -> None:
         stream=sys.stderr,
     )
     asyncio.run(run(arguments.count, arguments.host, arguments.ready_file, arguments.log_dir,
-                    arguments.legacy_only, arguments.acl_buffer_size))
+                    arguments.legacy_only, arguments.acl_buffer_size, arguments.batch_completions))
 
 
 if __name__ == "__main__":
