@@ -24,11 +24,16 @@ Built from Bumble's `Controller` and `LocalLink`, with fixes for what the stock
 
 Usage:
     python virtual_controllers.py --count 2 --ready-file ready.json --log-dir logs [--legacy-only]
-                                  [--acl-buffer-size 251]
+                                  [--acl-buffer-size 251] [--batch-completions]
 
 `--acl-buffer-size N` sets the LE ACL data packet length LE Read Buffer Size reports (default
 27): hosts fragment longer L2CAP PDUs into packets of at most N bytes (each completed with
 Number Of Completed Packets); the peer's host still receives each PDU whole.
+
+`--batch-completions` reports the completions of every ACL packet a host wrote in one go in
+one Number Of Completed Packets event (pending completions are sent before any other event,
+so the order holds), as a real controller reports several per connection event; without it
+each packet gets its own event at once (stock Bumble).
 
 `--legacy-only` clears the extended-advertising feature bits so hosts (gattd, Bumble) use
 the legacy LE Set Advertising/Scan Response Data commands and legacy advertising reports.
