@@ -9,7 +9,7 @@ import Glibc
 /// A connection to a Bluetooth controller that speaks H4: whole HCI packets, each with its
 /// packet indicator (0x01 command, 0x02 ACL, 0x04 event, 0x05 ISO), as GattCore ``H4Packet``s.
 ///
-/// Open one with ``connect(to:group:onPacket:onClose:)``. Inbound packets and the close
+/// Open one with ``connect(to:group:onPacket:onReadComplete:onClose:)``. Inbound packets and the close
 /// notification are delivered on ``eventLoop``; the daemon retries with backoff after `onClose`.
 public final class H4Transport: @unchecked Sendable {
     /// Called with each packet from the controller, on the channel's event loop.
@@ -17,6 +17,8 @@ public final class H4Transport: @unchecked Sendable {
     /// Called once when an established transport closes: nil after an orderly close or end of
     /// stream, otherwise the error that closed it. Runs on the channel's event loop.
     public typealias CloseHandler = @Sendable ((any Error)?) -> Void
+    /// Called at the end of each read from the controller (after its packets' `onPacket`).
+    public typealias ReadCompleteHandler = @Sendable () -> Void
 
     public let spec: TransportSpec
     public let channel: any Channel
@@ -86,9 +88,11 @@ public final class H4Transport: @unchecked Sendable {
         to spec: TransportSpec,
         group: any EventLoopGroup,
         onPacket: @escaping PacketHandler,
+        onReadComplete: @escaping ReadCompleteHandler = {},
         onClose: @escaping CloseHandler = { _ in }
     ) -> EventLoopFuture<H4Transport> {
         let eventLoop = group.next()
+        let handlers = H4PacketReader.Handlers(packet: onPacket, readComplete: onReadComplete, close: onClose)
         let channelFuture: EventLoopFuture<any Channel>
         switch spec {
         case .tcp(let host, let port):
@@ -96,13 +100,13 @@ public final class H4Transport: @unchecked Sendable {
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .connectTimeout(.seconds(10))
                 .channelInitializer { channel in
-                    addStreamHandlers(to: channel, onPacket: onPacket, onClose: onClose)
+                    addStreamHandlers(to: channel, handlers: handlers)
                 }
                 .connect(host: host, port: port)
         case .unix(let path):
             channelFuture = ClientBootstrap(group: eventLoop)
                 .channelInitializer { channel in
-                    addStreamHandlers(to: channel, onPacket: onPacket, onClose: onClose)
+                    addStreamHandlers(to: channel, handlers: handlers)
                 }
                 .connect(unixDomainSocketPath: path)
         case .serial(let device, let baudRate, let flowControl):
@@ -114,7 +118,7 @@ public final class H4Transport: @unchecked Sendable {
             }
             channelFuture = NIOPipeBootstrap(group: eventLoop)
                 .channelInitializer { channel in
-                    addStreamHandlers(to: channel, onPacket: onPacket, onClose: onClose)
+                    addStreamHandlers(to: channel, handlers: handlers)
                 }
                 .takingOwnershipOfDescriptor(inputOutput: descriptor)
                 .always { result in
@@ -127,8 +131,7 @@ public final class H4Transport: @unchecked Sendable {
             } catch {
                 return eventLoop.makeFailedFuture(error)
             }
-            return connectDatagram(
-                descriptor: descriptor, spec: spec, eventLoop: eventLoop, onPacket: onPacket, onClose: onClose)
+            return connectDatagram(descriptor: descriptor, spec: spec, eventLoop: eventLoop, handlers: handlers)
         case .kernel:
             return eventLoop.makeFailedFuture(
                 HCITransportError("\(spec) is the kernel transport, not an H4 transport"))
@@ -136,7 +139,7 @@ public final class H4Transport: @unchecked Sendable {
         return channelFuture.map { H4Transport(spec: spec, channel: $0, gathers: true) }
     }
 
-    /// Async form of ``connect(to:group:onPacket:onClose:)``.
+    /// Async form of ``connect(to:group:onPacket:onReadComplete:onClose:)``.
     public static func connect(
         to spec: TransportSpec,
         group: any EventLoopGroup,
@@ -149,8 +152,7 @@ public final class H4Transport: @unchecked Sendable {
     /// Wraps a datagram descriptor (one H4 packet per datagram, as on the HCI user channel).
     /// Takes ownership of `descriptor`, closing it if the channel cannot be made.
     static func connectDatagram(
-        descriptor: CInt, spec: TransportSpec, eventLoop: any EventLoop,
-        onPacket: @escaping PacketHandler, onClose: @escaping CloseHandler
+        descriptor: CInt, spec: TransportSpec, eventLoop: any EventLoop, handlers: H4PacketReader.Handlers
     ) -> EventLoopFuture<H4Transport> {
         NIOPipeBootstrap(group: eventLoop)
             // One datagram per read: the buffer must hold the largest packet or it is truncated.
@@ -159,7 +161,7 @@ public final class H4Transport: @unchecked Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers(
                         H4DatagramWriter(descriptor: descriptor),
-                        H4PacketReader(stream: false, onPacket: onPacket, onClose: onClose)
+                        H4PacketReader(stream: false, handlers: handlers)
                     )
                 }
             }
@@ -170,12 +172,10 @@ public final class H4Transport: @unchecked Sendable {
             .map { H4Transport(spec: spec, channel: $0, gathers: false) }
     }
 
-    private static func addStreamHandlers(
-        to channel: any Channel, onPacket: @escaping PacketHandler, onClose: @escaping CloseHandler
-    ) -> EventLoopFuture<Void> {
+    private static func addStreamHandlers(to channel: any Channel, handlers: H4PacketReader.Handlers) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             // Bytes both ways: `write` encodes, `H4PacketReader` deframes and delivers.
-            try channel.pipeline.syncOperations.addHandler(H4PacketReader(stream: true, onPacket: onPacket, onClose: onClose))
+            try channel.pipeline.syncOperations.addHandler(H4PacketReader(stream: true, handlers: handlers))
         }
     }
 }
