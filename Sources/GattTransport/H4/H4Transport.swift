@@ -30,14 +30,18 @@ public final class H4Transport: @unchecked Sendable {
     /// Stream transports gather the packets of `write` into `outgoing` (one buffer, one write
     /// syscall at `flush`); on the user channel each packet is its own datagram.
     private let gathers: Bool
-    /// Packets written and not yet flushed (event loop only).
-    private let outgoing: NIOLoopBoundBox<ByteBuffer?>
+    /// Packets written and not yet flushed: the readable bytes (event loop only). Kept
+    /// between flushes, so that once the channel has written a flush's bytes the next
+    /// packets reuse its storage instead of allocating a buffer per flush.
+    private let outgoing: NIOLoopBoundBox<ByteBuffer>
+    /// A gathering buffer grown larger than this by a burst is not kept.
+    static let keptCapacity = 16 * 1024
 
     init(spec: TransportSpec, channel: any Channel, gathers: Bool) {
         self.spec = spec
         self.channel = channel
         self.gathers = gathers
-        self.outgoing = NIOLoopBoundBox(nil, eventLoop: channel.eventLoop)
+        self.outgoing = NIOLoopBoundBox(channel.allocator.buffer(capacity: 512), eventLoop: channel.eventLoop)
     }
 
     /// Writes one H4 packet to the controller (from any thread).
@@ -52,15 +56,21 @@ public final class H4Transport: @unchecked Sendable {
             channel.write(Self.encode(packet, allocator: channel.allocator), promise: nil)
             return
         }
-        if outgoing.value == nil { outgoing.value = channel.allocator.buffer(capacity: 512) }
-        outgoing.value!.writeH4Packet(packet)
+        outgoing.withValue { buffer in
+            if buffer.readableBytes == 0 {
+                // Unique again once the channel has written the last flush: no allocation.
+                if buffer.capacity > Self.keptCapacity { buffer = channel.allocator.buffer(capacity: 512) } else { buffer.clear() }
+            }
+            buffer.writeH4Packet(packet)
+        }
     }
 
     /// Sends what `write` queued. On the event loop only.
     public func flush() {
-        if let buffer = outgoing.value {
-            outgoing.value = nil
+        outgoing.withValue { buffer in
+            guard buffer.readableBytes > 0 else { return }
             channel.write(buffer, promise: nil)
+            buffer.moveReaderIndex(to: buffer.writerIndex)  // sent: no storage write, so no copy
         }
         channel.flush()
     }
