@@ -46,7 +46,7 @@ final class H4PacketReader: ChannelInboundHandler {
             onPacket(packet)
             return
         }
-        deframer!.append(buffer.readableBytesView)
+        buffer.withUnsafeReadableBytes { deframer!.append($0) }
         do {
             while let packet = try deframer!.nextPacket() { onPacket(packet) }
         } catch {
