@@ -67,12 +67,13 @@ public final class H4Transport: @unchecked Sendable {
 
     /// Sends what `write` queued. On the event loop only.
     public func flush() {
-        outgoing.withValue { buffer in
-            guard buffer.readableBytes > 0 else { return }
-            channel.write(buffer, promise: nil)
+        let gathered = outgoing.withValue { buffer -> Bool in
+            guard buffer.readableBytes > 0 else { return false }
+            channel.writeAndFlush(buffer, promise: nil)  // one trip down the pipeline, not two
             buffer.moveReaderIndex(to: buffer.writerIndex)  // sent: no storage write, so no copy
+            return true
         }
-        channel.flush()
+        if !gathered { channel.flush() }
     }
 
     /// One packet in a buffer of its own (`send`, the user channel).
