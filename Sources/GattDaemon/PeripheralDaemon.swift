@@ -68,6 +68,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.transport = transport
         self.eventLoop = transport.eventLoop
         self.logger = logger
+        self.logsPDUs = logger.logLevel <= .debug
         self.options = options
         self.persisted = options.persistedValues(logger: logger)
         self.bondStore = options.stateDirectory.map { BondStore(stateDirectory: $0) }
@@ -82,6 +83,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
 
     var now: Duration { ContinuousClock.now - origin }
     var eventLog: PeripheralEventLog { PeripheralEventLog(logger: logger) }
+    /// Debug level is on: ATT PDUs are logged (asked once; the level is set at bootstrap).
+    private let logsPDUs: Bool
     private var stopping: Bool { stopPromise != nil }
 
     // MARK: - Lifecycle
@@ -219,13 +222,36 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         if processing == 0 { process([]) }
     }
 
-    /// Performs the core's outputs, then feeds it the transport events that came meanwhile.
+    /// Performs the core's outputs, then feeds it the transport events that came meanwhile
+    /// (and those the flush brings: a `.readyToSend`), and once all is quiet persists client
+    /// state, flushes the transport and re-arms the timer: once per turn, not per event.
     func process(_ outputs: [PeripheralOutput]) {
         processing += 1
+        perform(outputs)
+        guard processing == 1 else {
+            processing -= 1
+            return
+        }
+        // Still counted as processing: transport events from here on queue in `pendingEvents`.
+        repeat {
+            while let e = pendingEvents.popFirst() {
+                if case .received(let id, let pdu) = e, logsPDUs { eventLog.attPDU(pdu, sent: false, central: self.centralName(id)) }
+                let now = self.now
+                perform(core.handle(e, now: now))
+            }
+            syncClientStates()
+            transport.flush()
+        } while !pendingEvents.isEmpty
+        processing -= 1
+        armTimer()
+        if stopping, core.isIdle { finishStop() }
+    }
+
+    private func perform(_ outputs: [PeripheralOutput]) {
         for o in outputs {
             switch o {
             case .send(let id, let pdu):
-                eventLog.attPDU(pdu, sent: true, central: self.centralName(id))
+                if logsPDUs { eventLog.attPDU(pdu, sent: true, central: self.centralName(id)) }
                 transport.send(pdu, on: id)
             case .setAdvertising(let payloads): transport.setAdvertising(payloads)
             case .disconnect(let id, let reason): transport.disconnect(id, reason: reason)
@@ -233,19 +259,6 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             case .event(let e): emit(e)
             }
         }
-        processing -= 1
-        guard processing == 0 else { return }
-        while let e = pendingEvents.popFirst() {
-            if case .received(let id, let pdu) = e { eventLog.attPDU(pdu, sent: false, central: self.centralName(id)) }
-            processing += 1
-            let more = core.handle(e, now: now)
-            processing -= 1
-            process(more)
-        }
-        syncClientStates()
-        transport.flush()
-        armTimer()
-        if stopping, core.isIdle { finishStop() }
     }
 
     /// Schedules the core's next `tick`.

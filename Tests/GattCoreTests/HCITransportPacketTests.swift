@@ -47,6 +47,22 @@ import Testing
         }
     }
 
+    /// The raw-bytes `append` (what the H4 reader passes a read buffer as) frames like the generic one.
+    @Test func deframesRawBytesInAnyChunking() throws {
+        for chunk in 1...Self.stream.count {
+            var d = H4Deframer()
+            var packets: [H4Packet] = []
+            var i = 0
+            while i < Self.stream.count {
+                Array(Self.stream[i..<min(i + chunk, Self.stream.count)]).withUnsafeBytes { d.append($0) }
+                while let p = try d.nextPacket() { packets.append(p) }
+                i += chunk
+            }
+            #expect(packets == Self.expected, "chunk \(chunk)")
+            #expect(d.bufferedByteCount == 0)
+        }
+    }
+
     @Test func partialPacketWaits() throws {
         var d = H4Deframer()
         d.append(h("04 0E 04 01 03"))

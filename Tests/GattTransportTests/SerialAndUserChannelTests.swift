@@ -179,7 +179,7 @@ struct DatagramFramingTests {
         let collector = PacketCollector()
         let transport = try await H4Transport.connectDatagram(
             descriptor: pair[0], spec: .userChannel(controller: 0), eventLoop: group.next(),
-            onPacket: collector.onPacket, onClose: collector.onClose
+            handlers: .init(packet: collector.onPacket, readComplete: {}, close: collector.onClose)
         ).get()
 
         // Controller → host: each datagram is a packet, including a large ACL one.

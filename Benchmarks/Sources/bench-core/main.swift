@@ -54,12 +54,12 @@ case "config-load":
 case "control-parse-fast":
     for _ in 0..<iterations {
         guard let r = ControlRequest.decodeNotify(BenchControl.notifyLine) else { fatalError("fast path refused the line") }
-        if case .notify(_, let v, _) = r.command { sink &+= v.bytes.count }
+        if case .notify(_, let v, _, _) = r.command { sink &+= v.bytes.count }
     }
 case "control-parse-general":
     for _ in 0..<iterations {
         guard let r = try? ControlRequest.decode(BenchControl.notifyLine) else { fatalError("the line does not decode") }
-        if case .notify(_, let v, _) = r.command { sink &+= v.bytes.count }
+        if case .notify(_, let v, _, _) = r.command { sink &+= v.bytes.count }
     }
 default:
     print("unknown scenario \(arguments[1])")

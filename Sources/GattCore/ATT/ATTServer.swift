@@ -326,10 +326,12 @@ public struct ATTServer: Sendable {
 
     /// The earliest time `tick(now:)` has something to do.
     public var nextDeadline: Duration? {
+        // By index, reading the two fields in place: `for b in bearers.values` copies each
+        // bearer whole (queues and all), and the daemon asks after every event.
         var next: Duration?
-        for b in bearers.values {
-            if let d = b.outstandingIndication?.deadline, next.map({ d < $0 }) ?? true { next = d }
-            if let d = b.pending?.deadline, next.map({ d < $0 }) ?? true { next = d }
+        for i in bearers.values.indices {
+            if let d = bearers.values[i].outstandingIndication?.deadline, next.map({ d < $0 }) ?? true { next = d }
+            if let d = bearers.values[i].pending?.deadline, next.map({ d < $0 }) ?? true { next = d }
         }
         return next
     }

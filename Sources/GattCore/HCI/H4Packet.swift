@@ -17,12 +17,12 @@ public enum H4PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringC
 
     /// The parameter/data length declared by a complete `header`.
     func declaredLength(header h: ArraySlice<UInt8>) -> Int {
-        let b = Array(h)
+        let i = h.startIndex  // (indexed in place: no array per packet)
         switch self {
-        case .command, .sco: return Int(b[2])
-        case .event: return Int(b[1])
-        case .acl: return Int(b[2]) | Int(b[3]) << 8
-        case .iso: return (Int(b[2]) | Int(b[3]) << 8) & 0x3FFF  // 14-bit ISO_Data_Load_Length
+        case .command, .sco: return Int(h[i + 2])
+        case .event: return Int(h[i + 1])
+        case .acl: return Int(h[i + 2]) | Int(h[i + 3]) << 8
+        case .iso: return (Int(h[i + 2]) | Int(h[i + 3]) << 8) & 0x3FFF  // 14-bit ISO_Data_Load_Length
         }
     }
 
@@ -123,11 +123,22 @@ public struct H4Deframer: Sendable {
 
     /// Adds received bytes.
     public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Adds received bytes from a read buffer: one copy, with no generic collection code
+    /// run per byte (the generic `append` is not specialised across modules).
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    private mutating func compact() {
         if head > 0, head >= buffer.count / 2 {
             buffer.removeFirst(head)
             head = 0
         }
-        buffer.append(contentsOf: bytes)
     }
 
     /// The next complete packet, nil when more bytes are needed. Throws (after

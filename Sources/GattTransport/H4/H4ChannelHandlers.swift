@@ -17,16 +17,25 @@ import Glibc
 final class H4PacketReader: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
+    /// Where packets, the end of each read and the close go.
+    struct Handlers: Sendable {
+        var packet: H4Transport.PacketHandler
+        var readComplete: H4Transport.ReadCompleteHandler
+        var close: H4Transport.CloseHandler
+    }
+
     /// Stream framing; nil on the user channel (one packet per datagram).
     private var deframer: H4Deframer?
     private let onPacket: H4Transport.PacketHandler
+    private let onReadComplete: H4Transport.ReadCompleteHandler
     private let onClose: H4Transport.CloseHandler
     private var closeError: (any Error)?
 
-    init(stream: Bool, onPacket: @escaping H4Transport.PacketHandler, onClose: @escaping H4Transport.CloseHandler) {
+    init(stream: Bool, handlers: Handlers) {
         self.deframer = stream ? H4Deframer() : nil
-        self.onPacket = onPacket
-        self.onClose = onClose
+        self.onPacket = handlers.packet
+        self.onReadComplete = handlers.readComplete
+        self.onClose = handlers.close
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -37,12 +46,17 @@ final class H4PacketReader: ChannelInboundHandler {
             onPacket(packet)
             return
         }
-        deframer!.append(buffer.readableBytesView)
+        buffer.withUnsafeReadableBytes { deframer!.append($0) }
         do {
             while let packet = try deframer!.nextPacket() { onPacket(packet) }
         } catch {
             errorCaught(context: context, error: error)
         }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        onReadComplete()
+        context.fireChannelReadComplete()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

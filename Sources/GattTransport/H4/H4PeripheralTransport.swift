@@ -26,8 +26,17 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     /// The deadline `timer` is armed for (re-armed only when the host's changes).
     private var timerDeadline: Duration?
     private var closing = false
-    /// A channel flush is queued for the end of this event-loop turn (`scheduleFlush`).
+    /// A channel flush is queued for the end of this read (`readCompleted`) or event-loop
+    /// turn (`scheduleFlush`).
     private var flushScheduled = false
+    /// Inside a read of the controller's packets (`received` until `readCompleted`).
+    private var reading = false
+    /// `send` queued an ATT PDU that `flush` has not pumped yet.
+    private var sendQueued = false
+    /// The time of the packet being handled: read once per packet, not per call it makes.
+    private var packetTime: Duration?
+    /// Trace level is on: every packet is logged (asked once; the level is set at bootstrap).
+    private let tracesPackets: Bool
     /// `--btsnoop` or the `capture` op: every HCI packet both ways, as it crosses the H4 link.
     var btsnoop: BtsnoopWriter?
     private var bonds: [Bond] = []
@@ -37,6 +46,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
         self.btsnoop = btsnoop
         self.eventLoop = eventLoop
         self.logger = logger
+        self.tracesPackets = logger.logLevel <= .trace
         self.hostConfiguration = Self.hostConfiguration(configuration)
         self.host = Host(configuration: hostConfiguration)
     }
@@ -47,7 +57,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
         return c
     }
 
-    private var now: Duration { ContinuousClock.now - origin }
+    private var now: Duration { packetTime ?? ContinuousClock.now - origin }
 
     public func refusal(of configuration: GattConfiguration) -> String? { nil }
 
@@ -55,6 +65,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
         H4Transport.connect(
             to: spec, group: eventLoop,
             onPacket: { [weak self] packet in self?.received(packet) },
+            onReadComplete: { [weak self] in self?.readCompleted() },
             onClose: { [weak self] error in self?.closed(error) }
         ).flatMapErrorThrowing { error in
             throw TransportOpenFailure("cannot open \(self.spec): \(Self.describe(error))", retry: .withBackoff)
@@ -67,8 +78,17 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
         }
     }
 
-    public func send(_ pdu: [UInt8], on id: ConnectionID) { host.send(pdu, on: id) }
-    public func flush() { process(host.flush(now: now)) }
+    public func send(_ pdu: [UInt8], on id: ConnectionID) {
+        host.send(pdu, on: id)
+        sendQueued = true
+    }
+    /// Only `send` queues without pumping (every other path pumps what it queues), so with
+    /// nothing sent since the last flush there is nothing to do.
+    public func flush() {
+        guard sendQueued else { return }
+        sendQueued = false
+        process(host.flush(now: now))
+    }
     public func setAdvertising(_ payloads: AdvertisingPayloads?) { process(host.setAdvertising(payloads, now: now)) }
     public func disconnect(_ id: ConnectionID, reason: HCIStatus) { process(host.disconnect(id, reason: reason, now: now)) }
     /// A Security Request from the host's Security Manager (when pairing is configured).
@@ -106,18 +126,33 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     // MARK: - Data path
 
     private func received(_ packet: H4Packet) {
-        logger.trace("< \(packet.encoded.hexString)")
+        if tracesPackets { logger.trace("< \(packet.encoded.hexString)") }
         btsnoop?.write(packet, direction: .received)
+        reading = true
+        let now = ContinuousClock.now - origin
+        packetTime = now
+        defer { packetTime = nil }
         process(host.receive(packet, now: now))
     }
 
-    /// Write many, flush once: packets from every core step of this event-loop turn (a read
-    /// batch of control requests, a read of several Number Of Completed Packets) leave in one
-    /// `writev`, after the turn's I/O events, instead of one syscall per step.
+    /// The end of a read from the controller: what its packets made leaves now.
+    private func readCompleted() {
+        reading = false
+        guard flushScheduled else { return }
+        flushScheduled = false
+        channel?.flush()
+    }
+
+    /// Write many, flush once: packets from every core step of a read from the controller
+    /// (several Number Of Completed Packets) or of this event-loop turn (a read batch of
+    /// control requests) leave in one `writev`, at the end of the read or after the turn's
+    /// I/O events, instead of one syscall per step.
     private func scheduleFlush() {
         guard !flushScheduled else { return }
         flushScheduled = true
+        guard !reading else { return }  // `readCompleted` flushes
         eventLoop.execute { [self] in
+            guard flushScheduled else { return }
             flushScheduled = false
             channel?.flush()
         }
@@ -125,6 +160,8 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
 
     private func closed(_ error: (any Error)?) {
         channel = nil
+        reading = false
+        flushScheduled = false
         timer?.cancel()
         timerDeadline = nil
         guard !closing else { return }
@@ -135,25 +172,34 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     /// flush for all of them), then the events are reported (so packets leave in the order
     /// the host made them).
     private func process(_ outputs: [HostOutput]) {
-        var events: [TransportEvent] = []
+        guard !outputs.isEmpty else { return armTimer() }
         var fatal: String?
         var wrote = false
+        var events = false
         for o in outputs {
             switch o {
             case .send(let packet):
-                if logger.logLevel <= .trace { logger.trace("> \(packet.encoded.hexString)") }
+                if tracesPackets { logger.trace("> \(packet.encoded.hexString)") }
                 channel?.write(packet)
                 btsnoop?.write(packet, direction: .sent)
                 wrote = true
-            case .event(.transport(let e)): events.append(e)
             case .event(.controllerReady): break  // `.transport(.ready)` carries it
-            case .event(.warning(let m)): events.append(.warning(m))
             case .event(.fatal(let m)): fatal = m
+            case .event: events = true
             }
         }
         if wrote { scheduleFlush() }
         armTimer()
-        for e in events { onEvent?(e) }
+        // A second pass rather than an array of events per call.
+        if events {
+            for o in outputs {
+                switch o {
+                case .event(.transport(let e)): onEvent?(e)
+                case .event(.warning(let m)): onEvent?(.warning(m))
+                default: break
+                }
+            }
+        }
         if let fatal {
             logger.error("\(fatal); resetting the transport")
             channel?.close()  // `closed` reports `.lost`

@@ -9,7 +9,7 @@ import Glibc
 /// A connection to a Bluetooth controller that speaks H4: whole HCI packets, each with its
 /// packet indicator (0x01 command, 0x02 ACL, 0x04 event, 0x05 ISO), as GattCore ``H4Packet``s.
 ///
-/// Open one with ``connect(to:group:onPacket:onClose:)``. Inbound packets and the close
+/// Open one with ``connect(to:group:onPacket:onReadComplete:onClose:)``. Inbound packets and the close
 /// notification are delivered on ``eventLoop``; the daemon retries with backoff after `onClose`.
 public final class H4Transport: @unchecked Sendable {
     /// Called with each packet from the controller, on the channel's event loop.
@@ -17,6 +17,8 @@ public final class H4Transport: @unchecked Sendable {
     /// Called once when an established transport closes: nil after an orderly close or end of
     /// stream, otherwise the error that closed it. Runs on the channel's event loop.
     public typealias CloseHandler = @Sendable ((any Error)?) -> Void
+    /// Called at the end of each read from the controller (after its packets' `onPacket`).
+    public typealias ReadCompleteHandler = @Sendable () -> Void
 
     public let spec: TransportSpec
     public let channel: any Channel
@@ -28,14 +30,18 @@ public final class H4Transport: @unchecked Sendable {
     /// Stream transports gather the packets of `write` into `outgoing` (one buffer, one write
     /// syscall at `flush`); on the user channel each packet is its own datagram.
     private let gathers: Bool
-    /// Packets written and not yet flushed (event loop only).
-    private let outgoing: NIOLoopBoundBox<ByteBuffer?>
+    /// Packets written and not yet flushed: the readable bytes (event loop only). Kept
+    /// between flushes, so that once the channel has written a flush's bytes the next
+    /// packets reuse its storage instead of allocating a buffer per flush.
+    private let outgoing: NIOLoopBoundBox<ByteBuffer>
+    /// A gathering buffer grown larger than this by a burst is not kept.
+    static let keptCapacity = 16 * 1024
 
     init(spec: TransportSpec, channel: any Channel, gathers: Bool) {
         self.spec = spec
         self.channel = channel
         self.gathers = gathers
-        self.outgoing = NIOLoopBoundBox(nil, eventLoop: channel.eventLoop)
+        self.outgoing = NIOLoopBoundBox(channel.allocator.buffer(capacity: 512), eventLoop: channel.eventLoop)
     }
 
     /// Writes one H4 packet to the controller (from any thread).
@@ -50,17 +56,24 @@ public final class H4Transport: @unchecked Sendable {
             channel.write(Self.encode(packet, allocator: channel.allocator), promise: nil)
             return
         }
-        if outgoing.value == nil { outgoing.value = channel.allocator.buffer(capacity: 512) }
-        outgoing.value!.writeH4Packet(packet)
+        outgoing.withValue { buffer in
+            if buffer.readableBytes == 0 {
+                // Unique again once the channel has written the last flush: no allocation.
+                if buffer.capacity > Self.keptCapacity { buffer = channel.allocator.buffer(capacity: 512) } else { buffer.clear() }
+            }
+            buffer.writeH4Packet(packet)
+        }
     }
 
     /// Sends what `write` queued. On the event loop only.
     public func flush() {
-        if let buffer = outgoing.value {
-            outgoing.value = nil
-            channel.write(buffer, promise: nil)
+        let gathered = outgoing.withValue { buffer -> Bool in
+            guard buffer.readableBytes > 0 else { return false }
+            channel.writeAndFlush(buffer, promise: nil)  // one trip down the pipeline, not two
+            buffer.moveReaderIndex(to: buffer.writerIndex)  // sent: no storage write, so no copy
+            return true
         }
-        channel.flush()
+        if !gathered { channel.flush() }
     }
 
     /// One packet in a buffer of its own (`send`, the user channel).
@@ -86,9 +99,11 @@ public final class H4Transport: @unchecked Sendable {
         to spec: TransportSpec,
         group: any EventLoopGroup,
         onPacket: @escaping PacketHandler,
+        onReadComplete: @escaping ReadCompleteHandler = {},
         onClose: @escaping CloseHandler = { _ in }
     ) -> EventLoopFuture<H4Transport> {
         let eventLoop = group.next()
+        let handlers = H4PacketReader.Handlers(packet: onPacket, readComplete: onReadComplete, close: onClose)
         let channelFuture: EventLoopFuture<any Channel>
         switch spec {
         case .tcp(let host, let port):
@@ -96,13 +111,13 @@ public final class H4Transport: @unchecked Sendable {
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .connectTimeout(.seconds(10))
                 .channelInitializer { channel in
-                    addStreamHandlers(to: channel, onPacket: onPacket, onClose: onClose)
+                    addStreamHandlers(to: channel, handlers: handlers)
                 }
                 .connect(host: host, port: port)
         case .unix(let path):
             channelFuture = ClientBootstrap(group: eventLoop)
                 .channelInitializer { channel in
-                    addStreamHandlers(to: channel, onPacket: onPacket, onClose: onClose)
+                    addStreamHandlers(to: channel, handlers: handlers)
                 }
                 .connect(unixDomainSocketPath: path)
         case .serial(let device, let baudRate, let flowControl):
@@ -114,7 +129,7 @@ public final class H4Transport: @unchecked Sendable {
             }
             channelFuture = NIOPipeBootstrap(group: eventLoop)
                 .channelInitializer { channel in
-                    addStreamHandlers(to: channel, onPacket: onPacket, onClose: onClose)
+                    addStreamHandlers(to: channel, handlers: handlers)
                 }
                 .takingOwnershipOfDescriptor(inputOutput: descriptor)
                 .always { result in
@@ -127,8 +142,7 @@ public final class H4Transport: @unchecked Sendable {
             } catch {
                 return eventLoop.makeFailedFuture(error)
             }
-            return connectDatagram(
-                descriptor: descriptor, spec: spec, eventLoop: eventLoop, onPacket: onPacket, onClose: onClose)
+            return connectDatagram(descriptor: descriptor, spec: spec, eventLoop: eventLoop, handlers: handlers)
         case .kernel:
             return eventLoop.makeFailedFuture(
                 HCITransportError("\(spec) is the kernel transport, not an H4 transport"))
@@ -136,7 +150,7 @@ public final class H4Transport: @unchecked Sendable {
         return channelFuture.map { H4Transport(spec: spec, channel: $0, gathers: true) }
     }
 
-    /// Async form of ``connect(to:group:onPacket:onClose:)``.
+    /// Async form of ``connect(to:group:onPacket:onReadComplete:onClose:)``.
     public static func connect(
         to spec: TransportSpec,
         group: any EventLoopGroup,
@@ -149,8 +163,7 @@ public final class H4Transport: @unchecked Sendable {
     /// Wraps a datagram descriptor (one H4 packet per datagram, as on the HCI user channel).
     /// Takes ownership of `descriptor`, closing it if the channel cannot be made.
     static func connectDatagram(
-        descriptor: CInt, spec: TransportSpec, eventLoop: any EventLoop,
-        onPacket: @escaping PacketHandler, onClose: @escaping CloseHandler
+        descriptor: CInt, spec: TransportSpec, eventLoop: any EventLoop, handlers: H4PacketReader.Handlers
     ) -> EventLoopFuture<H4Transport> {
         NIOPipeBootstrap(group: eventLoop)
             // One datagram per read: the buffer must hold the largest packet or it is truncated.
@@ -159,7 +172,7 @@ public final class H4Transport: @unchecked Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers(
                         H4DatagramWriter(descriptor: descriptor),
-                        H4PacketReader(stream: false, onPacket: onPacket, onClose: onClose)
+                        H4PacketReader(stream: false, handlers: handlers)
                     )
                 }
             }
@@ -170,12 +183,10 @@ public final class H4Transport: @unchecked Sendable {
             .map { H4Transport(spec: spec, channel: $0, gathers: false) }
     }
 
-    private static func addStreamHandlers(
-        to channel: any Channel, onPacket: @escaping PacketHandler, onClose: @escaping CloseHandler
-    ) -> EventLoopFuture<Void> {
+    private static func addStreamHandlers(to channel: any Channel, handlers: H4PacketReader.Handlers) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             // Bytes both ways: `write` encodes, `H4PacketReader` deframes and delivers.
-            try channel.pipeline.syncOperations.addHandler(H4PacketReader(stream: true, onPacket: onPacket, onClose: onClose))
+            try channel.pipeline.syncOperations.addHandler(H4PacketReader(stream: true, handlers: handlers))
         }
     }
 }
