@@ -42,11 +42,11 @@ import Testing
             for packetLength in [1, 2, 3, 4, 5, 8, 27, 251] {
                 for channel in [L2CAPChannelID.att, .smp, .leSignalling] {
                     var packets: [[UInt8]] = []
-                    ACLScheduler.fragment(payload, channel: channel, handle: 0x0ABC, packetLength: packetLength, into: &packets)
+                    ACLFragmenter.fragment(payload, channel: channel, handle: 0x0ABC, packetLength: packetLength, into: &packets)
                     let expected = try ACLFragmenter.fragment(L2CAPBasicFrame(channelID: channel, payload: payload), handle: 0x0ABC, maximumDataLength: packetLength)
                     #expect(packets == expected.map { $0.encoded() }, "payload \(length), packets of \(packetLength)")
                     if 4 + length <= packetLength {
-                        #expect([ACLScheduler.onePacket(payload, channel: channel, handle: 0x0ABC)] == packets)
+                        #expect([ACLFragmenter.onePacket(payload, channel: channel, handle: 0x0ABC)] == packets)
                     }
                 }
             }

@@ -129,66 +129,13 @@ struct ACLScheduler: Sendable {
             }
             if L2CAPBasicFrame.headerLength + payload.count <= packetLength, payload.count <= L2CAPBasicFrame.maximumPayloadLength {
                 l.inFlight += 1
-                return onePacket(payload, channel: channel, handle: l.handle)
+                return ACLFragmenter.onePacket(payload, channel: channel, handle: l.handle)
             }
-            fragment(payload, channel: channel, handle: l.handle, packetLength: packetLength, into: &l.fragments)
+            ACLFragmenter.fragment(payload, channel: channel, handle: l.handle, packetLength: packetLength, into: &l.fragments)
         }
         guard let packet = l.fragments.popFirst() else { return nil }
         l.inFlight += 1
         return packet
-    }
-
-    /// `fragment` of a frame that fits one packet.
-    static func onePacket(_ payload: [UInt8], channel: L2CAPChannelID, handle: UInt16) -> [UInt8] {
-        let length = L2CAPBasicFrame.headerLength + payload.count
-        var p: [UInt8] = []
-        p.reserveCapacity(HCIACLPacket.headerLength + length)
-        p.append(UInt8(handle & 0xFF))
-        p.append(UInt8((handle & 0x0FFF) >> 8))
-        p.append(UInt8(length & 0xFF))
-        p.append(UInt8(length >> 8))
-        p.append(UInt8(payload.count & 0xFF))
-        p.append(UInt8(payload.count >> 8))
-        p.append(UInt8(channel.rawValue & 0xFF))
-        p.append(UInt8(channel.rawValue >> 8))
-        p.append(contentsOf: payload)
-        return p
-    }
-
-    /// The L2CAP basic frame (Vol 3 Part A §3.1) of `payload` on `channel`, in HCI ACL
-    /// packets of at most `packetLength` data octets (Vol 4 Part E §5.4.2), encoded straight
-    /// into each packet's bytes; as `ACLFragmenter.fragment` then `HCIACLPacket.encoded`.
-    static func fragment<Packets: RangeReplaceableCollection<[UInt8]>>(
-        _ payload: [UInt8], channel: L2CAPChannelID, handle: UInt16, packetLength: Int, into out: inout Packets
-    ) {
-        guard payload.count <= L2CAPBasicFrame.maximumPayloadLength else { return }
-        let header = 4
-        let total = header + payload.count
-        let size = max(1, min(packetLength, 0xFFFF))
-        var start = 0
-        repeat {
-            let end = min(start + size, total)
-            let word = handle & 0x0FFF | (start == 0 ? 0 : UInt16(ACLPacketBoundary.continuing.rawValue) << 12)
-            var p: [UInt8] = []
-            p.reserveCapacity(HCIACLPacket.headerLength + end - start)
-            p.append(UInt8(word & 0xFF))
-            p.append(UInt8(word >> 8))
-            p.append(UInt8((end - start) & 0xFF))
-            p.append(UInt8((end - start) >> 8))
-            var k = start
-            while k < min(end, header) {
-                switch k {
-                case 0: p.append(UInt8(payload.count & 0xFF))
-                case 1: p.append(UInt8(payload.count >> 8))
-                case 2: p.append(UInt8(channel.rawValue & 0xFF))
-                default: p.append(UInt8(channel.rawValue >> 8))
-                }
-                k += 1
-            }
-            if end > header { p.append(contentsOf: payload[(max(start, header) - header)..<(end - header)]) }
-            out.append(p)
-            start = end
-        } while start < total
     }
 
     /// Violations of the flow-control invariants (empty when they hold): credits plus the
