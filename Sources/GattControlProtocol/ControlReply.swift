@@ -72,6 +72,57 @@ public struct ControlStatus: Sendable, Equatable {
     public var advertising: Bool
     /// Whether the controller can be used (the last `state` event).
     public var state: ControlControllerState = .unknown
+    /// Every advertising set, the primary first (empty: not reported).
+    public var sets: [AdvertisingSetStatus] = []
+
+    /// One advertising set in `status`: `{"id","advertising","pdus","primary_phy","secondary_phy",
+    /// "connectable","scannable","advertising_data","scan_response"}` (PHYs for extended sets only).
+    public struct AdvertisingSetStatus: Sendable, Equatable {
+        public var id: String
+        public var advertising: Bool
+        public var pdus: AdvertisingPDUs
+        public var connectable: Bool
+        public var scannable: Bool
+        public var advertisingData: [UInt8]
+        public var scanResponse: [UInt8]
+
+        public init(id: String, advertising: Bool, payloads p: AdvertisingPayloads) {
+            self.id = id
+            self.advertising = advertising
+            pdus = p.pdus
+            connectable = p.isConnectable
+            scannable = p.isScannable
+            advertisingData = p.advertisingData
+            scanResponse = p.isScannable ? p.scanResponseData : []
+        }
+
+        var json: JSONText {
+            var m: [(String, JSONText)] = [("id", .string(id)), ("advertising", .bool(advertising)), ("pdus", .string(pdus.isExtended ? "extended" : "legacy"))]
+            if case .extended(let primary, let secondary) = pdus {
+                m += [("primary_phy", .string(primary.configName)), ("secondary_phy", .string(secondary.configName))]
+            }
+            m += [("connectable", .bool(connectable)), ("scannable", .bool(scannable)), ("advertising_data", ControlValue(hex: advertisingData).json)]
+            if scannable { m.append(("scan_response", ControlValue(hex: scanResponse).json)) }
+            return .object(m)
+        }
+
+        init(_ o: ControlObjectReader) throws(ControlError) {
+            id = try o.string("id")
+            advertising = try o.bool("advertising")
+            if try o.oneOf("pdus", ["legacy", "extended"]) == "extended" {
+                let names = AdvertisingPHY.allCases.map(\.configName)
+                pdus = .extended(
+                    primaryPHY: AdvertisingPHY(configName: try o.oneOf("primary_phy", names)) ?? .le1M,
+                    secondaryPHY: AdvertisingPHY(configName: try o.oneOf("secondary_phy", names)) ?? .le1M)
+            } else {
+                pdus = .legacy
+            }
+            connectable = try o.bool("connectable")
+            scannable = try o.bool("scannable")
+            advertisingData = try o.value("advertising_data").bytes
+            scanResponse = o.has("scan_response") ? try o.value("scan_response").bytes : []
+        }
+    }
     /// The controller's (identity) address.
     public var address: BluetoothAddress
     public var connections: [Central]
@@ -143,11 +194,14 @@ public struct ControlStatus: Sendable, Equatable {
                     ("queue", .int(c.queue)),
                 ] + (c.identity.map { [("identity", JSONText.string($0.description))] } ?? []))
             })),
-        ] + payloads + [("state", .string(state.rawValue))]
+        ] + payloads + [("state", .string(state.rawValue))] + (sets.isEmpty ? [] : [("sets", .array(sets.map(\.json)))])
     }
 
     init(_ o: ControlObjectReader) throws(ControlError) {
         advertising = try o.bool("advertising")
+        if o.has("sets") {
+            for s in try o.objects("sets") { sets.append(try AdvertisingSetStatus(s)) }
+        }
         if o.has("state") {
             state = ControlControllerState(rawValue: try o.oneOf("state", ControlControllerState.allCases.map(\.rawValue))) ?? .unknown
         }

@@ -16,7 +16,8 @@ public enum ControlCommand: Sendable, Equatable {
     case watch(requests: Bool?)
     /// Answer a forwarded read/write request (a success without `"value"` is the empty value).
     case respond(request: UInt64, result: Result<ControlValue, ATTError>)
-    case advertise(enable: Bool)
+    /// Advertising on or off, for one set (`set` nil: the primary set, the config's `advertising`).
+    case advertise(enable: Bool, set: String? = nil)
     case disconnect(central: String)
     /// Answer a pairing prompt (`central` nil: the only prompt waiting).
     case pairingRespond(central: String?, answer: ControlPairingAnswer)
@@ -89,8 +90,9 @@ extension ControlRequest {
             m += [("request", .rawNumber(String(r))), ("status", .string("success")), ("value", v.json)]
         case .respond(let r, .failure(let e)):
             m += [("request", .rawNumber(String(r))), ("status", .string(e.name))]
-        case .advertise(let enable):
+        case .advertise(let enable, let set):
             m.append(("enable", .bool(enable)))
+            if let set { m.append(("set", .string(set))) }
         case .disconnect(let central), .unbond(let central):
             m.append(("central", .string(central)))
         case .pairingRespond(let central, let answer):
@@ -185,7 +187,7 @@ extension ControlRequest {
             }
             return .respond(request: request, result: .failure(e))
         case "advertise":
-            return .advertise(enable: try o.bool("enable"))
+            return .advertise(enable: try o.bool("enable"), set: try o.optionalString("set"))
         case "disconnect":
             return .disconnect(central: try o.string("central"))
         case "pairing_respond":

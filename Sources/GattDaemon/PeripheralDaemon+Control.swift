@@ -67,10 +67,13 @@ extension PeripheralDaemon {
             scanResponse: core.payloads.parameters.advertisingType.isScannable || !core.payloads.scanResponseData.isEmpty
                 ? core.payloads.scanResponseData : nil)
         status.state = controllerState.state
+        status.sets = core.allSets.map { ControlStatus.AdvertisingSetStatus(id: $0.id, advertising: core.isOnAir($0.id), payloads: $0.payloads) }
         return status
     }
 
-    public func setAdvertising(_ enabled: Bool) { process(core.setAdvertisingWanted(enabled)) }
+    public func setAdvertising(_ enabled: Bool, set: String?) { process(core.setAdvertisingWanted(enabled, set: set)) }
+
+    public var advertisingSetIDs: [String] { core.allSets.map(\.id) }
 
     public func disconnect(_ connection: ConnectionID) { process(core.disconnect(connection)) }
 

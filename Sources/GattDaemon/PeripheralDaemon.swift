@@ -79,8 +79,15 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         let database = DaemonOptions.initialDatabase(configuration, persisted: persisted, logger: logger)
         var att = options.attServerConfiguration
         att.minimumKeySize = configuration.security.minimumKeySize
-        self.core = Peripheral(database: database, payloads: payloads, maxConnections: configuration.advertising.maxConnections, att: att)
+        self.core = Peripheral(
+            database: database, payloads: payloads, otherSets: Self.otherSets(configuration), maxConnections: configuration.advertising.maxConnections, att: att)
         self.core.securityOnConnect = configuration.security.securityOnConnect
+    }
+
+    /// The config's `advertising_sets`, built (the loader validated them: a set that does not
+    /// build is left out, with the rest).
+    static func otherSets(_ configuration: GattConfiguration) -> [AdvertisingSet] {
+        configuration.advertisingSets.compactMap { try? $0.build() }
     }
 
     var now: Duration { ContinuousClock.now - origin }
@@ -224,7 +231,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             self.core.setMinimumEncryptionKeySize(new.security.minimumKeySize)
             self.core.securityOnConnect = new.security.securityOnConnect
             let before = self.core.database.serviceFingerprints
-            self.process(self.core.reload(database: database, payloads: payloads, maxConnections: new.advertising.maxConnections, now: self.now))
+            self.process(self.core.reload(
+                database: database, payloads: payloads, otherSets: Self.otherSets(new), maxConnections: new.advertising.maxConnections, now: self.now))
             self.reloadedClientStates(before: before)
             try? self.options.notifier.ready(status: self.statusLine())
             self.releaseCleanPages()
@@ -275,7 +283,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             case .send(let id, let pdu):
                 if logsPDUs { eventLog.attPDU(pdu, sent: true, central: self.centralName(id)) }
                 transport.send(pdu, on: id)
-            case .setAdvertising(let payloads): transport.setAdvertising(payloads)
+            case .setAdvertising(let sets): transport.setAdvertising(sets)
             case .disconnect(let id, let reason): transport.disconnect(id, reason: reason)
             case .requestSecurity(let id, let level, let reason): transport.requestSecurity(id, level: level, reason: reason)
             case .event(let e): emit(e)
@@ -313,7 +321,13 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         case .controllerLost(let reason):
             if stopping { finishStop() } else { setControllerState(.resetting, reason: reason); retry(after: reason) }
             if readyNotified, !stopping { try? options.notifier.status(options.waitingStatus) }
-        case .advertisingChanged(let on):
+        case .advertisingChanged(let on, let set) where set != AdvertisingSet.primaryID:
+            logger.info("advertising set \"\(set)\" \(on ? "on the air" : "stopped")")
+            controlEventHandler?(.advertising(set: set, on ? .started : .stopped, reason: nil))
+        case .advertisingRefused(_, let reason, let set) where set != AdvertisingSet.primaryID:
+            logger.warning("cannot advertise set \"\(set)\": \(reason)")
+            controlEventHandler?(.advertising(set: set, .failed, reason: reason))
+        case .advertisingChanged(let on, _):
             eventLog.advertising(on, core.payloads)
             if on { refusalLogged = false }
             controlEventHandler?(.advertising(set: "primary", on ? .started : .stopped, reason: nil))
@@ -322,7 +336,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
                 releaseCleanPages()
             }
             if on, readyNotified { try? options.notifier.status(statusLine()) }
-        case .advertisingRefused(let whileConnected, let reason):
+        case .advertisingRefused(let whileConnected, let reason, _):
             controlEventHandler?(.advertising(set: "primary", .failed, reason: reason))
             if whileConnected {
                 // Many controllers cannot advertise connectable while connected.

@@ -24,8 +24,9 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     func send(_ pdu: [UInt8], on id: ConnectionID)
     /// Sends what `send` queued (the daemon calls it once it has performed a batch of outputs).
     func flush()
-    /// Advertise with these payloads, or stop (nil); `.advertisingChanged` reports the result.
-    func setAdvertising(_ payloads: AdvertisingPayloads?)
+    /// Advertise exactly these sets (by `AdvertisingSet.id`), stop the others;
+    /// `.advertisingChanged` / `.advertisingRefused` report each set's result.
+    func setAdvertising(_ sets: [AdvertisingSet])
     func disconnect(_ id: ConnectionID, reason: HCIStatus)
     /// Ask the central to pair or encrypt (SMP Security Request), where the transport can.
     func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError)

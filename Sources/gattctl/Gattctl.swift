@@ -334,7 +334,7 @@ struct Watch: ParsableCommand {
 // MARK: - advertise / disconnect
 
 struct Advertise: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Turn advertising on or off.")
+    static let configuration = CommandConfiguration(abstract: "Turn advertising on or off (the primary set, or one of the config's advertising_sets).")
 
     enum State: String, ExpressibleByArgument, CaseIterable {
         case on, off
@@ -342,10 +342,11 @@ struct Advertise: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "on or off.") var state: State
+    @Option(help: "The advertising set's id (default: the primary set, the config's advertising).") var set: String?
 
     func run() throws {
         try runReportingFailures { () throws(GattctlFailure) in
-            try global.connect().expectOK(.advertise(enable: state == .on))
+            try global.connect().expectOK(.advertise(enable: state == .on, set: set))
         }
     }
 }

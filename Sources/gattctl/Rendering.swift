@@ -24,6 +24,7 @@ enum Rendering {
         out += "address      \(status.address)\n"
         out += "connections  \(status.connections.count)\n"
         out += advertisingPayloads(status)
+        out += otherSets(status)
         guard !status.connections.isEmpty else { return out }
 
         var rows: [[String]] = [["CENTRAL", "TYPE", "MTU", "SECURITY", "QUEUE", "SUBSCRIPTIONS"]]
@@ -71,6 +72,20 @@ enum Rendering {
             lines.append("scan response: none (the advertisement is not scannable)")
         }
         return "\n" + lines.map { $0 + "\n" }.joined()
+    }
+
+    /// The config's `advertising_sets` (the primary set is shown above): one heading each —
+    /// id, on or off, legacy or extended with PHYs, connectable/scannable — and its payloads decoded.
+    static func otherSets(_ status: ControlStatus) -> String {
+        var lines: [String] = []
+        for set in status.sets where set.id != AdvertisingSet.primaryID {
+            let kind = [set.connectable ? "connectable" : "non-connectable", set.scannable ? "scannable" : nil].compactMap { $0 }.joined(separator: ", ")
+            lines.append("")
+            lines.append("set \(set.id): \(set.advertising ? "advertising" : "off"), \(set.pdus), \(kind)")
+            lines += AdvertisingDataStructure.describe(payload: set.advertisingData, title: "advertising data")
+            if set.scannable { lines += AdvertisingDataStructure.describe(payload: set.scanResponse, title: "scan response") }
+        }
+        return lines.map { $0 + "\n" }.joined()
     }
 
     /// `10:00:00.123 written central=11:22:33:44:55:66 characteristic=label value=4869 "Hi"`

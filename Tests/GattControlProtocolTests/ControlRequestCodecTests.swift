@@ -44,6 +44,7 @@ struct ControlRequestCodecTests {
          #"{"op":"respond","request":18446744073709551615,"status":"write_not_permitted"}"#),
         (ControlRequest(command: .advertise(enable: false)), #"{"op":"advertise","enable":false}"#),
         (ControlRequest(command: .advertise(enable: true)), #"{"op":"advertise","enable":true}"#),
+        (ControlRequest(command: .advertise(enable: false, set: "beacon")), #"{"op":"advertise","enable":false,"set":"beacon"}"#),
         (ControlRequest(id: .rawNumber("9"), command: .disconnect(central: "11:22:33:44:55:66")),
          #"{"op":"disconnect","central":"11:22:33:44:55:66","id":9}"#),
     ])

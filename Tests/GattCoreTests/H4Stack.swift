@@ -113,7 +113,7 @@ struct H4Stack {
         for o in outputs {
             switch o {
             case .send(let id, let pdu): host.send(pdu, on: id)
-            case .setAdvertising(let p): out += run(host.setAdvertising(p, now: now), now)
+            case .setAdvertising(let sets): out += run(host.setAdvertising(sets.first(where: \.isPrimary)?.payloads, now: now), now)
             case .disconnect(let id, let reason): out += run(host.disconnect(id, reason: reason, now: now), now)
             case .requestSecurity(let id, _, _): out += run(host.requestSecurity(id, now: now), now)
             case .event(let e): out += Self.translate(e, connections: host.connections).map { .event($0) }
@@ -127,8 +127,8 @@ struct H4Stack {
             HostConnection(handle: c.handle ?? c.id.rawValue, peerAddress: c.address, peerAddressType: c.addressType, security: c.security)
         }
         switch e {
-        case .advertisingChanged(let on): return [.advertisingChanged(on)]
-        case .advertisingRefused(let whileConnected, let reason):
+        case .advertisingChanged(let on, _): return [.advertisingChanged(on)]
+        case .advertisingRefused(let whileConnected, let reason, _):
             return [.warning(whileConnected ? "the controller refused to advertise while connected (\(reason)); advertising resumes after a disconnection" : "advertising refused: \(reason)")]
         case .connected(let c): return [.connected(hc(c))]
         case .disconnected(let c, let reason, _): return [.disconnected(hc(c), reason: reason)]

@@ -8,6 +8,7 @@ import Testing
         advertisingData: [0x02, 0x01, 0x06], scanResponseData: [],
         parameters: AdvertisingParameters(intervalMin: 0xA0, intervalMax: 0xF0, advertisingType: .connectableUndirected),
         isBeaconOnly: false)
+    static let primary = AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: payloads)
     static let address = BluetoothAddress("C0:FF:EE:00:00:01")!
     static let centralA = TransportPeer(address: BluetoothAddress("11:22:33:44:55:66")!, addressType: .random, handle: 0x40)
     static let centralB = TransportPeer(address: BluetoothAddress("11:22:33:44:55:77")!, addressType: .public, handle: 0x41)
@@ -36,7 +37,7 @@ import Testing
 
     @Test mutating func readyAsksForAdvertisingWithThePayloads() {
         let out = core.handle(.ready(address: Self.address, description: "test"), now: .zero)
-        #expect(out == [.event(.controllerReady(address: Self.address, description: "test")), .setAdvertising(Self.payloads)])
+        #expect(out == [.event(.controllerReady(address: Self.address, description: "test")), .setAdvertising([Self.primary])])
         #expect(core.advertising == .starting)
         #expect(core.handle(.advertisingChanged(true), now: .zero) == [.event(.advertisingChanged(true))])
         #expect(core.advertising == .advertising && core.isAdvertising)
@@ -79,12 +80,12 @@ import Testing
         #expect(core.advertising == .starting)  // one of two connections: advertise again
         _ = core.handle(.advertisingChanged(true), now: .zero)
         let out = core.handle(.connected(Self.b, Self.centralB), now: .zero)
-        #expect(out.contains(.setAdvertising(nil)))
+        #expect(out.contains(.setAdvertising([])))
         #expect(core.advertising == .stopping)
         _ = core.handle(.advertisingChanged(false), now: .zero)
         #expect(core.advertising == .idle)
         let after = core.handle(.disconnected(Self.b, reason: .remoteUserTerminatedConnection), now: .zero)
-        #expect(after.contains(.setAdvertising(Self.payloads)))
+        #expect(after.contains(.setAdvertising([Self.primary])))
         #expect(Self.events(after).contains { if case .disconnected(let c, .remoteUserTerminatedConnection, nil) = $0 { c.id == Self.b } else { false } })
     }
 
@@ -96,15 +97,15 @@ import Testing
         #expect(!out.contains { if case .setAdvertising = $0 { true } else { false } })
         #expect(core.setAdvertisingWanted(true).isEmpty)
         let after = core.handle(.disconnected(Self.a, reason: .remoteUserTerminatedConnection), now: .zero)
-        #expect(after.contains(.setAdvertising(Self.payloads)))
+        #expect(after.contains(.setAdvertising([Self.primary])))
     }
 
     @Test mutating func theAdvertiseOpTurnsItOffAndOn() {
         connected()
         _ = core.handle(.advertisingChanged(true), now: .zero)
-        #expect(core.setAdvertisingWanted(false) == [.setAdvertising(nil)])
+        #expect(core.setAdvertisingWanted(false) == [.setAdvertising([])])
         #expect(core.setAdvertisingWanted(false).isEmpty)
-        #expect(core.setAdvertisingWanted(true) == [.setAdvertising(Self.payloads)])
+        #expect(core.setAdvertisingWanted(true) == [.setAdvertising([Self.primary])])
     }
 
     @Test mutating func insufficientEncryptionAsksForSecurityOnce() {
@@ -174,7 +175,7 @@ import Testing
         var p = Self.payloads
         p.advertisingData = [0x02, 0x01, 0x04]
         let out = core.reload(database: core.database, payloads: p, maxConnections: 2, now: .zero)
-        #expect(out.contains(.setAdvertising(p)))
+        #expect(out.contains(.setAdvertising([AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: p)])))
     }
 
     @Test mutating func shutdownStopsAdvertisingAndDisconnectsEveryone() {
@@ -183,7 +184,7 @@ import Testing
         _ = core.handle(.connected(Self.b, Self.centralB), now: .zero)
         let out = core.shutdown()
         #expect(out == [
-            .setAdvertising(nil), .disconnect(Self.a, reason: .remoteUserTerminatedConnection), .disconnect(Self.b, reason: .remoteUserTerminatedConnection),
+            .setAdvertising([]), .disconnect(Self.a, reason: .remoteUserTerminatedConnection), .disconnect(Self.b, reason: .remoteUserTerminatedConnection),
         ])
         #expect(!core.isIdle)
         _ = core.handle(.advertisingChanged(false), now: .zero)

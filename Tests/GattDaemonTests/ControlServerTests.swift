@@ -51,7 +51,8 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
         return true
     }
     func status() -> ControlStatus { ControlStatus(advertising: advertising.last ?? true, address: .zero, connections: []) }
-    func setAdvertising(_ enabled: Bool) { advertising.append(enabled) }
+    func setAdvertising(_ enabled: Bool, set: String?) { advertising.append(enabled) }
+    var advertisingSetIDs: [String] { ["primary", "beacon"] }
     func disconnect(_ connection: ConnectionID) { centrals = centrals.filter { $0.value != connection } }
     func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool { pending.remove(request.rawValue) != nil }
     func setControlClientAttached(_ attached: Bool) { attachedHistory.append(attached) }

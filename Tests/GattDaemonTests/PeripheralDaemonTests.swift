@@ -19,6 +19,7 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     private(set) var opens = 0
     private(set) var sent: [(ConnectionID, [UInt8])] = []
     private(set) var advertising: [AdvertisingPayloads?] = []
+    private(set) var advertisingRequests: [[AdvertisingSet]] = []
     private(set) var disconnects: [ConnectionID] = []
     private(set) var closed = false
     private(set) var pairingAnswers: [PairingUserAnswer] = []
@@ -37,7 +38,11 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     }
     func send(_ pdu: [UInt8], on id: ConnectionID) { sent.append((id, pdu)) }
     func flush() {}
-    func setAdvertising(_ payloads: AdvertisingPayloads?) { advertising.append(payloads) }
+    /// Records the primary set's payloads (nil: not asked for) and every request whole.
+    func setAdvertising(_ sets: [AdvertisingSet]) {
+        advertising.append(sets.first(where: \.isPrimary)?.payloads)
+        advertisingRequests.append(sets)
+    }
     func disconnect(_ id: ConnectionID, reason: HCIStatus) { disconnects.append(id) }
     func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {}
     func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) { pairingAnswers.append(answer) }

@@ -158,7 +158,7 @@ extension Host {
         let (events, next) = advertising.batchFinished(failure: status == .success ? nil : (command, status), connected: !connections.isEmpty)
         var out: [HostOutput] = []
         for e in events {
-            if case .advertisingRefused(let whileConnected, _) = e, !whileConnected {
+            if case .advertisingRefused(let whileConnected, _, _) = e, !whileConnected {
                 // A controller that will not advertise at all is not usable as a peripheral.
                 out.append(.event(.fatal("\(command.name) failed: \(status)")))
                 continue

@@ -4,7 +4,10 @@ extension Peripheral {
     /// characteristics with the same id carry over) and indicates Service Changed
     /// (for the handles of the services that changed, §7.1) to subscribed centrals; otherwise only the GAP values (not part of
     /// the hash) are updated. New advertising payloads restart advertising with them.
-    public mutating func reload(database new: GATTDatabase, payloads newPayloads: AdvertisingPayloads, maxConnections newMax: Int?, now: Duration) -> [PeripheralOutput] {
+    public mutating func reload(
+        database new: GATTDatabase, payloads newPayloads: AdvertisingPayloads, otherSets newSets: [AdvertisingSet] = [], maxConnections newMax: Int?,
+        now: Duration
+    ) -> [PeripheralOutput] {
         var out: [PeripheralOutput] = []
         var outcome = ReloadOutcome(databaseHashes: nil, serviceChanged: nil, advertisingChanged: false)
         let old = database
@@ -25,10 +28,13 @@ extension Peripheral {
         if newPayloads != payloads {
             payloads = newPayloads
             outcome.advertisingChanged = true
-            if advertising.isOnOrStarting, shouldAdvertise {
-                advertising = .starting
-                out.append(.setAdvertising(newPayloads))
-            }
+            // Asked again with the new payloads (the list of sets differs from the last request).
+            if advertising.isOnOrStarting, shouldAdvertise { advertising = .starting }
+        }
+        if newSets != otherSets {
+            otherSets = newSets
+            otherSetsRefused = []
+            outcome.advertisingChanged = true
         }
         out += reconcileAdvertising()
         return out + [.event(.reloaded(outcome))]

@@ -17,23 +17,40 @@ public struct Peripheral: Sendable {
     public private(set) var isAdvertising = false
     /// Whether the `advertise` control op wants advertising.
     public private(set) var advertisingWanted = true
+    /// The primary set's payloads (the config's `advertising`).
     public internal(set) var payloads: AdvertisingPayloads
+    /// The config's `advertising_sets`: advertised beside the primary set (see Peripheral+AdvertisingSets).
+    public internal(set) var otherSets: [AdvertisingSet]
+    /// The other sets the transport reported on the air.
+    public internal(set) var otherSetsOnAir: Set<String> = []
+    /// Other sets the `advertise` op turned off.
+    var otherSetsOff: Set<String> = []
+    /// Other sets the controller refused: asked again after a disconnection, a reload or an `advertise`.
+    var otherSetsRefused: Set<String> = []
+    /// The sets the transport was last asked to advertise.
+    var requestedSets: [AdvertisingSet] = []
     public internal(set) var maxConnections: Int
     /// The address centrals see; nil while there is no controller.
     public private(set) var address: BluetoothAddress?
     /// `shutdown()` was called: no more advertising.
     public private(set) var isStopping = false
 
-    public init(database: GATTDatabase, payloads: AdvertisingPayloads, maxConnections: Int?, att configuration: ATTServerConfiguration = ATTServerConfiguration()) {
+    public init(
+        database: GATTDatabase, payloads: AdvertisingPayloads, otherSets: [AdvertisingSet] = [], maxConnections: Int?,
+        att configuration: ATTServerConfiguration = ATTServerConfiguration()
+    ) {
         self.att = ATTServer(database: database, configuration: configuration)
         self.payloads = payloads
+        self.otherSets = otherSets
         self.maxConnections = maxConnections ?? Int.max
     }
 
     public var database: GATTDatabase { att.database }
     public var nextDeadline: Duration? { att.nextDeadline }
     /// Nothing left to do for a clean stop: no central, advertising off.
-    public var isIdle: Bool { connections.isEmpty && !isAdvertising && advertising != .starting && advertising != .stopping }
+    public var isIdle: Bool {
+        connections.isEmpty && !isAdvertising && advertising != .starting && advertising != .stopping && otherSetsOnAir.isEmpty
+    }
     /// The connection of a central, by address.
     public func connection(of address: BluetoothAddress) -> ConnectionID? {
         connections.values.filter { $0.address == address }.map(\.id).min { $0.rawValue < $1.rawValue }
@@ -46,6 +63,8 @@ public struct Peripheral: Sendable {
         case .ready(let address, let description):
             self.address = address
             advertising = .idle
+            requestedSets = []
+            otherSetsRefused = []
             return [.event(.controllerReady(address: address, description: description))] + reconcileAdvertising()
         case .lost(let reason):
             var out: [PeripheralOutput] = []
@@ -54,7 +73,9 @@ public struct Peripheral: Sendable {
             }
             address = nil
             advertising = .noController
+            requestedSets = []
             out += advertisingObserved(false)
+            out += otherSetsLost()
             return out + [.event(.controllerLost(reason: reason))]
         case .connected(let id, let peer):
             guard connections[id] == nil else { return [.event(.warning("\(id) reported connected twice; ignored"))] }
@@ -89,15 +110,24 @@ public struct Peripheral: Sendable {
             var out: [PeripheralOutput] = []
             pump(id, at: i, into: &out)
             return out
-        case .advertisingChanged(let on):
+        case .advertisingChanged(let on, let set) where set != AdvertisingSet.primaryID:
+            return otherSetChanged(set, on: on)
+        case .advertisingRefused(let whileConnected, let reason, let set) where set != AdvertisingSet.primaryID:
+            return otherSetRefused(set, whileConnected: whileConnected, reason: reason)
+        case .advertisingChanged(let on, _):
             switch (on, advertising) {
             case (true, .starting), (true, .idle): advertising = .advertising
-            case (false, .advertising), (false, .starting), (false, .stopping): advertising = .idle
+            case (false, .advertising), (false, .starting):
+                // Ended without being asked (a connection): asked again if still wanted.
+                advertising = .idle
+                forgetRequest(AdvertisingSet.primaryID)
+            case (false, .stopping): advertising = .idle
             default: break
             }
             return advertisingObserved(on) + reconcileAdvertising()
-        case .advertisingRefused(let whileConnected, let reason):
+        case .advertisingRefused(let whileConnected, let reason, _):
             advertising = whileConnected && !connections.isEmpty ? .refusedWhileConnected : .idle
+            forgetRequest(AdvertisingSet.primaryID)
             return advertisingObserved(false) + [.event(.advertisingRefused(whileConnected: whileConnected, reason: reason))]
         case .warning(let message):
             return [.event(.warning(message))]
@@ -143,9 +173,14 @@ public struct Peripheral: Sendable {
         return attached ? [] : absorb(att.failPendingRequests(now: now))
     }
 
-    /// The `advertise` control op.
-    public mutating func setAdvertisingWanted(_ wanted: Bool) -> [PeripheralOutput] {
-        advertisingWanted = wanted
+    /// The `advertise` control op (`set`: the primary set when nil).
+    public mutating func setAdvertisingWanted(_ wanted: Bool, set: String? = nil) -> [PeripheralOutput] {
+        guard let set, set != AdvertisingSet.primaryID else {
+            advertisingWanted = wanted
+            return reconcileAdvertising()
+        }
+        if wanted { otherSetsOff.remove(set) } else { otherSetsOff.insert(set) }
+        otherSetsRefused.remove(set)
         return reconcileAdvertising()
     }
 
@@ -168,6 +203,7 @@ public struct Peripheral: Sendable {
     private mutating func closed(_ id: ConnectionID, reason: HCIStatus, detail: String?) -> [PeripheralOutput] {
         guard let c = connections.removeValue(forKey: id) else { return [] }
         if advertising == .refusedWhileConnected { advertising = .idle }
+        otherSetsRefused = []
         return [.event(.disconnected(c, reason: reason, detail: detail))] + absorb(att.disconnect(id))
     }
 
@@ -232,20 +268,20 @@ public struct Peripheral: Sendable {
         advertisingWanted && !isStopping && connections.count < maxConnections
     }
 
-    /// Asks the transport to start or stop advertising when the policy says so.
+    /// Asks the transport to start or stop advertising when the policy says so: the primary
+    /// set's state moves, then the transport gets the whole list of sets if it changed.
     mutating func reconcileAdvertising() -> [PeripheralOutput] {
         switch advertising {
-        case .noController, .refusedWhileConnected:
+        case .noController:
             return []
+        case .refusedWhileConnected:
+            break
         case .idle, .stopping:
-            guard shouldAdvertise else { return [] }
-            advertising = .starting
-            return [.setAdvertising(payloads)]
+            if shouldAdvertise { advertising = .starting }
         case .starting, .advertising:
-            guard !shouldAdvertise else { return [] }
-            advertising = .stopping
-            return [.setAdvertising(nil)]
+            if !shouldAdvertise { advertising = .stopping }
         }
+        return requestSetsIfChanged()
     }
 }
 

@@ -24,8 +24,9 @@ public struct PeripheralConnection: Sendable, Equatable {
 public enum PeripheralOutput: Sendable, Equatable {
     /// Send one ATT PDU (only after a `readyToSend` for that connection).
     case send(ConnectionID, [UInt8])
-    /// Advertise with these payloads (reconfiguring if they changed), or stop (nil).
-    case setAdvertising(AdvertisingPayloads?)
+    /// Advertise exactly these sets (reconfiguring those whose payloads changed); a set not
+    /// listed stops. Empty: advertise nothing.
+    case setAdvertising([AdvertisingSet])
     case disconnect(ConnectionID, reason: HCIStatus)
     /// Ask the central to pair or encrypt: the server refused a request with `reason`
     /// (Insufficient Encryption or Authentication).
@@ -37,8 +38,8 @@ public enum PeripheralOutput: Sendable, Equatable {
 public enum PeripheralEvent: Sendable, Equatable {
     case controllerReady(address: BluetoothAddress, description: String)
     case controllerLost(reason: String)
-    case advertisingChanged(Bool)
-    case advertisingRefused(whileConnected: Bool, reason: String)
+    case advertisingChanged(Bool, set: String = AdvertisingSet.primaryID)
+    case advertisingRefused(whileConnected: Bool, reason: String, set: String = AdvertisingSet.primaryID)
     case connected(PeripheralConnection)
     case disconnected(PeripheralConnection, reason: HCIStatus, detail: String?)
     case securityChanged(PeripheralConnection)

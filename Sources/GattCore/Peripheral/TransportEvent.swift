@@ -37,11 +37,11 @@ public enum TransportEvent: Sendable, Equatable {
     /// The transport can take one more ATT PDU on this connection (backpressure:
     /// the core sends exactly one PDU per `readyToSend`).
     case readyToSend(ConnectionID)
-    /// The controller started or stopped advertising (a connection stops it too).
-    case advertisingChanged(Bool)
+    /// The controller started or stopped advertising `set` (a connection stops a connectable set too).
+    case advertisingChanged(Bool, set: String = AdvertisingSet.primaryID)
     /// The controller refused to start advertising; `whileConnected`: it cannot
     /// advertise while a central is connected (asked again after a disconnection).
-    case advertisingRefused(whileConnected: Bool, reason: String)
+    case advertisingRefused(whileConnected: Bool, reason: String, set: String = AdvertisingSet.primaryID)
     /// Something worth a log line that changes nothing (malformed packet dropped...).
     case warning(String)
 }

@@ -68,8 +68,11 @@ public enum ControlDispatcher {
                 throw ControlError(.unknownRequest, "no pending request \(request) (already answered, timed out, or its central left)")
             }
             return .now(.success)
-        case .advertise(let enable):
-            p.setAdvertising(enable)
+        case .advertise(let enable, let set):
+            if let set, !p.advertisingSetIDs.contains(set) {
+                throw ControlError(.invalidValue, "no advertising set \"\(set)\"; the sets are \(p.advertisingSetIDs.map { "\"\($0)\"" }.joined(separator: ", "))")
+            }
+            p.setAdvertising(enable, set: set)
             return .now(.success)
         case .disconnect(let central):
             p.disconnect(try connection(central, p))

@@ -21,7 +21,10 @@ public protocol PeripheralControl: AnyObject {
     /// Sets the value without notifying; false when out of range or too long.
     func setValue(characteristic: Int, value: [UInt8]) -> Bool
     func status() -> ControlStatus
-    func setAdvertising(_ enabled: Bool)
+    /// The `advertise` op for one set (nil: the primary set).
+    func setAdvertising(_ enabled: Bool, set: String?)
+    /// The advertising sets' ids, the primary set's first.
+    var advertisingSetIDs: [String] { get }
     func disconnect(_ connection: ConnectionID)
     /// Answers a forwarded read/write; false when the request is unknown
     /// (never issued, answered, timed out, or its central left).

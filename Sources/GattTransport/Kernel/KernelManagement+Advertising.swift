@@ -81,13 +81,21 @@ extension KernelManagement {
         }
 
         /// The instance for these payloads: connectable when the PDU type is; the scan response
-        /// only when the type is scannable; legacy PDUs (no secondary-channel flag).
+        /// only when the set is scannable; legacy PDUs (no secondary-channel flag) or extended
+        /// ones with the set's secondary PHY (mgmt puts the primary channel on LE Coded exactly
+        /// when the secondary is LE Coded; `KernelPeripheralTransport.refusal(of:)` refuses the rest).
         public init(instance: UInt8, payloads: AdvertisingPayloads) {
-            let type = payloads.parameters.advertisingType
             var flags: AdvertisingFlags = []
-            if type.isConnectable { flags.insert(.connectable) }
-            let scanResponse = type.isScannable ? payloads.scanResponseData : []
+            if payloads.isConnectable { flags.insert(.connectable) }
+            let scanResponse = payloads.isScannable ? payloads.scanResponseData : []
             if !scanResponse.isEmpty { flags.insert(.scanResponse) }
+            if case .extended(_, let secondary) = payloads.pdus {
+                switch secondary {
+                case .le1M: flags.insert(.secondary1M)
+                case .le2M: flags.insert(.secondary2M)
+                case .leCoded: flags.insert(.secondaryCoded)
+                }
+            }
             self.init(
                 instance: instance, flags: flags, intervalMin: UInt32(payloads.parameters.intervalMin),
                 intervalMax: UInt32(payloads.parameters.intervalMax), advertisingData: payloads.advertisingData,

@@ -48,7 +48,14 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     var disconnecting: Set<ConnectionID> = []
     /// ConnectionIDs for links whose handle is unknown or still in use start here.
     var spareConnectionID: UInt16 = 0x1000
-    var advertising = KernelAdvertisingDriver(commands: .extended)
+    /// One driver per advertising set (by `AdvertisingSet.id`), made when the set is first asked for.
+    var advertisingDrivers: [String: KernelAdvertisingDriver] = [:]
+    /// The instance number of each other set (the primary's is 1).
+    var advertisingInstances: [String: UInt8] = [:]
+    /// What the kernel offered at the last open (nil: it did not say).
+    var advertisingSupport: AdvertisingSupport?
+    /// Tries of the running advertising operation that the kernel answered Busy.
+    var advertisingBusyRetries = 0
 
     enum AdapterState: Equatable {
         /// Gone or down, or not opened yet.
@@ -82,8 +89,15 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         commandThread.start()
     }
 
-    /// The kernel owns the adapter's addresses and routes the ATT channel by them.
+    /// The kernel owns the adapter's addresses and routes the ATT channel by them; mgmt puts the
+    /// primary advertising channel on LE Coded only together with the secondary one.
     public func refusal(of configuration: GattConfiguration) -> String? {
+        for set in configuration.advertisingSets {
+            if case .extended(.leCoded, let secondary) = set.advertising.pdus, secondary != .leCoded {
+                return "\(set.path).primary_phy: \"coded\" needs \"secondary_phy\": \"coded\" with the kernel transport (kernel:\(adapterName)): "
+                    + "the kernel's advertising API puts both channels on LE Coded or the primary on LE 1M; or use an H4 transport (user:, serial:, tcp:, unix:)"
+            }
+        }
         switch configuration.advertising.ownAddressType {
         case .public: return nil
         case .random:
@@ -218,14 +232,16 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         self.controller = controller
         self.listener = listener
         adapterState = .ready
+        advertisingBusyRetries = 0
         let advertisingSummary: String
+        advertisingDrivers = [:]
         switch support {
         case .success(let s):
-            advertising.reset(commands: s.commands)
+            advertisingSupport = s
             advertisingSummary = s.summary
         case .failure(let error):
             // A kernel before 4.1 has no advertising instances; Add Advertising will say so.
-            advertising.reset(commands: .addAdvertising)
+            advertisingSupport = nil
             advertisingSummary = "advertising features unknown (\(error))"
         }
         listener.start(on: eventLoop) { [weak self] bearer in self?.accepted(bearer) }
@@ -254,11 +270,11 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         let controller = self.controller
         self.controller = nil
         // Our instance outlives the process in the kernel: take it off the air with us.
-        let ownInstance: UInt8? = adapterState == .ready && advertising.state != .off ? advertising.instance : nil
+        let ownInstances = adapterState == .ready ? self.ownInstances : []
         adapterState = .closed
         let index = self.index
         return commandThread.runIfActive(eventLoop: eventLoop) {
-            if let ownInstance { Self.removeOwnAdvertising(index: index, instance: ownInstance) }
+            for instance in ownInstances { try? KernelManagement.removeAdvertising(index: index, instance: instance) }
             controller?.close()
             poller?.shutdown()
         }.always { _ in
@@ -290,7 +306,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         disconnectReasons.removeAll()
         pendingPrompts.removeAll()
         kernelKeys = nil
-        advertising.reset(commands: advertising.commands)
+        advertisingDrivers = [:]
         if let controller { commandThread.submit { _ in controller.close() } }
         controller = nil
         if wasReady { onEvent?(.lost(reason: "\(adapterName) \(why)")) }

@@ -292,9 +292,12 @@ class GattdClient:
         """Advertising, the controller's address, and each connected central."""
         return Status.from_reply(await self.request({"op": "status"}))
 
-    async def advertise(self, enable: bool) -> None:
-        """Turns advertising on or off."""
-        await self.request({"op": "advertise", "enable": bool(enable)})
+    async def advertise(self, enable: bool, set: Optional[str] = None) -> None:
+        """Turns advertising on or off: the primary set, or the advertising set with this id."""
+        request: Dict[str, Any] = {"op": "advertise", "enable": bool(enable)}
+        if set is not None:
+            request["set"] = set
+        await self.request(request)
 
     async def disconnect(self, central: str) -> None:
         """Disconnects a central (by address)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Tuple
 
-_STATUS_KEYS = {"ok", "id", "advertising", "address", "connections", "state"}
+_STATUS_KEYS = {"ok", "id", "advertising", "address", "connections", "state", "sets"}
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,10 @@ class Status:
     """The controller's (identity) address."""
     connections: Tuple[Connection, ...]
     state: str = "unknown"
+    sets: Tuple[Mapping[str, Any], ...] = ()
+    """Every advertising set, the primary first: `id`, `advertising`, `pdus` ("legacy" or
+    "extended", with `primary_phy`/`secondary_phy`), `connectable`, `scannable`,
+    `advertising_data` and `scan_response` (values as `{"hex": ...}`)."""
     """Whether the controller can be used ("powered_on", "powered_off", ...: the `state` event's values)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Members of the reply this client does not know (newer gattd versions)."""
@@ -68,7 +72,8 @@ class Status:
         )
         extra = {k: v for k, v in reply.items() if k not in _STATUS_KEYS}
         return cls(advertising=bool(reply.get("advertising")), address=str(reply.get("address", "")),
-                   connections=connections, state=str(reply.get("state", "unknown")), extra=extra)
+                   connections=connections, state=str(reply.get("state", "unknown")),
+                   sets=tuple(s for s in reply.get("sets", []) if isinstance(s, dict)), extra=extra)
 
 
 @dataclass(frozen=True)
