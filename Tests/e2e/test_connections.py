@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from bumble import att
+from bumble import att, hci
 
 from gatt_central import (
     CONFIG_DIR,
@@ -196,10 +196,20 @@ def test_data_length_and_2m_phy_requested_for_each_connection(controllers, gattd
     link = link_of(controllers, gattd(FULL_CONFIG))
 
     async def body():
-        async with central(link, 1, CENTRAL_1):
+        async with central_device(controllers[1], CENTRAL_1) as device:
+            phy_update = asyncio.get_running_loop().create_future()
+            device.on("connection", lambda connection: connection.on(
+                "connection_phy_update", lambda phy: phy_update.done() or phy_update.set_result(phy)))
+            peer = await connect_peer(device, link.gattd_address)
             # gattd queues LE Set Data Length before LE Set PHY, so once LE Set PHY arrived
             # a data length request would have arrived too.
             phy = await controllers[0].wait_for_command(OPCODE_LE_SET_PHY)
+            # Both hosts hear LE PHY Update Complete once the controller carried out gattd's
+            # request: disconnecting before that races with it (rootcanal then answers
+            # Unknown Connection Identifier, and gattd rightly logs that LE Set PHY failed).
+            updated = await asyncio.wait_for(phy_update, 10)
+            assert (updated.tx_phy, updated.rx_phy) == (hci.Phy.LE_2M, hci.Phy.LE_2M)
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
         handle = connection_handle(link.gattd.log(), CENTRAL_1)
         if data_length_extension:
             # LE Set Data Length (§7.8.33): handle, TX octets 251, TX time 2120 µs.
