@@ -13,7 +13,8 @@ what virtual_controllers.py gives them: controller N at a fixed public address
   rootcanal's HCI port, finds the new device through rootcanal's test channel (`list`)
   and gives it the address F0:F0:F0:F0:F0:0N (`set_device_address`) before the first byte
   of the host is forwarded, so the host reads that address with Read BD_ADDR;
-* forwards the bytes both ways untouched, and records every HCI command the host sends,
+* forwards the bytes both ways (one event corrected, see `corrected`), and records every
+  HCI command the host sends,
   byte for byte, in `<log-dir>/controller-<N>-commands.jsonl` ({"t": seconds, "hex": "01..."}
   per line), as virtual_controllers.py does;
 * a new host connection replaces the old one (like gattd restarting on a UART): the old
@@ -21,7 +22,8 @@ what virtual_controllers.py gives them: controller N at a fixed public address
   made.
 
 rootcanal's link layer, timing and command handling are untouched: only the plumbing is
-ours. It runs in "strict" mode (its default): it aborts on host behaviour it cannot model.
+ours, and the status of one event where rootcanal contradicts the specification
+(`corrected`). It runs in "strict" mode (its default): it aborts on host behaviour it cannot model.
 If rootcanal exits, this script logs its status, closes every host connection and exits 1.
 rootcanal dies with this script (PR_SET_PDEATHSIG), even on SIGKILL.
 
@@ -300,13 +302,29 @@ class ControllerPort:
 
     async def controller_to_host(self, connection: HostConnection) -> None:
         loop = asyncio.get_running_loop()
+        parser = H4Parser()
         while data := await loop.sock_recv(connection.upstream, 65536):
             # rootcanal writes each H4 packet in two send()s (indicator, then the rest) without
             # TCP_NODELAY: Nagle holds the rest until the indicator is acknowledged, and a
             # delayed ACK costs 40 ms per event. Acknowledging at once keeps events prompt.
             quick_ack(connection.upstream)
-            connection.writer.write(data)
+            connection.writer.write(b"".join(corrected(packet) for packet in parser.feed(data)))
             await connection.writer.drain()
+
+
+def corrected(packet: bytes) -> bytes:
+    """rootcanal's events, with its one known deviation from the specification fixed.
+
+    A peripheral's host that rejects encryption (LE Long Term Key Request Negative Reply)
+    makes its Link Layer answer LL_REJECT_EXT_IND with PIN or Key Missing (0x06), and the
+    central's controller reports that in Encryption Change (Vol 6 Part B §5.1.3.1). rootcanal
+    1.10.0 reports Authentication Failure (0x05), its code for any rejection (it compares no
+    keys, so this is the only Encryption Change it fails). Self-test:
+    test_harness.py::test_rejected_encryption_is_pin_or_key_missing."""
+    ENCRYPTION_CHANGE, AUTHENTICATION_FAILURE, PIN_OR_KEY_MISSING = 0x08, 0x05, 0x06
+    if len(packet) == 7 and packet[0] == 0x04 and packet[1] == ENCRYPTION_CHANGE and packet[3] == AUTHENTICATION_FAILURE:
+        return packet[:3] + bytes([PIN_OR_KEY_MISSING]) + packet[4:]
+    return packet
 
 
 def quick_ack(sock: socket.socket) -> None:

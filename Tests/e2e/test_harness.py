@@ -219,6 +219,32 @@ def test_disconnect_reasons_local_and_remote(controllers):
     run(body())
 
 
+@both_link_layers
+def test_rejected_encryption_is_pin_or_key_missing(controllers):
+    """A central encrypts with a key the peripheral's host does not have: the peripheral's
+    host answers LE Long Term Key Request Negative Reply, its Link Layer rejects with PIN or
+    Key Missing (0x06), and the central's Encryption Change carries that status (Vol 6 Part B
+    §5.1.3.1). Stock rootcanal 1.10.0 says Authentication Failure (0x05); corrected in
+    rootcanal_controllers.py."""
+    async def body():
+        async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS) as peripheral, \
+                bumble_device(controllers[1], "central", CENTRAL_ADDRESS) as central:
+            add_test_service(peripheral)  # no keys: it rejects every LTK request
+            await peripheral.start_advertising(advertising_data=ADVERTISING_DATA)
+            peer = await connect(central, PERIPHERAL_ADDRESS)
+            failure = asyncio.get_running_loop().create_future()
+            peer.connection.on("connection_encryption_failure",
+                               lambda error: failure.done() or failure.set_result(error))
+            await central.host.send_command(hci.HCI_LE_Enable_Encryption_Command(
+                connection_handle=peer.connection.handle, random_number=bytes(8), encrypted_diversifier=0,
+                long_term_key=bytes(range(16))), check_result=True)
+            assert await asyncio.wait_for(failure, 5) == hci.HCI_ErrorCode.PIN_OR_KEY_MISSING_ERROR
+            assert not peer.connection.is_encrypted
+            assert await read(peer, READ_UUID) == b"hello"  # the link stays up
+
+    run(body())
+
+
 def cancels_after(controller: VirtualController, start: float) -> list:
     return [c for c in controller.commands(OPCODE_LE_CREATE_CONNECTION_CANCEL) if c.time >= start]
 
