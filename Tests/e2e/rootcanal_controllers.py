@@ -212,9 +212,15 @@ class HostConnection:
         self.device_id: int | None = None
         self.tasks: list[asyncio.Task] = []
 
-    def close(self) -> None:
+    async def close(self) -> None:
+        """Stops both directions, then closes both sockets. The order matters: a cancelled
+        `sock_recv` unregisters its file descriptor from the event loop only once it has
+        finished; a socket closed before that leaves a stale registration, and the next
+        socket given the same descriptor fails in `sock_connect`."""
+        current = asyncio.current_task()
         for task in self.tasks:
             task.cancel()
+        await asyncio.gather(*(task for task in self.tasks if task is not current), return_exceptions=True)
         self.writer.close()
         if self.upstream:
             self.upstream.close()
@@ -245,13 +251,13 @@ class ControllerPort:
                 await self.replace_host(connection)
         except Exception:
             logger.exception("[C%d] cannot attach the host to rootcanal", self.index)
-            connection.close()
+            await connection.close()
             return
         connection.tasks = [asyncio.create_task(self.host_to_controller(connection)),
                             asyncio.create_task(self.controller_to_host(connection))]
         # Either side closing (or a replacement cancelling both) ends the pair.
         await asyncio.wait(connection.tasks, return_when=asyncio.FIRST_COMPLETED)
-        connection.close()
+        await connection.close()
         if self.host is connection:
             self.host = None
             logger.info("[C%d] host disconnected (rootcanal device %s closed)", self.index, connection.device_id)
@@ -260,7 +266,7 @@ class ControllerPort:
         old = self.host
         if old is not None:
             logger.info("[C%d] new host connection replaces the old one", self.index)
-            old.close()
+            await old.close()
             self.host = None
             # Wait until rootcanal has removed the old controller, so no two share the address.
             await self.wait_for_devices(lambda devices: old.device_id not in devices, "the old device to go")
@@ -377,7 +383,7 @@ async def run(count: int, host: str, ready_file: str | None, log_dir: str, legac
             if port.server:
                 port.server.close()
             if port.host:
-                port.host.close()
+                await port.host.close()
         if exited.done():
             logger.error("rootcanal exited with status %s; host connections closed", exited.result())
             return 1
