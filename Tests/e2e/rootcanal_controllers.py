@@ -239,6 +239,7 @@ class ControllerPort:
         self.command_log = open(command_log, "a", buffering=1)
         self.host: HostConnection | None = None
         self.server: asyncio.base_events.Server | None = None
+        self.closing = False  # set at shutdown: a host attaching then is not an error
 
     async def listen(self, host: str) -> int:
         self.server = await asyncio.start_server(self.on_host, host, 0)
@@ -250,7 +251,10 @@ class ControllerPort:
             async with self.setup_lock:
                 await self.replace_host(connection)
         except Exception:
-            logger.exception("[C%d] cannot attach the host to rootcanal", self.index)
+            if self.closing:
+                logger.info("[C%d] shutting down while a host was attaching; closed it", self.index)
+            else:
+                logger.exception("[C%d] cannot attach the host to rootcanal", self.index)
             await connection.close()
             return
         connection.tasks = [asyncio.create_task(self.host_to_controller(connection)),
@@ -380,6 +384,7 @@ async def run(count: int, host: str, ready_file: str | None, log_dir: str, legac
         exited = asyncio.ensure_future(rootcanal.wait())
         await asyncio.wait([stop, exited], return_when=asyncio.FIRST_COMPLETED)
         for port in ports:
+            port.closing = True
             if port.server:
                 port.server.close()
             if port.host:
