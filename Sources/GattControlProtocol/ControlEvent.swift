@@ -23,6 +23,11 @@ public enum ControlEvent: Sendable, Equatable {
     case persistFailed(central: String?, characteristic: String, message: String)
     /// Pairing: a prompt (answer with `pairing_respond`), a passkey to show, the result.
     case pairing(central: String, ControlPairingEvent)
+    /// The controller became usable or stopped being usable; `reason` says why when it is not
+    /// `powered_on`.
+    case state(ControlControllerState, reason: String?)
+    /// An advertising set (`"primary"`: the config's `advertising`) started, stopped or failed to start.
+    case advertising(set: String, ControlAdvertisingChange, reason: String?)
 
     /// The `"event"` member.
     public var name: String {
@@ -38,6 +43,8 @@ public enum ControlEvent: Sendable, Equatable {
         case .confirmed: "confirmed"
         case .persistFailed: "persist_failed"
         case .pairing(_, let e): e.name
+        case .state: "state"
+        case .advertising: "advertising"
         }
     }
 
@@ -69,6 +76,12 @@ public enum ControlEvent: Sendable, Equatable {
         case .pairing(let c, let e):
             m.append(("central", .string(c)))
             m += e.fields
+        case .state(let state, let reason):
+            m.append(("state", .string(state.rawValue)))
+            if let reason { m.append(("reason", .string(reason))) }
+        case .advertising(let set, let change, let reason):
+            m += [("set", .string(set)), ("state", .string(change.rawValue))]
+            if let reason { m.append(("reason", .string(reason))) }
         }
         return .object(m)
     }
@@ -109,6 +122,12 @@ public enum ControlEvent: Sendable, Equatable {
             return .confirmed(central: try o.string("central"), characteristic: try o.string("characteristic"))
         case "persist_failed":
             return .persistFailed(central: try o.optionalString("central"), characteristic: try o.string("characteristic"), message: try o.string("message"))
+        case "state":
+            let state = try o.oneOf("state", ControlControllerState.allCases.map(\.rawValue))
+            return .state(ControlControllerState(rawValue: state) ?? .unknown, reason: try o.optionalString("reason"))
+        case "advertising":
+            let change = try o.oneOf("state", ControlAdvertisingChange.allCases.map(\.rawValue))
+            return .advertising(set: try o.string("set"), ControlAdvertisingChange(rawValue: change) ?? .failed, reason: try o.optionalString("reason"))
         case _ where ControlPairingEvent.names.contains(name):
             return .pairing(central: try o.string("central"), try ControlPairingEvent.decode(name, o))
         default:

@@ -70,6 +70,8 @@ public enum ControlReply: Sendable, Equatable {
 /// The `status` reply.
 public struct ControlStatus: Sendable, Equatable {
     public var advertising: Bool
+    /// Whether the controller can be used (the last `state` event).
+    public var state: ControlControllerState = .unknown
     /// The controller's (identity) address.
     public var address: BluetoothAddress
     public var connections: [Central]
@@ -141,11 +143,14 @@ public struct ControlStatus: Sendable, Equatable {
                     ("queue", .int(c.queue)),
                 ] + (c.identity.map { [("identity", JSONText.string($0.description))] } ?? []))
             })),
-        ] + payloads
+        ] + payloads + [("state", .string(state.rawValue))]
     }
 
     init(_ o: ControlObjectReader) throws(ControlError) {
         advertising = try o.bool("advertising")
+        if o.has("state") {
+            state = ControlControllerState(rawValue: try o.oneOf("state", ControlControllerState.allCases.map(\.rawValue))) ?? .unknown
+        }
         address = try Self.address(o, "address")
         advertisingData = o.has("advertising_data") ? try o.value("advertising_data").bytes : []
         scanResponse = o.has("scan_response") ? try o.value("scan_response").bytes : nil

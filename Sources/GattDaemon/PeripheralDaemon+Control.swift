@@ -56,7 +56,7 @@ extension PeripheralDaemon {
     }
 
     public func status() -> ControlStatus {
-        ControlStatus(
+        var status = ControlStatus(
             advertising: core.isAdvertising, address: core.address ?? lastAddress,
             connections: core.connections.values.sorted { $0.id.rawValue < $1.id.rawValue }.map { c in
                 var central = ControlStatus.Central(address: c.address, addressType: c.addressType, security: c.security, id: c.id, att: core.att)
@@ -66,6 +66,8 @@ extension PeripheralDaemon {
             advertisingData: core.payloads.advertisingData,
             scanResponse: core.payloads.parameters.advertisingType.isScannable || !core.payloads.scanResponseData.isEmpty
                 ? core.payloads.scanResponseData : nil)
+        status.state = controllerState.state
+        return status
     }
 
     public func setAdvertising(_ enabled: Bool) { process(core.setAdvertisingWanted(enabled)) }

@@ -51,6 +51,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// READY=1 was sent (once the first attempt to open the transport is over).
     private var readyNotified = false
     private var refusalLogged = false
+    /// Whether the controller can be used, as `state` events told watchers.
+    private(set) var controllerState: (state: ControlControllerState, reason: String?) = (.unknown, nil)
     /// Start-up's clean pages are still to be handed back (`StartupPages`), once advertising.
     private var startupPagesHeld = true
     /// The next hand-back of clean pages (`StartupPages`), when one is due.
@@ -105,7 +107,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             self.opening = true
             return self.transport.open().flatMapError { error in
                 self.opening = false
-                if let f = error as? TransportOpenFailure, case .never = f.retry { return self.eventLoop.makeFailedFuture(f) }
+                if let f = error as? TransportOpenFailure, case .never = f.retry {
+                    self.setControllerState(for: f)
+                    return self.eventLoop.makeFailedFuture(f)
+                }
                 self.openFailed(error)
                 return self.eventLoop.makeSucceededVoidFuture()
             }.map {
@@ -141,11 +146,28 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
 
     private func openFailed(_ error: any Error) {
         let f = error as? TransportOpenFailure ?? TransportOpenFailure("\(error)", retry: .withBackoff)
+        setControllerState(for: f)
         if f.retry == .whenAvailable {
             logger.warning("\(f.message)")
         } else {
             retry(after: f.message)
         }
+    }
+
+    /// The `state` event for an open that failed: waiting for the adapter is `powered_off`,
+    /// retrying `resetting`, a missing capability `unauthorized`, the rest `unsupported`.
+    private func setControllerState(for f: TransportOpenFailure) {
+        switch f.retry {
+        case .whenAvailable: setControllerState(.poweredOff, reason: f.message)
+        case .withBackoff: setControllerState(.resetting, reason: f.message)
+        case .never(let exitCode): setControllerState(exitCode == 77 ? .unauthorized : .unsupported, reason: f.message)
+        }
+    }
+
+    private func setControllerState(_ state: ControlControllerState, reason: String?) {
+        guard controllerState.state != state || controllerState.reason != reason else { return }
+        controllerState = (state, reason)
+        controlEventHandler?(.state(state, reason: reason))
     }
 
     /// Opens the transport again after the backoff delay. A controller that is away for
@@ -287,18 +309,21 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         case .controllerReady(let address, let description):
             lastAddress = address
             logger.info("controller \(description)")
+            setControllerState(.poweredOn, reason: nil)
         case .controllerLost(let reason):
-            if stopping { finishStop() } else { retry(after: reason) }
+            if stopping { finishStop() } else { setControllerState(.resetting, reason: reason); retry(after: reason) }
             if readyNotified, !stopping { try? options.notifier.status(options.waitingStatus) }
         case .advertisingChanged(let on):
             eventLog.advertising(on, core.payloads)
             if on { refusalLogged = false }
+            controlEventHandler?(.advertising(set: "primary", on ? .started : .stopped, reason: nil))
             if on, startupPagesHeld {
                 startupPagesHeld = false
                 releaseCleanPages()
             }
             if on, readyNotified { try? options.notifier.status(statusLine()) }
         case .advertisingRefused(let whileConnected, let reason):
+            controlEventHandler?(.advertising(set: "primary", .failed, reason: reason))
             if whileConnected {
                 // Many controllers cannot advertise connectable while connected.
                 if !refusalLogged { logger.info("the controller does not advertise while connected (\(reason)); advertising resumes after a disconnection") }

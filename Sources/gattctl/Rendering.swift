@@ -9,6 +9,7 @@ import GattCore
 /// Human-readable forms of gattd's replies and events.
 enum Rendering {
     /// ```
+    /// controller   powered_on
     /// advertising  yes
     /// address      AA:BB:CC:DD:EE:FF
     /// connections  1
@@ -17,7 +18,9 @@ enum Rendering {
     /// 11:22:33:44:55:66  random  247  medium        0  hr_measurement (notify)
     /// ```
     static func statusTable(_ status: ControlStatus) -> String {
-        var out = "advertising  \(status.advertising ? "yes" : "no")\n"
+        // A gattd that does not report the controller's state leaves the line out.
+        var out = status.state == .unknown ? "" : "controller   \(status.state.rawValue)\n"
+        out += "advertising  \(status.advertising ? "yes" : "no")\n"
         out += "address      \(status.address)\n"
         out += "connections  \(status.connections.count)\n"
         out += advertisingPayloads(status)

@@ -23,22 +23,41 @@ enum CheckConfig {
         }
         let db = config.makeDatabase()
         let out = summary(path: path, config: config, database: db) + "\n\n" + AttributeTable.render(db)
-        let payloads: AdvertisingPayloads
+        let sets: [AdvertisingSet]
         do {
-            payloads = try AdvertisingPayloadBuilder.build(config.advertising, deviceName: config.name)
+            sets = try config.allAdvertisingSets()
         } catch {
             return (dataError, "", "\(path): \(error)\ngattd: \(path): 1 error\n")
         }
-        let warnings = payloads.facts.warnings.map { "\(path): warning: \($0)\n" }.joined()
-        return (0, out + (out.hasSuffix("\n") ? "" : "\n") + "\n" + advertising(payloads), warnings)
+        let warnings = sets.flatMap(\.payloads.facts.warnings).map { "\(path): warning: \($0)\n" }.joined()
+        // The primary set alone is printed as it always was; with other sets, each gets a heading.
+        let payloads = sets.count == 1 ? advertising(sets[0].payloads) : sets.map { heading($0) + advertising($0.payloads) }.joined(separator: "\n")
+        return (0, out + (out.hasSuffix("\n") ? "" : "\n") + "\n" + payloads, warnings)
     }
 
-    /// The advertising data and scan response exactly as sent, decoded, and what the log
-    /// line will say.
+    /// `advertising set "ID" (PATH): ` the PDUs (marking those that need extended advertising) and the type.
+    static func heading(_ set: AdvertisingSet) -> String {
+        let p = set.payloads
+        let what: String
+        switch p.pdus {
+        case .legacy:
+            what = "legacy PDUs, \(p.parameters.advertisingType)"
+        case .extended(let primary, let secondary):
+            let kind = p.isConnectable ? "connectable" : p.isScannable ? "scannable" : "non-connectable and non-scannable"
+            what = "extended PDUs (needs LE Extended Advertising), primary PHY \(primary), secondary PHY \(secondary), \(kind)"
+        }
+        return "advertising set \"\(set.id)\" (\(set.path)): \(what)\n"
+    }
+
+    /// The advertising data and scan response exactly as sent, decoded (byte counts of what
+    /// the PDUs hold), and what the log line will say.
     static func advertising(_ p: AdvertisingPayloads) -> String {
-        var lines = AdvertisingDataStructure.describe(payload: p.advertisingData, title: "advertising data")
-        lines += p.parameters.advertisingType.isScannable || !p.scanResponseData.isEmpty
-            ? AdvertisingDataStructure.describe(payload: p.scanResponseData, title: "scan response")
+        var lines =
+            p.advertisingDataCapacity == 0
+            ? ["advertising data: none (a scannable extended set sends its data in the scan response)"]
+            : AdvertisingDataStructure.describe(payload: p.advertisingData, title: "advertising data", limit: p.advertisingDataCapacity)
+        lines += p.isScannable || !p.scanResponseData.isEmpty
+            ? AdvertisingDataStructure.describe(payload: p.scanResponseData, title: "scan response", limit: p.scanResponseCapacity)
             : ["scan response: none (the advertisement is not scannable)"]
         lines.append("log: " + p.facts.logDescription(beaconOnly: p.isBeaconOnly))
         return lines.map { $0 + "\n" }.joined()

@@ -33,6 +33,11 @@ func runDaemon(_ options: Gattd) throws {
         StandardStream.error.write(err)
         throw ExitCode(code)
     }
+    if !configuration.advertisingSets.isEmpty {
+        // Said once: the sets are validated (and printed by --check-config) but not yet on the air.
+        let ids = configuration.advertisingSets.map { "\"\($0.id)\"" }.joined(separator: ", ")
+        logger.warning("advertising_sets: \(ids) not advertised: this gattd advertises the primary set (\"advertising\") only")
+    }
     let spec: TransportSpec
     do {
         spec = try TransportSpec(parsing: options.transport)

@@ -32,6 +32,13 @@ struct ControlEventCodecTests {
          #"{"event":"persist_failed","central":"AA:BB:CC:DD:EE:FF","characteristic":"label","message":"disk full"}"#),
         (.persistFailed(central: nil, characteristic: "label", message: "disk full"),
          #"{"event":"persist_failed","characteristic":"label","message":"disk full"}"#),
+        (.state(.poweredOn, reason: nil), #"{"event":"state","state":"powered_on"}"#),
+        (.state(.poweredOff, reason: "hci0 is down; waiting for it to come back"),
+         #"{"event":"state","state":"powered_off","reason":"hci0 is down; waiting for it to come back"}"#),
+        (.state(.unauthorized, reason: "needs CAP_NET_ADMIN"), #"{"event":"state","state":"unauthorized","reason":"needs CAP_NET_ADMIN"}"#),
+        (.advertising(set: "primary", .started, reason: nil), #"{"event":"advertising","set":"primary","state":"started"}"#),
+        (.advertising(set: "primary", .failed, reason: "LE Set Advertising Enable: Command Disallowed"),
+         #"{"event":"advertising","set":"primary","state":"failed","reason":"LE Set Advertising Enable: Command Disallowed"}"#),
     ])
     func roundTrip(event: ControlEvent, line: String) throws {
         #expect(event.text == line)

@@ -154,6 +154,38 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
         try daemon.stop().wait()
     }
 
+    /// Core Bluetooth's peripheralManagerDidUpdateState and didStartAdvertising, as control
+    /// events: the controller's state on every open, loss and failure; the primary set's
+    /// advertising started, stopped or refused; `status` carries the state.
+    @Test func stateAndAdvertisingEvents() throws {
+        transport.openResults = [TransportOpenFailure("hci0 is down; waiting for it to come back", retry: .whenAvailable), nil]
+        let events = EventRecorder()
+        try on { self.daemon.controlEventHandler = { events.items.append($0) } }
+        try daemon.start().wait()
+        #expect(try on { events.items } == [.state(.poweredOff, reason: "hci0 is down; waiting for it to come back")])
+        #expect(try on { self.daemon.status().state } == .poweredOff)
+        try on { self.transport.onAvailable?() }
+        try transport.report(.advertisingChanged(true), .advertisingChanged(false), .advertisingRefused(whileConnected: false, reason: "Command Disallowed"))
+        try transport.report(.lost(reason: "the controller went away"))
+        #expect(try on { events.items.dropFirst() } == [
+            .state(.poweredOn, reason: nil),
+            .advertising(set: "primary", .started, reason: nil),
+            .advertising(set: "primary", .stopped, reason: nil),
+            .advertising(set: "primary", .failed, reason: "Command Disallowed"),
+            .state(.resetting, reason: "the controller went away"),
+        ])
+        #expect(try on { self.daemon.status().state } == .resetting)
+        try daemon.stop().wait()
+    }
+
+    @Test func aMissingCapabilityIsUnauthorized() throws {
+        transport.openResults = [TransportOpenFailure("needs CAP_NET_ADMIN", retry: .never(exitCode: 77))]
+        let events = EventRecorder()
+        try on { self.daemon.controlEventHandler = { events.items.append($0) } }
+        #expect(throws: TransportOpenFailure.self) { try daemon.start().wait() }
+        #expect(try on { events.items } == [.state(.unauthorized, reason: "needs CAP_NET_ADMIN")])
+    }
+
     @Test func promptsNobodyCanAnswerAreRefusedAndPasskeysOnlyShown() throws {
         try daemon.start().wait()
         try transport.report(.connected(Self.a, Self.central), .pairing(Self.a, .displayPasskey(1234)))

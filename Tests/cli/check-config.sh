@@ -60,6 +60,64 @@ run moved 0 --check-config "$TMP/moved.json"
 expect_line "$TMP/err" "$TMP/moved.json: warning: advertising.service_uuids: the 16-bit service UUID list in the advertising data is incomplete (9 of 10); the rest are in the scan response"
 expect_line "$TMP/err" "$TMP/moved.json: warning: advertising.manufacturer_data[0]: moved to the scan response (no room in the advertising data)"
 
+# advertising_sets: every set's payloads under a heading naming its id, path and PDUs;
+# the extended one marked as needing LE Extended Advertising, counted against 1650 bytes.
+run advertising-sets 0 --check-config config/advertising-sets.json
+expect_line "$TMP/out" 'advertising set "primary" (advertising): legacy PDUs, ADV_IND'
+expect_line "$TMP/out" 'advertising data: 14 of 31 bytes: 0201060609536574734103030d18'
+expect_line "$TMP/out" 'advertising set "beacon" (advertising_sets[0]): legacy PDUs, ADV_NONCONN_IND'
+expect_line "$TMP/out" 'advertising data: 30 of 31 bytes: 0201061aff4c000215e2c56db5dffb48d2b060d0f5a71096e000070009c5'
+expect_line "$TMP/out" 'log: advertising an iBeacon (non-connectable, no local name)'
+expect_line "$TMP/out" 'advertising set "long" (advertising_sets[1]): extended PDUs (needs LE Extended Advertising), primary PHY LE 1M, secondary PHY LE 1M, non-connectable and non-scannable'
+long_hex="0201067bffffff$(python3 -c 'print(bytes(range(120)).hex())')"
+expect_line "$TMP/out" "advertising data: 127 of 1650 bytes: $long_hex"
+[[ $(grep -c '^advertising set ' "$TMP/out") == 3 ]] || fail "advertising-sets: $(grep -c '^advertising set ' "$TMP/out") set headings, expected 3"
+[[ -s "$TMP/err" ]] && fail "advertising-sets: unexpected stderr"
+# Without advertising_sets there is no heading (the output above is unchanged).
+run heart-rate-no-heading 0 --check-config config/heart-rate.json
+grep -q '^advertising set ' "$TMP/out" && fail "heart-rate: a set heading without advertising_sets"
+
+# A scannable extended set: no advertising data, everything in the scan response; warnings name the set's path.
+cat >"$TMP/sets.json" <<'JSON'
+{ "name": "S", "advertising_sets": [
+  { "id": "scan", "extended": true, "secondary_phy": "2m", "connectable": false, "scannable": true, "local_name": "Scan" },
+  { "id": "moved", "service_uuids": ["1801", "1802", "1803", "1804", "1805", "1806", "1807", "1808", "1809", "180A", "180B", "180C", "180D", "180E"] } ] }
+JSON
+run scannable-set 0 --check-config "$TMP/sets.json"
+expect_line "$TMP/out" 'advertising set "scan" (advertising_sets[0]): extended PDUs (needs LE Extended Advertising), primary PHY LE 1M, secondary PHY LE 2M, scannable'
+expect_line "$TMP/out" 'advertising data: none (a scannable extended set sends its data in the scan response)'
+expect_line "$TMP/out" 'scan response: 6 of 1650 bytes: 05095363616e'
+expect_line "$TMP/err" "$TMP/sets.json: warning: advertising_sets[1].service_uuids: the 16-bit service UUID list in the advertising data is incomplete (13 of 14); the rest are in the scan response"
+
+# Bad sets: each error names its path, all at once, exit 65.
+cat >"$TMP/bad-sets.json" <<JSON
+{ "name": "S", "advertising": { "extended": true },
+  "advertising_sets": [
+    { "id": "a", "colour": "red" },
+    { "id": "a", "max_connections": 2 },
+    { "local_name": "no id" },
+    { "id": "p", "primary_phy": "coded" },
+    { "id": "q", "extended": true, "primary_phy": "2m", "secondary_phy": "4m" },
+    { "id": "r", "extended": true, "scannable": true } ] }
+JSON
+run bad-sets 65 --check-config "$TMP/bad-sets.json"
+expect_line "$TMP/err" "$TMP/bad-sets.json: advertising.extended: the primary set uses legacy PDUs (seen by every scanner); for extended advertising add an element with \"extended\": true to \"advertising_sets\""
+expect_line "$TMP/err" "$TMP/bad-sets.json: advertising_sets[0].colour: unknown key; allowed keys here: local_name, service_uuids, manufacturer_data, service_data, tx_power, appearance, ibeacon, interval_ms, connectable, scannable, id, extended, primary_phy, secondary_phy"
+expect_line "$TMP/err" "$TMP/bad-sets.json: advertising_sets[1].id: \"a\" is already the id of advertising_sets[0]"
+expect_line "$TMP/err" "$TMP/bad-sets.json: advertising_sets[1].max_connections: not allowed in an advertising set: the connection limit is global; set it in \"advertising\""
+expect_line "$TMP/err" "$TMP/bad-sets.json: advertising_sets[2].id: required key is missing"
+expect_line "$TMP/err" "$TMP/bad-sets.json: advertising_sets[3].primary_phy: only for extended sets: add \"extended\": true (legacy PDUs are always on the LE 1M PHY)"
+expect_line "$TMP/err" "$TMP/bad-sets.json: advertising_sets[4].primary_phy: \"2m\" is not a primary advertising PHY: the primary advertising channels use LE 1M or LE Coded (Core Spec Vol 4 Part E §7.8.53); \"2m\" is for \"secondary_phy\""
+expect_line "$TMP/err" "$TMP/bad-sets.json: advertising_sets[4].secondary_phy: \"4m\" is not a secondary advertising PHY; did you mean \"1m\"?"
+expect_line "$TMP/err" "$TMP/bad-sets.json: advertising_sets[5].scannable: an extended advertising set cannot be both connectable and scannable (Core Spec Vol 4 Part E §7.8.53); leave \"scannable\" out (the data then goes in the advertising data) or set \"connectable\": false (then it all goes in the scan response)"
+expect_line "$TMP/err" "gattd: $TMP/bad-sets.json: 9 errors"
+
+# Too much data for legacy PDUs in a set: the set's path and the bytes.
+printf '{"name": "S", "advertising_sets": [{"id": "big", "connectable": false, "scannable": false, "manufacturer_data": [{"company_id": 65535, "data": {"hex": "%s"}}]}]}\n' \
+    "$(python3 -c 'print(bytes(range(120)).hex())')" >"$TMP/big-set.json"
+run legacy-set-too-big 65 --check-config "$TMP/big-set.json"
+expect_line "$TMP/err" "$TMP/big-set.json: advertising_sets[0].manufacturer_data[0]: needs 124 bytes, 28 left in the advertising data (no scan response: the advertisement is not scannable)"
+
 run full-example 0 --check-config config/full-example.json
 grep -q '^config/full-example.json: OK: "gattd Full Example": 4 services, 8 characteristics' "$TMP/out" || fail "full-example: summary"
 
@@ -85,7 +143,7 @@ expect_line "$TMP/err" "$TMP/syntax.json: line 2, column 15: unexpected '}'; exp
 # Many errors: the first 100, then a count; the total on the last line.
 python3 -c 'print("{\"name\": \"x\", " + ", ".join("\"k%d\": 1" % i for i in range(150)) + "}")' >"$TMP/many.json"
 run many-errors 65 --check-config "$TMP/many.json"
-expect_line "$TMP/err" "$TMP/many.json: k99: unknown key; allowed keys here: name, appearance, advertising, connection, security, services"
+expect_line "$TMP/err" "$TMP/many.json: k99: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services"
 expect_line "$TMP/err" "… and 50 more errors"
 expect_line "$TMP/err" "gattd: $TMP/many.json: 150 errors"
 [[ $(wc -l <"$TMP/err") == 102 ]] || fail "many-errors: $(wc -l <"$TMP/err") lines on stderr, expected 102"
@@ -103,11 +161,19 @@ schema = json.load(open("config/gattd.schema.json"))
 jsonschema.Draft202012Validator.check_schema(schema)
 v = jsonschema.Draft202012Validator(schema)
 bad = 0
-for f in ["config/heart-rate.json", "config/full-example.json"]:
+for f in ["config/heart-rate.json", "config/full-example.json", "config/ibeacon.json", "config/advertising-sets.json"]:
     for e in v.iter_errors(json.load(open(f))):
         print(f"{f}: {e.json_path}: {e.message}"); bad += 1
 if not list(v.iter_errors({"name": "x", "services": [{"uuid": "180D", "characteristics": [{"uuid": "2A37", "properties": ["read"], "max_lenght": 1}]}]})):
     print("schema accepted an unknown key"); bad += 1
+for doc in [{"name": "x", "advertising_sets": [{"id": "a", "colour": 1}]},
+            {"name": "x", "advertising_sets": [{"id": "a", "max_connections": 1}]},
+            {"name": "x", "advertising_sets": [{"id": "a", "primary_phy": "coded"}]},
+            {"name": "x", "advertising_sets": [{"id": "a", "extended": True, "scannable": True}]},
+            {"name": "x", "advertising_sets": [{"id": "primary"}]},
+            {"name": "x", "advertising": {"extended": True}}]:
+    if not list(v.iter_errors(doc)):
+        print(f"schema accepted {doc}"); bad += 1
 sys.exit(1 if bad else 0)
 PY
 else

@@ -26,6 +26,7 @@ from gatt_central import (
     start_gattd,
     wait_for_log,
 )
+from control_client import ControlClient
 from harness import (LINK_LAYERS, OPCODE_LE_SET_ADVERTISING_ENABLE, OPCODE_RESET, both_link_layers, from_address, run,
                      scan_for)
 
@@ -159,26 +160,36 @@ def test_survives_the_controller_being_killed_and_restarted(tmp_path, link_layer
                 assert await peer.gatt_client.read_value(LEVEL) == b"\x64"
 
         run(before())
-        link_process.kill()
-        lost = run(wait_for_log(gattd_process, r"lost the controller at tcp:127\.0\.0\.1:\d+", timeout=10))
-        # Still alive and retrying: the next attempt (after the first backoff) fails and says so.
-        run(wait_for_log(gattd_process, r"cannot open tcp:127\.0\.0\.1:\d+: .*; retrying in ", timeout=10,
-                         start=lost.end()))
-        assert gattd_process.running
-        log_start = len(gattd_process.log())
 
-        controllers = link_process.start()
-        link = Link(controllers, gattd_process)
+        async def lost_and_back():
+            # A watcher before the kill: the controller's state as Core Bluetooth reports it.
+            control = await ControlClient.open(tmp_path / "control.sock")
+            assert await control.request({"op": "watch"}) == {"ok": True}
+            link_process.kill()
+            lost = await wait_for_log(gattd_process, r"lost the controller at tcp:127\.0\.0\.1:\d+", timeout=10)
+            state = await control.event("state")
+            assert state["state"] == "resetting" and "lost the controller" in state["reason"], state
+            # Still alive and retrying: the next attempt (after the first backoff) fails and says so.
+            await wait_for_log(gattd_process, r"cannot open tcp:127\.0\.0\.1:\d+: .*; retrying in ", timeout=10,
+                               start=lost.end())
+            assert gattd_process.running
+            log_start = len(gattd_process.log())
 
-        async def after():
+            controllers = link_process.start()
+            link = Link(controllers, gattd_process)
             # gattd reconnects (backoff up to a few seconds) and brings the controller up again.
             await controllers[0].wait_for_command(OPCODE_RESET, timeout=15)
             await wait_for_log(gattd_process, r"advertising as \"gattd-test\"", timeout=10, start=log_start)
             async with central(link, 1, CENTRAL_1) as peer:
                 assert await peer.gatt_client.read_value(LEVEL) == b"\x64"
             await wait_for_log(gattd_process, rf"connected: {CENTRAL_1} ", start=log_start)
+            # After the failed retries' own state events: powered on again.
+            while (event := await control.event("state", timeout=20))["state"] != "powered_on":
+                assert event["state"] == "resetting", event
+            assert (await control.request({"op": "status"}))["state"] == "powered_on"
+            await control.close()
 
-        run(after(), timeout=40)
+        run(lost_and_back(), timeout=60)
         assert gattd_process.running
     except BaseException:
         print(f"\n===== gattd log =====\n{gattd_process.log()}\n===== controllers log =====\n{link_process.log()}")

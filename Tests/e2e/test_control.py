@@ -458,6 +458,27 @@ def test_advertise_and_disconnect_ops(controllers, gattd, tmp_path):
     run(body())
 
 
+@both_link_layers
+def test_state_and_advertising_events(controllers, gattd, tmp_path):
+    """Core Bluetooth's peripheralManagerDidUpdateState and didStartAdvertising as control
+    events: `status` says the controller is powered on; `advertise` off and on reach a watcher
+    as the primary set's advertising stopped and started."""
+    process = gattd(CONFIG)
+
+    async def body():
+        await wait_for_log(process, r"advertising as")  # the controller is up
+        control = await ControlClient.open(tmp_path / "control.sock")
+        assert (await control.request({"op": "status"}))["state"] == "powered_on"
+        assert await control.request({"op": "watch"}) == {"ok": True}
+        assert await control.request({"op": "advertise", "enable": False}) == {"ok": True}
+        assert await control.event("advertising") == {"event": "advertising", "set": "primary", "state": "stopped"}
+        assert await control.request({"op": "advertise", "enable": True}) == {"ok": True}
+        assert await control.event("advertising") == {"event": "advertising", "set": "primary", "state": "started"}
+        await control.close()
+
+    run(body())
+
+
 def test_written_event_and_mtu_event(controllers, gattd, tmp_path):
     gattd(CONFIG)
 

@@ -48,6 +48,11 @@ hexdump_value() { # HEXSTRING -> "aa bb cc" as gatttool prints it
 # (/share/modules, from the same kernel) loaded first, and restart btmon and btvirt.
 KVER=$(uname -r)
 M=/lib/modules/$KVER/kernel
+# The controllers btvirt emulates: `-L` LE-only 4.x ones, otherwise BR/EDR+LE 5.2 ones that the
+# kernel drives with extended advertising and scanning once LE is on (BT5=1).
+BTVIRT_ARGS=$(tr '\0' ' ' </proc/$BTVIRT_PID/cmdline | sed 's/^[^ ]* //; s/ *$//')
+case " $BTVIRT_ARGS " in *" -L "*) BT5=0 ;; *) BT5=1 ;; esac
+echo "btvirt $BTVIRT_ARGS (BT5=$BT5)"
 if ! grep -A6 'name *: ecdh-nist-p256' /proc/crypto | grep -q 'selftest *: passed' && [ -f /share/modules/ansi_cprng.ko ]; then
     echo "reloading bluetooth with a stdrng (ansi_cprng) so ECDH passes its self-test"
     kill "$BTVIRT_PID" "$BTMON_PID" 2>/dev/null; sleep 0.3
@@ -57,7 +62,7 @@ if ! grep -A6 'name *: ecdh-nist-p256' /proc/crypto | grep -q 'selftest *: passe
     btmon -w /tmp/hci.btsnoop >/dev/null 2>&1 &
     BTMON_PID=$!
     sleep 0.3
-    btvirt -L -l2 >/tmp/btvirt.log 2>&1 &
+    btvirt $BTVIRT_ARGS >/tmp/btvirt.log 2>&1 &
     BTVIRT_PID=$!
     i=0; while [ ! -e /sys/class/bluetooth/hci1 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
     sleep 0.3
@@ -69,6 +74,7 @@ HCI1_ADDR=$(hciconfig hci1 | awk '/BD Address/{print $3}')
 echo "hci0=$HCI0_ADDR hci1=$HCI1_ADDR"
 # The central: powered through mgmt (so its kernel registers SMP and can pair), bondable, with
 # an agent that confirms Just Works pairings (the kernel asks user space; bluetoothd would answer).
+[ "$BT5" = 1 ] && btmgmt -i hci1 le on >/dev/null 2>&1
 btmgmt -i hci1 bondable on >/dev/null 2>&1
 btmgmt -i hci1 power on >/dev/null 2>&1
 ./mgmt_agent 1 >/tmp/agent.log 2>&1 &
@@ -90,10 +96,13 @@ echo "gattd beside bluetoothd: rc=$rc"; cat /tmp/refused.log
 [ $rc != 0 ] && grep -q "bluetoothd (pid $FAKE) is running and serves GATT on hci0 itself: stop bluetoothd (systemctl stop bluetooth) or give gattd the controller exclusively with --transport user:hci0" /tmp/refused.log \
     && pass "gattd refuses to start beside bluetoothd (rc=$rc) and says what to do" || bad "bluetoothd refusal (rc=$rc)"
 
-# The scanner first: btvirt reports an advertiser once, when advertising is enabled.
-hcitool -i hci1 lescan >/tmp/scan.log 2>&1 &
-SCAN=$!
-sleep 0.5
+# The scanner first: btvirt reports an advertiser once, when advertising is enabled. (hcitool
+# scans with legacy commands: on BT5 controllers the kernel's own extended scanning finds it.)
+if [ "$BT5" = 0 ]; then
+    hcitool -i hci1 lescan >/tmp/scan.log 2>&1 &
+    SCAN=$!
+    sleep 0.5
+fi
 
 $GATTD --config gattd.json --transport hci0 --control /tmp/gattd.sock --state-dir /tmp/gattd-state --log-level debug >$LOG 2>&1 &
 GATTD_PID=$!
@@ -102,16 +111,27 @@ cat $LOG
 hciconfig hci0 | grep -q 'UP RUNNING' && pass "gattd brought hci0 up" || bad "hci0 is not UP"
 grep -q "controller $HCI0_ADDR (hci0, kernel): LE features 0x" $LOG && pass "controller line (address, LE features)" || bad "no controller line"
 
-sleep 1
-kill -INT $SCAN 2>/dev/null; wait $SCAN 2>/dev/null   # hcitool's stdout is block-buffered: read it after
-echo "scan:"; cat /tmp/scan.log
-grep -q "$HCI0_ADDR gattd-vm" /tmp/scan.log && pass "hci1 saw hci0 advertise 'gattd-vm'" \
-    || bad "scanner did not report $HCI0_ADDR gattd-vm"
-# The service UUID is in the advertising data: hcitool lescan does not print it, btmon saw it.
-if btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -A12 '(0x08|0x0008) plen' | grep -qi '0xfff0'; then
-    pass "advertising data carries service UUID 0xFFF0"
+grep -q "advertising through mgmt extended advertising" $LOG && pass "advertising through the kernel (mgmt extended advertising)" \
+    || bad "controller line does not say mgmt extended advertising"
+if [ "$BT5" = 0 ]; then
+    sleep 1
+    kill -INT $SCAN 2>/dev/null; wait $SCAN 2>/dev/null   # hcitool's stdout is block-buffered: read it after
+    echo "scan:"; cat /tmp/scan.log
+    grep -q "$HCI0_ADDR gattd-vm" /tmp/scan.log && pass "hci1 saw hci0 advertise 'gattd-vm'" \
+        || bad "scanner did not report $HCI0_ADDR gattd-vm"
+    SET_DATA='(0x08|0x0008) plen'   # LE Set Advertising Data: the kernel drives a 4.x controller with legacy commands
 else
-    bad "service UUID 0xFFF0 not in LE Set Advertising Data"
+    # The kernel's discovery on hci1 (extended scanning) reports gattd's advertising.
+    timeout 6 btmgmt -i hci1 find -l >/dev/null 2>&1
+    btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -B2 -A30 'LE Extended Advertising Report' | grep -q 'Name (complete): gattd-vm' \
+        && pass "hci1's extended scan saw hci0 advertise 'gattd-vm'" || bad "hci1's extended scan did not report gattd-vm"
+    SET_DATA='(0x08|0x0037) plen'  # LE Set Extended Advertising Data
+fi
+# The service UUID is in the advertising data: btmon saw it go to the controller.
+if btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -F -A14 "$SET_DATA" | grep -qi '0xfff0'; then
+    pass "advertising data carries service UUID 0xFFF0 ($SET_DATA)"
+else
+    bad "service UUID 0xFFF0 not in the advertising data ($SET_DATA)"
 fi
 
 gatt --primary
@@ -439,6 +459,19 @@ grep -E "numeric comparison|pairing needs" $LOG | tail -2
 grep -q "Characteristic value/descriptor: 73 65 63 72 65 74" /tmp/gatt.out && bad "the refused pairing still read the encrypted value" \
     || pass "the refused pairing left the encrypted characteristic unreadable"
 
+# Never mixed (Core Spec Vol 4 Part E §3.1.1): on hci0 no legacy advertising command after an
+# extended one. gattd sends none of either (the kernel advertises for it through mgmt); this
+# checks what the kernel sent on its behalf for the whole run.
+btmon -r /tmp/hci.btsnoop 2>/dev/null | awk '
+    /^< HCI Command: .*\(0x08\|0x00(3[5-9a-d])\).*\[hci0\]/ { ext++ }
+    /^< HCI Command: .*\(0x08\|0x000[689a]\).*\[hci0\]/ { if (ext) { mixed++; print "legacy after extended: " $0 } else legacy++ }
+    END { printf "hci0 advertising commands: %d extended, %d legacy before any extended, %d legacy after\n", ext, legacy, mixed; exit mixed > 0 }' \
+    && pass "no legacy advertising command on hci0 after an extended one" || bad "legacy and extended advertising commands mixed on hci0"
+if [ "$BT5" = 1 ]; then
+    [ "$(btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c '^< HCI Command: LE Set Extended Advertising Enable.*\[hci0\]\|(0x08|0x0039).*\[hci0\]')" -gt 0 ] \
+        && pass "the kernel advertised for gattd with extended commands on the 5.2 controller" || bad "no LE Set Extended Advertising Enable on hci0"
+fi
+
 # SIGTERM: clean exit 0.
 kill $AGENT 2>/dev/null
 kill -0 $GATTD_PID 2>/dev/null && pass "gattd still running at the end" || bad "gattd died"
@@ -446,6 +479,10 @@ kill -TERM $GATTD_PID 2>/dev/null
 i=0; while kill -0 $GATTD_PID 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
 wait $GATTD_PID; grc=$?
 [ $grc = 0 ] && pass "gattd exited 0 on SIGTERM" || bad "gattd exit status $grc on SIGTERM"
+# mgmt instances outlive the process that added them: gattd removes its own as it stops.
+sleep 0.3
+btmon -r /tmp/hci.btsnoop 2>/dev/null | grep '^@ MGMT Command: ' | tail -3 | grep -q 'Remove Advertising' \
+    && pass "gattd removed its advertising instance as it stopped" || bad "no mgmt Remove Advertising at the stop"
 echo "gattd log:"; cat $LOG
 grep -q "warning\|error" $LOG && echo "INFO: warnings/errors in the log:" && grep "warning\|error" $LOG
 

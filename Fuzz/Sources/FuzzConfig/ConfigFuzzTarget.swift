@@ -8,7 +8,10 @@ import GattCore
 ///   `maximumLineLength` (long keys and values must be quoted shortened);
 /// - loading the same bytes twice gives different results;
 /// - a config that loads does not give a database within the handle space with
-///   consecutive handles, or has no advertising payloads.
+///   consecutive handles, or has no advertising payloads;
+/// - an advertising set (`advertising_sets` too) has a payload its PDUs cannot carry
+///   (over its capacity, or AD structures that do not parse), an extended set that is
+///   connectable and scannable, or the limits check disagrees with the payloads.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzConfig(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = FuzzInput(data, size).bytes
@@ -62,9 +65,27 @@ func checkLoaded(_ config: GattConfiguration) {
     if db.services.count != config.services.count + 2 { oracleViolation("\(db.services.count) services for \(config.services.count) configured") }
     do {
         _ = try config.advertisingPayloads()
+        checkSets(try config.allAdvertisingSets())
     } catch {
         oracleViolation("a loaded config without advertising payloads: \(error)")
     }
+}
+
+func checkSets(_ sets: [AdvertisingSet]) {
+    for set in sets {
+        let p = set.payloads
+        if p.advertisingData.count > p.advertisingDataCapacity || p.scanResponseData.count > p.scanResponseCapacity {
+            oracleViolation("\(set.path): \(p.advertisingData.count) + \(p.scanResponseData.count) bytes over \(p.advertisingDataCapacity) + \(p.scanResponseCapacity)")
+        }
+        if AdvertisingDataStructure.parse(p.advertisingData) == nil || AdvertisingDataStructure.parse(p.scanResponseData) == nil {
+            oracleViolation("\(set.path): a payload's AD structures do not parse")
+        }
+        if p.pdus.isExtended, p.isConnectable, p.isScannable { oracleViolation("\(set.path): extended, connectable and scannable") }
+    }
+    let roomy = AdvertisingLimits(numberOfSets: sets.count, maximumDataLength: AdvertisingPayloadBuilder.maximumExtendedDataLength, extendedPDUs: true)
+    if !roomy.violations(of: sets).isEmpty { oracleViolation("sets over limits that hold every loaded config") }
+    let legacy = AdvertisingLimits.legacy.violations(of: sets)
+    if legacy.count != sets.filter(\.payloads.pdus.isExtended).count { oracleViolation("legacy limits: \(legacy)") }
 }
 
 /// The entry point SwiftPM links as `main` (see `runLibFuzzer`).

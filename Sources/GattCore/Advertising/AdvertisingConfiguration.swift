@@ -1,4 +1,5 @@
-/// The `advertising` and `connection` sections of the config, as plain values.
+/// The `advertising` and `connection` sections of the config (or one element of
+/// `advertising_sets`), as plain values.
 /// The config loader fills it in; `AdvertisingPayloadBuilder` turns it into the
 /// advertising and scan-response payloads.
 public struct AdvertisingConfiguration: Sendable, Equatable {
@@ -26,6 +27,9 @@ public struct AdvertisingConfiguration: Sendable, Equatable {
     /// `connection.data_length_and_phy`: ask each new connection for the maximum data length
     /// and the 2M PHY (H4 transports, when the controller supports them).
     public var requestDataLengthAndPHY = true
+    /// Legacy or extended advertising PDUs (an `advertising_sets` element's `extended`,
+    /// `primary_phy` and `secondary_phy`; the primary set is always legacy).
+    public var pdus: AdvertisingPDUs = .legacy
 
     public init() {}
 

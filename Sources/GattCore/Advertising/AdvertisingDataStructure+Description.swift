@@ -70,10 +70,10 @@ extension AdvertisingDataStructure {
         BluetoothUUID(littleEndian: data[range]).map(\.description) ?? AttributeValueLiteral.hexString(Array(data[range]))
     }
 
-    /// A whole payload, as `--check-config` prints it: a heading with the byte count of 31
-    /// and the hex, then one line per AD structure (its bytes, then `decodedDescription`).
-    public static func describe(payload: [UInt8], title: String) -> [String] {
-        let limit = AdvertisingPayloadBuilder.maximumDataLength
+    /// A whole payload, as `--check-config` prints it: a heading with the byte count of
+    /// `limit` (31 for legacy PDUs) and the hex, then one line per AD structure (its bytes,
+    /// then `decodedDescription`).
+    public static func describe(payload: [UInt8], title: String, limit: Int = AdvertisingPayloadBuilder.maximumDataLength) -> [String] {
         var lines = ["\(title): \(payload.count) of \(limit) bytes" + (payload.isEmpty ? "" : ": " + AttributeValueLiteral.hexString(payload))]
         guard let structures = parse(payload) else { return lines + ["  (malformed)"] }
         for s in structures {

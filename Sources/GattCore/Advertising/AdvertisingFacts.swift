@@ -40,6 +40,8 @@ public struct AdvertisingFacts: Sendable, Hashable {
     /// Config fields (`advertising.manufacturer_data[0]`, …) placed in the scan response
     /// because the advertising data had no room for them.
     public var movedToScanResponse: [String]
+    /// The config path of the set (`advertising`, `advertising_sets[N]`) the warnings are about.
+    public var path = AdvertisingSet.primaryPath
 
     public init(name: Name = .none, nameField: String = "name", uuidLists: [UUIDList] = [], movedToScanResponse: [String] = []) {
         self.name = name
@@ -69,11 +71,11 @@ public struct AdvertisingFacts: Sendable, Hashable {
         for list in uuidLists {
             if list.inAdvertising == 0 {
                 out.append(Warning(
-                    field: "advertising.service_uuids",
+                    field: "\(path).service_uuids",
                     message: "the \(list.bits)-bit service UUIDs are only in the scan response (no room in the advertising data)"))
             } else if !list.isCompleteInAdvertising {
                 out.append(Warning(
-                    field: "advertising.service_uuids",
+                    field: "\(path).service_uuids",
                     message: "the \(list.bits)-bit service UUID list in the advertising data is incomplete (\(list.inAdvertising) of \(list.count)); the rest are in the scan response"))
             }
         }

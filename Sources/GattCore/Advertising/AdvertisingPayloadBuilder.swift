@@ -1,30 +1,70 @@
-/// The legacy advertising set derived from an `AdvertisingConfiguration`: the two
-/// payloads, the advertising parameters and the HCI commands that install them.
+/// The advertising set derived from an `AdvertisingConfiguration`: the two payloads,
+/// the advertising parameters, the PDU kind and (legacy PDUs) the HCI commands that
+/// install them.
 public struct AdvertisingPayloads: Sendable, Hashable {
-    /// AD structures for LE Set Advertising Data, at most 31 bytes.
+    /// AD structures for LE Set (Extended) Advertising Data: at most `advertisingDataCapacity` bytes.
     public var advertisingData: [UInt8]
-    /// AD structures for LE Set Scan Response Data, at most 31 bytes (empty when not scannable).
+    /// AD structures for LE Set (Extended) Scan Response Data: at most `scanResponseCapacity`
+    /// bytes (empty when not scannable).
     public var scanResponseData: [UInt8]
+    /// The interval, the own address type, and the PDU type: for extended PDUs the legacy
+    /// type with the same connectable and scannable properties (see `isScannable`).
     public var parameters: AdvertisingParameters
     /// True when the configuration is an iBeacon alone (see `AdvertisingPayloadBuilder`)
     /// and was therefore made non-connectable.
     public var isBeaconOnly: Bool
     /// Where the name, the UUID lists and the other fields went (for warnings and logs).
     public var facts: AdvertisingFacts
+    /// Legacy or extended PDUs (and the PHYs of an extended set).
+    public var pdus: AdvertisingPDUs
 
     public init(
         advertisingData: [UInt8], scanResponseData: [UInt8], parameters: AdvertisingParameters, isBeaconOnly: Bool,
-        facts: AdvertisingFacts = AdvertisingFacts()
+        facts: AdvertisingFacts = AdvertisingFacts(), pdus: AdvertisingPDUs = .legacy
     ) {
         self.advertisingData = advertisingData
         self.scanResponseData = scanResponseData
         self.parameters = parameters
         self.isBeaconOnly = isBeaconOnly
         self.facts = facts
+        self.pdus = pdus
+    }
+
+    /// Whether a central may connect (ADV_IND, or a connectable extended set).
+    public var isConnectable: Bool { parameters.advertisingType.isConnectable }
+
+    /// Whether scanners may ask for the scan response: ADV_IND and ADV_SCAN_IND; an
+    /// extended set only when it is not connectable (Vol 4 Part E §7.8.53).
+    public var isScannable: Bool {
+        pdus.isExtended ? parameters.advertisingType == .scannableUndirected : parameters.advertisingType.isScannable
+    }
+
+    /// Advertising_Event_Properties for LE Set Extended Advertising Parameters (Vol 4 Part E
+    /// §7.8.53): bit 0 connectable, bit 1 scannable, bit 2 directed, bit 3 high duty cycle,
+    /// bit 4 legacy PDUs. Legacy: ADV_IND 0x0013, ADV_SCAN_IND 0x0012, ADV_NONCONN_IND 0x0010.
+    public var advertisingEventProperties: UInt16 {
+        let type = parameters.advertisingType
+        var bits: UInt16 = pdus.isExtended ? 0 : 0x10
+        if type.isConnectable { bits |= 0x01 }
+        if isScannable { bits |= 0x02 }
+        if type == .connectableDirectedHighDuty || type == .connectableDirectedLowDuty { bits |= 0x04 }
+        if type == .connectableDirectedHighDuty { bits |= 0x08 }
+        return bits
+    }
+
+    /// The most bytes the advertising data may hold with these PDUs and this type.
+    public var advertisingDataCapacity: Int {
+        AdvertisingPayloadBuilder.capacity(pdus: pdus, type: parameters.advertisingType).advertising
+    }
+
+    /// The most bytes the scan response may hold (0: not scannable).
+    public var scanResponseCapacity: Int {
+        AdvertisingPayloadBuilder.capacity(pdus: pdus, type: parameters.advertisingType).scanResponse
     }
 
     /// LE Set Advertising Parameters, LE Set Advertising Data, LE Set Scan Response
-    /// Data — to send while advertising is disabled, before `enableCommand`.
+    /// Data — to send while advertising is disabled, before `enableCommand`. Legacy
+    /// advertising commands: for a set with legacy PDUs on a controller driven with them.
     public var configurationCommands: [HCICommand] {
         [.leSetAdvertisingParameters(parameters), .leSetAdvertisingData(advertisingData), .leSetScanResponseData(scanResponseData)]
     }
@@ -41,10 +81,20 @@ public enum AdvertisingPayloadError: Error, Sendable, Hashable, CustomStringConv
     case doesNotFit(field: String, needed: Int, advertisingDataLeft: Int, scanResponseLeft: Int?)
     /// A value out of range (e.g. the advertising interval).
     case invalidValue(field: String, reason: String)
+    /// A set with extended PDUs where only legacy advertising is available (`AdvertisingLimits`).
+    case extendedNotSupported(field: String)
+    /// More sets than can be on the air at once: the set at `field` is number `set` of
+    /// `configured` (the primary is number 1); `supported` fit.
+    case tooManySets(field: String, set: Int, configured: Int, supported: Int)
+    /// A payload (`payload`: "advertising data" or "scan response") longer than the
+    /// controller takes per set.
+    case exceedsControllerLimit(field: String, payload: String, length: Int, maximum: Int)
 
     public var field: String {
         switch self {
-        case .doesNotFit(let f, _, _, _), .invalidValue(let f, _): f
+        case .doesNotFit(let f, _, _, _), .invalidValue(let f, _), .extendedNotSupported(let f), .tooManySets(let f, _, _, _),
+            .exceedsControllerLimit(let f, _, _, _):
+            f
         }
     }
 
@@ -55,12 +105,20 @@ public enum AdvertisingPayloadError: Error, Sendable, Hashable, CustomStringConv
             return "\(field): needs \(needed) bytes, \(adv) left in the advertising data\(srText)"
         case .invalidValue(let field, let reason):
             return "\(field): \(reason)"
+        case .extendedNotSupported(let field):
+            return "\(field): extended advertising PDUs need LE Extended Advertising, and this controller has legacy advertising only; "
+                + "set \"extended\": false (the set must then fit 31 bytes of advertising data and 31 of scan response)"
+        case .tooManySets(let field, let set, let configured, let supported):
+            return "\(field): the controller has \(supported) advertising set\(supported == 1 ? "" : "s"); this is set \(set) of \(configured) "
+                + "(the primary set \"advertising\" is set 1)"
+        case .exceedsControllerLimit(let field, let payload, let length, let maximum):
+            return "\(field): the \(payload) is \(length) bytes; the controller takes at most \(maximum) bytes per set"
         }
     }
 }
 
-/// Builds legacy advertising and scan response payloads (Core Spec Supplement
-/// Part A; Vol 3 Part C §11) from an `AdvertisingConfiguration`.
+/// Builds advertising and scan response payloads (Core Spec Supplement Part A; Vol 3
+/// Part C §11) from an `AdvertisingConfiguration`, for legacy or extended PDUs.
 ///
 /// Placement, by priority; each item goes into the advertising data if it fits,
 /// otherwise into the scan response (only when scannable), otherwise the build
@@ -91,15 +149,68 @@ public enum AdvertisingPayloadError: Error, Sendable, Hashable, CustomStringConv
 /// Advertising type otherwise: connectable → ADV_IND (scan response used only if
 /// `scannable`); not connectable but scannable → ADV_SCAN_IND; neither →
 /// ADV_NONCONN_IND. Channel map 0x07, filter policy 0x00.
+///
+/// Extended PDUs (`pdus` is `.extended`, Vol 6 Part B §2.3.1.4–§2.3.1.10, §2.3.4): the
+/// same priorities, with these capacities and rules instead of 31 + 31 bytes:
+/// - a set cannot be both connectable and scannable (Vol 4 Part E §7.8.53):
+///   `.invalidValue` on `PATH.scannable` (the config loader makes `scannable` default
+///   to false for extended sets, so only an explicit `true` gets there);
+/// - non-connectable, non-scannable: everything in the advertising data, up to 1650
+///   bytes (§2.3.4.9; AUX_CHAIN_IND carries what one AUX_ADV_IND cannot); no scan response;
+/// - connectable: everything in the advertising data, which must fit one AUX_ADV_IND
+///   (no AuxPtr to an AUX_CHAIN_IND in a connectable event): 245 bytes; no scan response;
+/// - scannable (not connectable): the advertising data is empty (§7.8.54) and
+///   everything goes in the scan response, up to 1650 bytes, without the flags (which
+///   never go in a scan response, Supplement Part A §1.3, and a non-connectable
+///   advertisement may leave out); an empty scan response is an error (a scannable
+///   extended set cannot be enabled without one, §7.8.56). The facts then describe
+///   the scan response as they would the advertising data;
+/// - one AD structure holds at most 254 bytes of type and data (its length is one
+///   byte): a longer item is `.invalidValue`; a service UUID list holds at most 127
+///   16-bit, 63 32-bit or 15 128-bit UUIDs, one list per size per payload.
+/// What the controller really takes (sets, bytes per set) is checked at start:
+/// `AdvertisingLimits`.
 public enum AdvertisingPayloadBuilder {
     /// Legacy advertising and scan response payload capacity.
     public static let maximumDataLength = 31
+    /// Extended advertising and scan response data capacity: the Host Advertising Data
+    /// of one set (Vol 6 Part B §2.3.4.9; Vol 4 Part E §7.8.57 allows 31...1650).
+    public static let maximumExtendedDataLength = 1650
+    /// A connectable extended set's advertising data, which must fit one AUX_ADV_IND: a
+    /// 255-byte payload less the extended header length and AdvMode (1), the extended
+    /// header flags (1), AdvA (6) and ADI (2) (Vol 6 Part B §2.3.4).
+    public static let maximumConnectableExtendedDataLength = 245
+    /// The most bytes of type and data an AD structure holds (its length is one byte).
+    public static let maximumStructureLength = 255
+
+    /// Why an extended set that is connectable and scannable is refused.
+    static let connectableAndScannable =
+        "an extended advertising set cannot be both connectable and scannable (Core Spec Vol 4 Part E §7.8.53); "
+        + "leave \"scannable\" out (the data then goes in the advertising data) or set \"connectable\": false (then it all goes in the scan response)"
+
+    /// The most bytes the advertising data and the scan response may hold for `pdus` and `type`.
+    public static func capacity(pdus: AdvertisingPDUs, type: AdvertisingType) -> (advertising: Int, scanResponse: Int) {
+        guard pdus.isExtended else { return (maximumDataLength, type.isScannable ? maximumDataLength : 0) }
+        switch type {
+        case .scannableUndirected: return (0, maximumExtendedDataLength)
+        case .nonConnectableUndirected: return (maximumExtendedDataLength, 0)
+        default: return (maximumConnectableExtendedDataLength, 0)
+        }
+    }
 
     /// The flags AD structure: LE General Discoverable Mode | BR/EDR Not Supported.
     public static let flagsStructure: [UInt8] = [0x02, 0x01, 0x06]
 
-    public static func build(_ config: AdvertisingConfiguration, deviceName: String) throws(AdvertisingPayloadError) -> AdvertisingPayloads {
+    /// The payloads for `config`; `deviceName` is the local name when `config` has none
+    /// (pass "" for no name); errors name fields under `path` (`advertising`, `advertising_sets[N]`).
+    public static func build(
+        _ config: AdvertisingConfiguration, deviceName: String, path: String = AdvertisingSet.primaryPath
+    ) throws(AdvertisingPayloadError) -> AdvertisingPayloads {
         let beaconOnly = isBeaconOnly(config)
+        let extended = config.pdus.isExtended
+        if extended, !beaconOnly, config.connectable, config.scannable {
+            throw .invalidValue(field: "\(path).scannable", reason: connectableAndScannable)
+        }
         let type: AdvertisingType
         if beaconOnly {
             type = .nonConnectableUndirected
@@ -113,22 +224,50 @@ public enum AdvertisingPayloadBuilder {
         guard let intervalMin = AdvertisingParameters.intervalUnits(milliseconds: config.intervalMs.min),
             let intervalMax = AdvertisingParameters.intervalUnits(milliseconds: config.intervalMs.max)
         else {
-            throw .invalidValue(field: "advertising.interval_ms", reason: "must be within 20 ms ... 10240 ms")
+            throw .invalidValue(field: "\(path).interval_ms", reason: "must be within 20 ms ... 10240 ms")
         }
         guard intervalMin <= intervalMax else {
-            throw .invalidValue(field: "advertising.interval_ms", reason: "minimum is greater than maximum")
+            throw .invalidValue(field: "\(path).interval_ms", reason: "minimum is greater than maximum")
         }
         let parameters = AdvertisingParameters(
             intervalMin: intervalMin, intervalMax: intervalMax, advertisingType: type,
             ownAddressType: config.ownAddressType.usesRandomAddress ? .random : .public)
 
-        let layout = try Layout.best(config: config, name: beaconOnly ? "" : (config.localName ?? deviceName), useScanResponse: useScanResponse, beaconOnly: beaconOnly)
-        var facts = layout.facts
+        let name = beaconOnly ? "" : (config.localName ?? deviceName)
+        let capacity = capacity(pdus: config.pdus, type: type)
+        var advertisingData: [UInt8]
+        var scanResponseData: [UInt8]
+        var facts: AdvertisingFacts
+        if extended, capacity.advertising == 0 {
+            // Scannable extended: laid out as one payload without flags, sent as the scan response.
+            let budget = AdvertisingBudget(path: path, advertising: capacity.scanResponse, scanResponse: nil, flags: false, extended: true)
+            let layout: AdvertisingLayout
+            do {
+                layout = try AdvertisingLayout.best(config: config, name: name, budget: budget, beaconOnly: beaconOnly)
+            } catch {
+                guard case .doesNotFit(let field, let needed, let left, _) = error else { throw error }
+                throw .doesNotFit(field: field, needed: needed, advertisingDataLeft: 0, scanResponseLeft: left)
+            }
+            (advertisingData, scanResponseData, facts) = ([], layout.advertising, layout.facts)
+            if scanResponseData.isEmpty {
+                throw .invalidValue(
+                    field: "\(path).scannable",
+                    reason: "a scannable extended set sends all its data in the scan response, and this one has none; "
+                        + "add \"local_name\" or other data, or leave \"scannable\" out")
+            }
+        } else {
+            let budget = AdvertisingBudget(
+                path: path, advertising: capacity.advertising, scanResponse: useScanResponse ? capacity.scanResponse : nil, flags: true,
+                extended: extended)
+            let layout = try AdvertisingLayout.best(config: config, name: name, budget: budget, beaconOnly: beaconOnly)
+            (advertisingData, scanResponseData, facts) = (layout.advertising, layout.scanResponse, layout.facts)
+        }
         // The loader copies `name` into `localName` when the config has no `local_name`.
-        facts.nameField = config.localName == nil || config.localName == deviceName ? "name" : "advertising.local_name"
+        facts.nameField = config.localName == nil || config.localName == deviceName ? "name" : "\(path).local_name"
+        facts.path = path
         return AdvertisingPayloads(
-            advertisingData: layout.advertising, scanResponseData: layout.scanResponse, parameters: parameters, isBeaconOnly: beaconOnly,
-            facts: facts)
+            advertisingData: advertisingData, scanResponseData: scanResponseData, parameters: parameters, isBeaconOnly: beaconOnly,
+            facts: facts, pdus: config.pdus)
     }
 
     /// True when `config` is an iBeacon alone (see the type documentation).
@@ -156,177 +295,5 @@ public enum AdvertisingPayloadBuilder {
             out += bytes
         }
         return out
-    }
-}
-
-/// One placement attempt.
-private struct Layout {
-    var advertising: [UInt8]
-    var scanResponse: [UInt8]
-    let useScanResponse: Bool
-    var facts = AdvertisingFacts()
-
-    var advertisingLeft: Int { AdvertisingPayloadBuilder.maximumDataLength - advertising.count }
-    var scanResponseLeft: Int { useScanResponse ? AdvertisingPayloadBuilder.maximumDataLength - scanResponse.count : 0 }
-
-    /// Where the name goes in one attempt: bytes and whether they are the complete name.
-    struct NamePart {
-        var bytes: [UInt8]
-        var complete: Bool
-        var structure: [UInt8] {
-            AdvertisingDataStructure(type: complete ? .completeLocalName : .shortenedLocalName, data: bytes).encoded
-        }
-    }
-
-    static func best(
-        config: AdvertisingConfiguration, name: String, useScanResponse: Bool, beaconOnly: Bool
-    ) throws(AdvertisingPayloadError) -> Layout {
-        let nameBytes = Array(name.utf8)
-        let maxData = AdvertisingPayloadBuilder.maximumDataLength - 2
-        // Shortened names from longest to shortest, cut at character boundaries.
-        var shortened: [[UInt8]] = []
-        var cut = AdvertisingPayloadBuilder.utf8Prefix(name, maxBytes: min(nameBytes.count - 1, maxData))
-        while !cut.isEmpty {
-            shortened.append(cut)
-            cut = AdvertisingPayloadBuilder.utf8Prefix(name, maxBytes: cut.count - 1)
-        }
-        let complete = NamePart(bytes: nameBytes, complete: true)
-        var attempts: [(adv: NamePart?, sr: NamePart?)] = []
-        if !nameBytes.isEmpty {
-            attempts.append((complete, nil))
-            if useScanResponse { attempts += shortened.map { (NamePart(bytes: $0, complete: false), complete) } }
-            if useScanResponse { attempts.append((nil, complete)) }
-            attempts += shortened.map { (NamePart(bytes: $0, complete: false), nil) }
-            if useScanResponse { attempts += shortened.map { (nil, NamePart(bytes: $0, complete: false)) } }
-        }
-        for attempt in attempts {
-            if case .success(var layout) = place(config: config, nameInAdvertising: attempt.adv, nameInScanResponse: attempt.sr, useScanResponse: useScanResponse, beaconOnly: beaconOnly) {
-                layout.facts.name = nameFact(advertising: attempt.adv, scanResponse: attempt.sr, full: name)
-                return layout
-            }
-        }
-        switch place(config: config, nameInAdvertising: nil, nameInScanResponse: nil, useScanResponse: useScanResponse, beaconOnly: beaconOnly) {
-        case .failure(let error):
-            throw error
-        case .success(let layout):
-            if nameBytes.isEmpty { return layout }
-            // Everything else fits, but not even one character of the name.
-            let smallest = shortened.last.map { $0.count + 2 } ?? (nameBytes.count + 2)
-            throw .doesNotFit(
-                field: "advertising.local_name", needed: smallest, advertisingDataLeft: layout.advertisingLeft,
-                scanResponseLeft: useScanResponse ? layout.scanResponseLeft : nil)
-        }
-    }
-
-    /// Places everything greedily, with the name parts given.
-    static func place(
-        config: AdvertisingConfiguration, nameInAdvertising: NamePart?, nameInScanResponse: NamePart?,
-        useScanResponse: Bool, beaconOnly: Bool
-    ) -> Result<Layout, AdvertisingPayloadError> {
-        var layout = Layout(advertising: AdvertisingPayloadBuilder.flagsStructure, scanResponse: [], useScanResponse: useScanResponse)
-        func failure(_ field: String, _ needed: Int) -> Result<Layout, AdvertisingPayloadError> {
-            .failure(.doesNotFit(field: field, needed: needed, advertisingDataLeft: layout.advertisingLeft, scanResponseLeft: useScanResponse ? layout.scanResponseLeft : nil))
-        }
-        if let beacon = config.iBeacon {
-            let s = AdvertisingPayloadBuilder.iBeaconStructure(beacon)
-            guard s.count <= layout.advertisingLeft else { return failure("advertising.ibeacon", s.count) }
-            layout.advertising += s
-        }
-        if beaconOnly { return .success(layout) }
-        if let n = nameInAdvertising {
-            guard n.structure.count <= layout.advertisingLeft else { return failure("advertising.local_name", n.structure.count) }
-            layout.advertising += n.structure
-        }
-        if let n = nameInScanResponse {
-            guard n.structure.count <= layout.scanResponseLeft else { return failure("advertising.local_name", n.structure.count) }
-            layout.scanResponse += n.structure
-        }
-
-        // Service UUIDs by size.
-        let groups: [(size: Int, complete: AdvertisingDataType, incomplete: AdvertisingDataType)] = [
-            (2, .completeList16BitServiceUUIDs, .incompleteList16BitServiceUUIDs),
-            (4, .completeList32BitServiceUUIDs, .incompleteList32BitServiceUUIDs),
-            (16, .completeList128BitServiceUUIDs, .incompleteList128BitServiceUUIDs),
-        ]
-        for group in groups {
-            let members: [(index: Int, bytes: [UInt8])] = config.serviceUUIDs.enumerated().compactMap { i, u in
-                let bytes = uuidBytes(u)
-                return bytes.count == group.size ? (i, bytes) : nil
-            }
-            if members.isEmpty { continue }
-            let inAdvertising = min(members.count, max(0, (layout.advertisingLeft - 2) / group.size))
-            let rest = members.count - inAdvertising
-            let inScanResponse = min(rest, max(0, (layout.scanResponseLeft - 2) / group.size))
-            if inAdvertising > 0 {
-                let type = inAdvertising == members.count ? group.complete : group.incomplete
-                layout.advertising += AdvertisingDataStructure(type: type, data: members[0..<inAdvertising].flatMap(\.bytes)).encoded
-            }
-            if inScanResponse > 0 {
-                let type = inScanResponse == members.count ? group.complete : group.incomplete
-                let range = inAdvertising..<(inAdvertising + inScanResponse)
-                layout.scanResponse += AdvertisingDataStructure(type: type, data: members[range].flatMap(\.bytes)).encoded
-            }
-            layout.facts.uuidLists.append(.init(bits: group.size * 8, count: members.count, inAdvertising: inAdvertising, inScanResponse: inScanResponse))
-            if inAdvertising + inScanResponse < members.count {
-                // Reported after placing what fits, so the counts say what is really left.
-                let first = members[inAdvertising + inScanResponse]
-                return failure("advertising.service_uuids[\(first.index)]", 2 + group.size)
-            }
-        }
-
-        var items: [(field: String, structure: [UInt8])] = []
-        for (i, m) in config.manufacturerData.enumerated() {
-            let data = [UInt8(m.companyID & 0xFF), UInt8(m.companyID >> 8)] + m.data
-            items.append(("advertising.manufacturer_data[\(i)]", AdvertisingDataStructure(type: .manufacturerSpecificData, data: data).encoded))
-        }
-        for (i, s) in config.serviceData.enumerated() {
-            let u = uuidBytes(s.uuid)
-            let type: AdvertisingDataType =
-                switch u.count {
-                case 2: .serviceData16BitUUID
-                case 4: .serviceData32BitUUID
-                default: .serviceData128BitUUID
-                }
-            items.append(("advertising.service_data[\(i)]", AdvertisingDataStructure(type: type, data: u + s.data).encoded))
-        }
-        if let tx = config.txPower {
-            items.append(("advertising.tx_power", AdvertisingDataStructure(type: .txPowerLevel, data: [UInt8(bitPattern: tx)]).encoded))
-        }
-        if let a = config.appearance {
-            items.append(("advertising.appearance", AdvertisingDataStructure(type: .appearance, data: [UInt8(a & 0xFF), UInt8(a >> 8)]).encoded))
-        }
-        for item in items {
-            // A structure longer than 31 bytes has a length byte that cannot describe it.
-            if item.structure.count <= layout.advertisingLeft {
-                layout.advertising += item.structure
-            } else if item.structure.count <= layout.scanResponseLeft {
-                layout.scanResponse += item.structure
-                layout.facts.movedToScanResponse.append(item.field)
-            } else {
-                return failure(item.field, item.structure.count)
-            }
-        }
-        return .success(layout)
-    }
-
-    /// The name's placement as a fact: the parts of one of `best`'s attempts, of the name `full`.
-    static func nameFact(advertising: NamePart?, scanResponse: NamePart?, full: String) -> AdvertisingFacts.Name {
-        func text(_ p: NamePart) -> String { String(decoding: p.bytes, as: UTF8.self) }
-        switch (advertising, scanResponse) {
-        case (nil, nil):
-            return .none
-        case (let a?, let s):
-            if a.complete { return .complete(full, inScanResponse: false) }
-            return .shortened(text(a), of: full, inScanResponse: false, completeInScanResponse: s?.complete ?? false)
-        case (nil, let s?):
-            return s.complete ? .complete(full, inScanResponse: true) : .shortened(text(s), of: full, inScanResponse: true, completeInScanResponse: false)
-        }
-    }
-
-    /// 2, 4 or 16 little-endian bytes: the shortest advertising form of `uuid`.
-    static func uuidBytes(_ uuid: BluetoothUUID) -> [UInt8] {
-        if let u = uuid.uuid16 { return [UInt8(u & 0xFF), UInt8(u >> 8)] }
-        if let u = uuid.uuid32 { return [UInt8(u & 0xFF), UInt8((u >> 8) & 0xFF), UInt8((u >> 16) & 0xFF), UInt8(u >> 24)] }
-        return uuid.littleEndian128
     }
 }

@@ -61,7 +61,10 @@ public struct GattConfiguration: Sendable, Equatable {
     public var name: String
     /// GAP Appearance.
     public var appearance: UInt16
+    /// The primary advertising set (`advertising`, id `AdvertisingSet.primaryID`).
     public var advertising: AdvertisingConfiguration
+    /// `advertising_sets`: the other advertising sets, in config order.
+    public var advertisingSets: [AdvertisingSetConfiguration] = []
     /// User services; `includes` are indices into this array.
     public var services: [ServiceDefinition]
     /// The `security` object: what the Security Manager offers and accepts.
@@ -86,8 +89,17 @@ public struct GattConfiguration: Sendable, Equatable {
 }
 
 extension GattConfiguration {
-    /// The advertising and scan-response payloads this configuration advertises.
+    /// The advertising and scan-response payloads of the primary set.
     public func advertisingPayloads() throws(AdvertisingPayloadError) -> AdvertisingPayloads {
         try AdvertisingPayloadBuilder.build(advertising, deviceName: name)
+    }
+
+    /// Every advertising set, built: the primary one (`advertising`) first, then
+    /// `advertising_sets` in config order. Check them against the controller with
+    /// `AdvertisingLimits.violations(of:)`.
+    public func allAdvertisingSets() throws(AdvertisingPayloadError) -> [AdvertisingSet] {
+        var sets = [AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: try advertisingPayloads())]
+        for set in advertisingSets { sets.append(try set.build()) }
+        return sets
     }
 }

@@ -9,7 +9,7 @@ import Darwin
 /// Reads and validates a gattd JSON config (docs/config.md). Every problem is
 /// reported at once, each with its JSON path, in document order.
 public enum ConfigLoader {
-    static let topLevelKeys = ["$schema", "name", "appearance", "advertising", "connection", "security", "services"]
+    static let topLevelKeys = ["$schema", "name", "appearance", "advertising", "advertising_sets", "connection", "security", "services"]
 
     /// The largest config file accepted.
     public static let maximumFileSize = 16 << 20
@@ -24,13 +24,23 @@ public enum ConfigLoader {
         let reader = ConfigReader()
         let config = decode(root, reader)
         guard !reader.hasErrors, let config else { throw reader.errors }
-        // What only shows once everything parsed: the 31-byte payload budget and
-        // the connection parameter rules.
+        // What only shows once everything parsed: each advertising set's payload budget
+        // and the connection parameter rules.
         var late: [ConfigError] = []
+        func add(_ error: AdvertisingPayloadError) {
+            late.append(ConfigError(path: error.field, message: String(error.description.dropFirst(error.field.count + 2))))
+        }
         do {
             _ = try config.advertisingPayloads()
         } catch {
-            late.append(ConfigError(path: error.field, message: String(error.description.dropFirst(error.field.count + 2))))
+            add(error)
+        }
+        for set in config.advertisingSets {
+            do {
+                _ = try set.build()
+            } catch {
+                add(error)
+            }
         }
         if let preferred = config.advertising.preferredConnection {
             late += preferred.violations().map { ConfigError(path: $0.field, message: "\($0.detail) breaks the rule \"\($0.rule)\"") }
@@ -107,13 +117,16 @@ public enum ConfigLoader {
         var advertising = AdvertisingConfiguration()
         advertising.localName = name
         if let v = obj.value("advertising") {
-            AdvertisingParser(reader: r).parse(v, into: &advertising, appearance: appearance)
+            AdvertisingParser(reader: r).parse(v, at: AdvertisingSet.primaryPath, set: false, into: &advertising, appearance: appearance)
         }
         if let v = obj.value("connection") {
             advertising.preferredConnection = AdvertisingParser(reader: r).parseConnection(v)
             advertising.requestDataLengthAndPHY = AdvertisingParser(reader: r).parseDataLengthAndPHY(v)
         }
         var config = GattConfiguration(name: name, appearance: appearance, advertising: advertising, services: services)
+        if let v = obj.value("advertising_sets") {
+            config.advertisingSets = AdvertisingParser(reader: r).parseSets(v, primary: advertising, appearance: appearance)
+        }
         if let v = obj.value("security") { SecurityParser(reader: r).parse(v, into: &config) }
         return config
     }
@@ -128,9 +141,15 @@ struct AdvertisingParser {
         "interval_ms", "connectable", "scannable", "own_address_type", "rpa_timeout_s", "max_connections",
     ]
 
-    func parse(_ v: JSONValue, into adv: inout AdvertisingConfiguration, appearance: UInt16) {
+    /// `advertising` (`set` false) or an `advertising_sets` element (`set` true: the keys of
+    /// `advertising` but the global ones, plus `setKeys`, parsed by `parseSets`) at `path`.
+    @discardableResult
+    func parse(_ v: JSONValue, at path: String, set: Bool, into adv: inout AdvertisingConfiguration, appearance: UInt16) -> ConfigReader.Object? {
         let r = reader
-        guard let o = r.object(v, at: "advertising", keys: Self.keys) else { return }
+        let keys = set ? Self.keys.filter { Self.globalKeys[$0] == nil } + Self.setKeys : Self.keys
+        guard let o = r.object(v, at: path, keys: keys, required: set ? ["id"] : [], misplaced: set ? Self.globalKeys : Self.setOnlyKeys) else {
+            return nil
+        }
         if let v = o.value("local_name"), let s = r.string(v, at: o.path("local_name")) {
             if s.isEmpty {
                 r.error(o.path("local_name"), "must not be empty; leave \"local_name\" out to advertise the top-level \"name\"", at: v.offset)
@@ -183,6 +202,7 @@ struct AdvertisingParser {
         }
         if let v = o.value("connectable"), let b = r.bool(v, at: o.path("connectable")) { adv.connectable = b }
         if let v = o.value("scannable"), let b = r.bool(v, at: o.path("scannable")) { adv.scannable = b }
+        if set { return o }
         if let v = o.value("own_address_type"),
             let s = r.choice(v, at: o.path("own_address_type"), ["public", "random", "rpa"], what: "an address type"),
             let t = AdvertisingConfiguration.OwnAddressType(rawValue: s)
@@ -196,6 +216,7 @@ struct AdvertisingParser {
         if let v = o.value("max_connections"), let n = r.integer(v, at: o.path("max_connections"), in: 1...0xFFFF) {
             adv.maxConnections = n
         }
+        return o
     }
 
     func parseIBeacon(_ v: JSONValue, path: String) -> AdvertisingConfiguration.IBeacon? {

@@ -75,8 +75,9 @@ final class ConfigReader {
     }
 
     /// Type-checks an object, reports duplicate and unknown keys (with a
-    /// "did you mean" hint) and missing required keys.
-    func object(_ v: JSONValue, at path: String, keys: [String], required: [String] = []) -> Object? {
+    /// "did you mean" hint) and missing required keys. A key of `misplaced` is known
+    /// elsewhere but not allowed here: its message says why instead of "unknown key".
+    func object(_ v: JSONValue, at path: String, keys: [String], required: [String] = [], misplaced: [String: String] = [:]) -> Object? {
         guard case .object(let members) = v.kind else {
             error(path, "expected an object, got \(v.typeDescription)", at: v.offset)
             return nil
@@ -90,7 +91,9 @@ final class ConfigReader {
             }
             byKey[m.key] = m
             if !keys.contains(m.key) {
-                if let hint = self.hint(for: m.key, in: keys) {
+                if let why = misplaced[m.key] {
+                    error(p, why, at: m.keyOffset)
+                } else if let hint = self.hint(for: m.key, in: keys) {
                     error(p, "unknown key; did you mean \"\(hint)\"?", at: m.keyOffset)
                 } else {
                     error(p, "unknown key; allowed keys here: \(keys.filter { $0 != "$schema" }.joined(separator: ", "))", at: m.keyOffset)

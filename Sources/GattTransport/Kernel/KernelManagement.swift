@@ -37,6 +37,7 @@ public enum KernelManagement {
 
     /// mgmt command opcodes used here (mgmt-api.txt "Management Commands").
     public enum Opcode: UInt16, Sendable {
+        case readManagementSupportedCommands = 0x0002
         case readControllerInformation = 0x0004
         case setPowered = 0x0005
         case setBondable = 0x0009
@@ -52,9 +53,15 @@ public enum KernelManagement {
         case loadIdentityResolvingKeys = 0x0030
         case loadConnectionParameters = 0x0035
         case setDefaultSystemConfiguration = 0x004C
+        case readAdvertisingFeatures = 0x003D
+        case addAdvertising = 0x003E
+        case removeAdvertising = 0x003F
+        case addExtendedAdvertisingParameters = 0x0054
+        case addExtendedAdvertisingData = 0x0055
 
         var name: String {
             switch self {
+            case .readManagementSupportedCommands: "Read Management Supported Commands"
             case .readControllerInformation: "Read Controller Information"
             case .setPowered: "Set Powered"
             case .setBondable: "Set Bondable"
@@ -70,6 +77,11 @@ public enum KernelManagement {
             case .loadIdentityResolvingKeys: "Load Identity Resolving Keys"
             case .loadConnectionParameters: "Load Connection Parameters"
             case .setDefaultSystemConfiguration: "Set Default System Configuration"
+            case .readAdvertisingFeatures: "Read Advertising Features"
+            case .addAdvertising: "Add Advertising"
+            case .removeAdvertising: "Remove Advertising"
+            case .addExtendedAdvertisingParameters: "Add Extended Advertising Parameters"
+            case .addExtendedAdvertisingData: "Add Extended Advertising Data"
             }
         }
     }

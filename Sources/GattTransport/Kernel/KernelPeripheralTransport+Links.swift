@@ -1,7 +1,7 @@
 import GattCore
 import NIOCore
 
-// The centrals' ATT bearers and the advertising commands of the kernel transport.
+// The centrals' ATT bearers of the kernel transport.
 extension KernelPeripheralTransport {
     // MARK: - Links
 
@@ -160,53 +160,8 @@ extension KernelPeripheralTransport {
         }
     }
 
-    // MARK: - Advertising
-
     /// Each PDU is written as it comes: nothing to flush.
     public func flush() {}
-
-    public func setAdvertising(_ payloads: AdvertisingPayloads?) {
-        guard adapterState == .ready, let batch = advertising.setDesired(payloads) else { return }
-        run(batch)
-    }
-
-    /// A connection in the peripheral role ended advertising.
-    func advertisingEndedByConnection() {
-        for e in advertising.connectionOpened() { onEvent?(e) }
-    }
-
-    /// Runs an advertising batch on the command thread. An enabling batch starts with a
-    /// disable whose failure is ignored (Command Disallowed when off), so a controller left
-    /// advertising by an earlier process can be reconfigured.
-    private func run(_ batch: AdvertisingDriver.Batch) {
-        guard let controller else { return }
-        let generation = self.generation
-        let commands = batch.enabling && batch.commands.first != AdvertisingPayloads.disableCommand
-            ? [AdvertisingPayloads.disableCommand] + batch.commands : batch.commands
-        let lenientFirst = commands.count > batch.commands.count
-        commandThread.runIfActive(eventLoop: eventLoop) { () -> (command: HCICommand, status: HCIStatus)? in
-            for (i, command) in commands.enumerated() {
-                do {
-                    _ = try controller.send(command)
-                } catch {
-                    if i == 0 && lenientFirst { continue }
-                    if case .commandFailed(let status)? = (error as? KernelTransportError)?.kind { return (command, HCIStatus(status)) }
-                    return (command, .unspecifiedError)
-                }
-            }
-            return nil
-        }.whenComplete { result in
-            guard generation == self.generation else { return }
-            let failure: (command: HCICommand, status: HCIStatus)? = switch result {
-            case .success(let f): f
-            case .failure: (commands[0], .unspecifiedError)
-            }
-            let connected = !self.links.isEmpty || !self.peripheralHandles.isEmpty
-            let (events, next) = self.advertising.batchFinished(failure: failure, connected: connected)
-            for e in events { self.onEvent?(e) }
-            if let next { self.run(next) }
-        }
-    }
 }
 
 /// One connected central on the kernel transport.

@@ -4,11 +4,11 @@ import NIOCore
 import NIOPosix
 
 /// The Linux kernel's Bluetooth stack below the seam (`--transport hciN`, `kernel:hciN`):
-/// the kernel runs the controller, the LE links, L2CAP and SMP; this transport advertises
-/// with raw HCI commands and moves ATT PDUs over the kernel's L2CAP ATT channel, one
-/// ``KernelATTBearer`` (one socket) per connected central.
+/// the kernel runs the controller, its advertising, the LE links, L2CAP and SMP; this transport
+/// registers advertising instances through mgmt (``KernelAdvertisingDriver``) and moves ATT PDUs
+/// over the kernel's L2CAP ATT channel, one ``KernelATTBearer`` (one socket) per connected central.
 ///
-/// One event loop owns all mutable state. HCI commands block until their Command Complete,
+/// One event loop owns all mutable state. HCI and mgmt commands block until they complete,
 /// so they run on `commandThread`, one at a time, and their results hop back to the loop.
 /// Socket input arrives through ``KernelPoller`` (one poll thread).
 public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Sendable {
@@ -48,7 +48,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     var disconnecting: Set<ConnectionID> = []
     /// ConnectionIDs for links whose handle is unknown or still in use start here.
     var spareConnectionID: UInt16 = 0x1000
-    var advertising = AdvertisingDriver()
+    var advertising = KernelAdvertisingDriver(commands: .extended)
 
     enum AdapterState: Equatable {
         /// Gone or down, or not opened yet.
@@ -148,10 +148,12 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         generation += 1
         let generation = self.generation
         let index = self.index
-        return commandThread.runIfActive(eventLoop: eventLoop) { () throws -> (KernelHCIController, KernelAdapterInfo) in
+        return commandThread.runIfActive(eventLoop: eventLoop) { () throws -> (KernelHCIController, KernelAdapterInfo, Result<AdvertisingSupport, KernelTransportError>) in
             let controller = try KernelHCIController(index: index)
             do {
-                return (controller, try controller.info())
+                let info = try controller.info()
+                let support = Result { () throws(KernelTransportError) in try Self.readAdvertisingSupport(index: index) }
+                return (controller, info, support)
             } catch {
                 controller.close()
                 throw error
@@ -159,8 +161,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         }.flatMapErrorThrowing { error in
             if generation == self.generation { self.adapterState = .closed }
             throw Self.openFailure(error, adapter: self.adapterName)
-        }.flatMapThrowing { (controller, info) in
-            try self.adapterOpened(controller, info, generation: generation)
+        }.flatMapThrowing { (controller, info, support) in
+            try self.adapterOpened(controller, info, support, generation: generation)
         }
     }
 
@@ -198,7 +200,9 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         }
     }
 
-    private func adapterOpened(_ controller: KernelHCIController, _ info: KernelAdapterInfo, generation: Int) throws {
+    private func adapterOpened(
+        _ controller: KernelHCIController, _ info: KernelAdapterInfo, _ support: Result<AdvertisingSupport, KernelTransportError>, generation: Int
+    ) throws {
         guard generation == self.generation, !closing, let poller else {
             commandThread.submit { _ in controller.close() }
             throw TransportOpenFailure("\(adapterName) went away while opening", retry: .whenAvailable)
@@ -214,14 +218,23 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         self.controller = controller
         self.listener = listener
         adapterState = .ready
-        advertising.reset()
+        let advertisingSummary: String
+        switch support {
+        case .success(let s):
+            advertising.reset(commands: s.commands)
+            advertisingSummary = s.summary
+        case .failure(let error):
+            // A kernel before 4.1 has no advertising instances; Add Advertising will say so.
+            advertising.reset(commands: .addAdvertising)
+            advertisingSummary = "advertising features unknown (\(error))"
+        }
         listener.start(on: eventLoop) { [weak self] bearer in self?.accepted(bearer) }
         // Queued before any advertising command: the keys are in before a central can connect.
         applySecurity()
         kernelKeys = nil
         loadBondsIntoKernel()
         applyPreferredConnection()
-        let description = "\(controller.address.address) (\(adapterName), kernel): LE features 0x\(String(controller.leFeatures, radix: 16)), ACL \(info.aclMTU) bytes x \(info.aclPackets)"
+        let description = "\(controller.address.address) (\(adapterName), kernel): LE features 0x\(String(controller.leFeatures, radix: 16)), ACL \(info.aclMTU) bytes x \(info.aclPackets), \(advertisingSummary)"
         onEvent?(.ready(address: controller.address.address, description: description))
     }
 
@@ -240,8 +253,12 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         self.poller = nil
         let controller = self.controller
         self.controller = nil
+        // Our instance outlives the process in the kernel: take it off the air with us.
+        let ownInstance: UInt8? = adapterState == .ready && advertising.state != .off ? advertising.instance : nil
         adapterState = .closed
+        let index = self.index
         return commandThread.runIfActive(eventLoop: eventLoop) {
+            if let ownInstance { Self.removeOwnAdvertising(index: index, instance: ownInstance) }
             controller?.close()
             poller?.shutdown()
         }.always { _ in
@@ -273,7 +290,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         disconnectReasons.removeAll()
         pendingPrompts.removeAll()
         kernelKeys = nil
-        advertising.reset()
+        advertising.reset(commands: advertising.commands)
         if let controller { commandThread.submit { _ in controller.close() } }
         controller = nil
         if wasReady { onEvent?(.lost(reason: "\(adapterName) \(why)")) }

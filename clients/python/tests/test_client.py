@@ -37,6 +37,7 @@ from gattd_client import (  # noqa: E402
     Confirmed,
     Connected,
     Disconnected,
+    AdvertisingChanged,
     ErrorCode,
     GattdClient,
     GattdConnectionError,
@@ -46,6 +47,7 @@ from gattd_client import (  # noqa: E402
     NotNotifiableError,
     Ready,
     ReadRequest,
+    StateChanged,
     Subscribed,
     UnknownCharacteristicError,
     UnknownEvent,
@@ -281,12 +283,13 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             await peer.ok(request, advertising=False, address="F0:F0:F0:F0:F0:01", connections=[
                 {"central": "C0:00:00:00:00:01", "address_type": "random", "mtu": 247, "security": "low",
                  "subscriptions": [{"characteristic": "hr", "notify": True, "indicate": False}], "queue": 3}],
-                payloads={"advertising": "0201"})
+                payloads={"advertising": "0201"}, state="powered_on")
             await peer.receive()
 
         async def body(client: GattdClient, fake: FakeGattd) -> None:
             status = await client.status()
             self.assertFalse(status.advertising)
+            self.assertEqual(status.state, "powered_on")
             self.assertEqual(status.address, "F0:F0:F0:F0:F0:01")
             [c] = status.connections
             self.assertEqual((c.central, c.address_type, c.mtu, c.security, c.queue),
@@ -404,6 +407,16 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(parse_event({"event": "pairing_timeout", "central": a}), PairingTimeout(a))
         self.assertEqual(parse_event({"event": "persist_failed", "characteristic": "c", "message": "m"}), PersistFailed(None, "c", "m"))
         self.assertEqual(parse_event({"event": "paired", "central": a}).name, "paired")  # malformed: unknown, never raises
+
+    def test_state_and_advertising_events_are_typed(self) -> None:
+        self.assertEqual(parse_event({"event": "state", "state": "powered_on"}), StateChanged("powered_on"))
+        self.assertEqual(parse_event({"event": "state", "state": "powered_off", "reason": "hci0 is down"}),
+                         StateChanged("powered_off", "hci0 is down"))
+        self.assertEqual(parse_event({"event": "advertising", "set": "primary", "state": "started"}),
+                         AdvertisingChanged("primary", "started"))
+        self.assertEqual(parse_event({"event": "advertising", "set": "beacon", "state": "failed", "reason": "Command Disallowed"}),
+                         AdvertisingChanged("beacon", "failed", "Command Disallowed"))
+        self.assertIsInstance(parse_event({"event": "state", "state": "powered_on", "reason": 7}), UnknownEvent)
 
     async def test_request_timeout_then_connection_still_usable(self) -> None:
         async def script(peer: Peer) -> None:

@@ -33,6 +33,7 @@ from ._errors import (
     ValueTooLongError,
 )
 from ._events import (
+    AdvertisingChanged,
     Confirmed,
     Connected,
     Disconnected,
@@ -48,6 +49,7 @@ from ._events import (
     PersistFailed,
     Ready,
     ReadRequest,
+    StateChanged,
     Subscribed,
     UnknownEvent,
     Unsubscribed,
@@ -68,6 +70,7 @@ __all__ = [
     "BadJSONError",
     "Bond",
     "BusyError",
+    "AdvertisingChanged",
     "Confirmed",
     "Connected",
     "Connection",
@@ -99,6 +102,7 @@ __all__ = [
     "Ready",
     "Service",
     "Status",
+    "StateChanged",
     "Subscribed",
     "Subscription",
     "TooManyClientsError",

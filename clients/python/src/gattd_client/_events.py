@@ -196,6 +196,29 @@ class PairingTimeout(Event):
 
 
 @dataclass(frozen=True)
+class StateChanged(Event):
+    """The controller became usable or stopped being usable (Core Bluetooth's
+    `peripheralManagerDidUpdateState`): `state` is one of "unknown", "powered_on",
+    "powered_off", "resetting", "unauthorized", "unsupported"; `reason` says why when it is
+    not "powered_on"."""
+
+    NAME: ClassVar[str] = "state"
+    state: str
+    reason: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class AdvertisingChanged(Event):
+    """An advertising set ("primary": the config's `advertising`) "started", "stopped" or
+    "failed" to start (`reason`: the controller's or the kernel's answer)."""
+
+    NAME: ClassVar[str] = "advertising"
+    set: str
+    state: str
+    reason: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class UnknownEvent(Event):
     """An event this client does not know (a newer gattd): `event` is its name,
     `fields` the whole object."""
@@ -244,6 +267,21 @@ def _write_request(o: Mapping[str, Any]) -> Event:
     return WriteRequest(central=_str(o, "central"), request=_int(o, "request"),
                         characteristic=_str(o, "characteristic"), offset=_int(o, "offset", 0),
                         value=decode_value(o.get("value")))
+
+
+def _optional_str(o: Mapping[str, Any], key: str) -> Optional[str]:
+    v = o.get(key)
+    if v is not None and not isinstance(v, str):
+        raise TypeError(key)
+    return v
+
+
+def _state(o: Mapping[str, Any]) -> Event:
+    return StateChanged(state=_str(o, "state"), reason=_optional_str(o, "reason"))
+
+
+def _advertising(o: Mapping[str, Any]) -> Event:
+    return AdvertisingChanged(set=_str(o, "set"), state=_str(o, "state"), reason=_optional_str(o, "reason"))
 
 
 def _ready(o: Mapping[str, Any]) -> Event:
@@ -310,6 +348,8 @@ _PARSERS: Dict[str, Callable[[Mapping[str, Any]], Event]] = {
     "paired": _paired,
     "pairing_failed": _pairing_failed,
     "pairing_timeout": _pairing_timeout,
+    "state": _state,
+    "advertising": _advertising,
 }
 
 

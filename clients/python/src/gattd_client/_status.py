@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Tuple
 
-_STATUS_KEYS = {"ok", "id", "advertising", "address", "connections"}
+_STATUS_KEYS = {"ok", "id", "advertising", "address", "connections", "state"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,8 @@ class Status:
     address: str
     """The controller's (identity) address."""
     connections: Tuple[Connection, ...]
+    state: str = "unknown"
+    """Whether the controller can be used ("powered_on", "powered_off", ...: the `state` event's values)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Members of the reply this client does not know (newer gattd versions)."""
 
@@ -66,7 +68,7 @@ class Status:
         )
         extra = {k: v for k, v in reply.items() if k not in _STATUS_KEYS}
         return cls(advertising=bool(reply.get("advertising")), address=str(reply.get("address", "")),
-                   connections=connections, extra=extra)
+                   connections=connections, state=str(reply.get("state", "unknown")), extra=extra)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,45 @@
+/// What the controller (or the kernel) can advertise, for checking built sets at start:
+/// LE Read Number of Supported Advertising Sets and LE Read Maximum Advertising Data
+/// Length (Core Spec Vol 4 Part E §7.8.58, §7.8.57), or mgmt Read Advertising Features.
+public struct AdvertisingLimits: Sendable, Hashable {
+    /// How many sets can be on the air at once; nil when the sets take turns (legacy
+    /// advertising has one set, which gattd gives to each in turn): no limit then.
+    public var numberOfSets: Int?
+    /// The most bytes of advertising data, and of scan response data, one set takes
+    /// (every byte of the payload, the flags included).
+    public var maximumDataLength: Int
+    /// Whether extended advertising PDUs can be sent (LE Extended Advertising).
+    public var extendedPDUs: Bool
+
+    public init(numberOfSets: Int?, maximumDataLength: Int, extendedPDUs: Bool) {
+        self.numberOfSets = numberOfSets
+        self.maximumDataLength = maximumDataLength
+        self.extendedPDUs = extendedPDUs
+    }
+
+    /// Legacy advertising only: the sets take turns, 31 bytes per payload, no extended PDUs.
+    public static let legacy = AdvertisingLimits(numberOfSets: nil, maximumDataLength: AdvertisingPayloadBuilder.maximumDataLength, extendedPDUs: false)
+
+    /// What does not fit, in set order (the primary first, as `GattConfiguration.allAdvertisingSets()`
+    /// lists them), each naming the set's config path: a set with extended PDUs where there
+    /// are none (`PATH.extended`), each set beyond `numberOfSets`, and each payload longer than
+    /// `maximumDataLength`. Empty when everything fits.
+    public func violations(of sets: [AdvertisingSet]) -> [AdvertisingPayloadError] {
+        var out: [AdvertisingPayloadError] = []
+        for (i, set) in sets.enumerated() {
+            if let n = numberOfSets, i >= n {
+                out.append(.tooManySets(field: set.path, set: i + 1, configured: sets.count, supported: n))
+                continue
+            }
+            if set.payloads.pdus.isExtended, !extendedPDUs {
+                out.append(.extendedNotSupported(field: set.path + ".extended"))
+                continue
+            }
+            for (name, payload) in [("advertising data", set.payloads.advertisingData), ("scan response", set.payloads.scanResponseData)]
+            where payload.count > maximumDataLength {
+                out.append(.exceedsControllerLimit(field: set.path, payload: name, length: payload.count, maximum: maximumDataLength))
+            }
+        }
+        return out
+    }
+}
