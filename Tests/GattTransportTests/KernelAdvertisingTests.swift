@@ -83,7 +83,8 @@ struct KernelAdvertisingTests {
     @Test func addsThenRemoves() {
         var d = KernelAdvertisingDriver(commands: .extended)
         let i = Instance(instance: 1, payloads: Self.payloads)
-        #expect(d.setDesired(Self.payloads) == .add(i, .extended))
+        // A new adapter open: the kernel may still hold our instance, so the first add replaces.
+        #expect(d.setDesired(Self.payloads) == .replace(i, .extended))
         #expect(d.setDesired(Self.payloads) == nil)  // running: the next follows its end
         let (events, next) = d.finished(.done, connected: false)
         #expect(events == [.advertisingChanged(true)])
@@ -93,6 +94,26 @@ struct KernelAdvertisingTests {
         #expect(d.setDesired(nil) == .remove(instance: 1))
         #expect(d.finished(.done, connected: false) == ([.advertisingChanged(false)], nil))
         #expect(d.state == .off)
+        #expect(d.setDesired(Self.payloads) == .add(i, .extended))  // known removed: a plain add
+    }
+
+    /// An add the kernel answers Failed (it held our instance and could not update it, e.g. after
+    /// a power cycle) is tried as a replace, then as a plain add; then it is a refusal.
+    @Test func failedAddIsReplacedOnce() {
+        var d = on()
+        _ = d.setDesired(nil)
+        _ = d.finished(.done, connected: false)
+        let i = Instance(instance: 1, payloads: Self.payloads)
+        #expect(d.setDesired(Self.payloads) == .add(i, .extended))
+        let (events, next) = d.finished(.failed(status: 0x03, reason: "Failed"), connected: false)
+        #expect(events == [])
+        #expect(next == .replace(i, .extended))
+        // The update failed and the kernel dropped the instance: a plain add, then a refusal.
+        #expect(d.finished(.failed(status: 0x03, reason: "Failed"), connected: false) == ([], .add(i, .extended)))
+        #expect(d.finished(.failed(status: 0x03, reason: "Failed"), connected: false) == ([.advertisingRefused(whileConnected: false, reason: "Failed")], nil))
+        // Another kind of failure is a refusal at once.
+        _ = d.setDesired(Self.payloads)
+        #expect(d.finished(.failed(status: 0x07, reason: "No Resources"), connected: false).events == [.advertisingRefused(whileConnected: false, reason: "No Resources")])
     }
 
     /// New payloads while advertising: the instance is added again (the kernel replaces it).
@@ -140,7 +161,7 @@ struct KernelAdvertisingTests {
         #expect(d.commands == .addAdvertising)
         #expect(d.finished(.done, connected: false).events == [.advertisingChanged(true)])
         d.reset(commands: .addAdvertising)
-        #expect(d.setDesired(Self.payloads) == .add(i, .addAdvertising))
+        #expect(d.setDesired(Self.payloads) == .replace(i, .addAdvertising))
     }
 
     @Test func refusedAddIsReported() {
@@ -153,7 +174,7 @@ struct KernelAdvertisingTests {
         #expect(d.desired == nil)
         // Not connected: an ordinary refusal.
         _ = d.setDesired(Self.payloads)
-        #expect(d.finished(.failed(status: 0x03, reason: "Failed"), connected: false).events == [.advertisingRefused(whileConnected: false, reason: "Failed")])
+        #expect(d.finished(.failed(status: 0x07, reason: "No Resources"), connected: false).events == [.advertisingRefused(whileConnected: false, reason: "No Resources")])
     }
 
     /// A remove the kernel refuses (it had already dropped the instance) still leaves it off.

@@ -274,7 +274,8 @@ wait_for "hci0 went down" $LOG 30 && pass "gattd saw hci0 go down" || bad "no 'w
 adv_before=$(count 'advertising as "gattd-vm"' $LOG)
 hciconfig hci0 up
 i=0; while [ "$(count 'advertising as "gattd-vm"' $LOG)" = "$adv_before" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
-[ $i -lt 50 ] && pass "gattd advertises again after hci0 down/up" || bad "no advertising after hci0 up"
+[ $i -lt 50 ] && pass "gattd advertises again after hci0 down/up" \
+    || { bad "no advertising after hci0 up"; tail -15 $LOG; btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -A3 '^@ MGMT' | tail -30; }
 gatt --primary
 expect_out "attr handle = 0x000e, end grp handle = 0x0017 uuid: 0000fff0-$UUID_BASE" "service discovery after hci0 down/up"
 links_closed

@@ -27,6 +27,11 @@ public struct KernelAdvertisingDriver: Sendable {
     /// One mgmt step.
     public enum Operation: Sendable, Equatable {
         case add(KernelManagement.AdvertisingInstance, Commands)
+        /// Remove Advertising (whatever it answers), then add: for an instance the kernel may
+        /// hold already, left by an earlier gattd (`kill -9`) or kept across a power cycle and
+        /// enabled again by the kernel, which it refuses to reconfigure (mgmt Failed, seen with
+        /// Linux 6.1 after `hciconfig hci0 down/up` on a 5.2 controller).
+        case replace(KernelManagement.AdvertisingInstance, Commands)
         case remove(instance: UInt8)
     }
 
@@ -53,6 +58,10 @@ public struct KernelAdvertisingDriver: Sendable {
     public private(set) var state: State = .off
     /// What the core asked for last (nil: not advertising).
     public private(set) var desired: KernelManagement.AdvertisingInstance?
+    /// The kernel may hold our instance without this driver knowing (a new adapter open).
+    private var stale = true
+    /// Adds of the running operation the kernel answered Failed.
+    private var failures = 0
 
     public init(instance: UInt8 = 1, commands: Commands) {
         self.instance = instance
@@ -75,7 +84,10 @@ public struct KernelAdvertisingDriver: Sendable {
             state = .paused(i)
             return [.advertisingChanged(false)]
         case .running(let op, _):
-            if case .add = op { state = .running(op, connected: true) }
+            switch op {
+            case .add, .replace: state = .running(op, connected: true)
+            case .remove: break
+            }
             return []
         case .off, .paused:
             return []
@@ -90,8 +102,11 @@ public struct KernelAdvertisingDriver: Sendable {
     public mutating func finished(_ outcome: Outcome, connected: Bool) -> (events: [TransportEvent], next: Operation?) {
         guard case .running(let op, let interrupted) = state else { return ([], nil) }
         var events: [TransportEvent] = []
+        if case .replace = op { stale = false }
+        if case .remove = op { stale = false }
+        if case .done = outcome { failures = 0 }
         switch (op, outcome) {
-        case (.add(let i, _), .done):
+        case (.add(let i, _), .done), (.replace(let i, _), .done):
             if interrupted {
                 // Added, then ended by the connection that came meanwhile.
                 state = .paused(i)
@@ -100,7 +115,15 @@ public struct KernelAdvertisingDriver: Sendable {
                 state = .on(i)
                 events.append(.advertisingChanged(true))
             }
-        case (.add(let i, let used), .failed(let status, let reason)):
+        case (.add(let i, let used), .failed(KernelManagement.Status.failed, _)) where failures < 2,
+            (.replace(let i, let used), .failed(KernelManagement.Status.failed, _)) where failures < 2:
+            // The kernel held the instance after all and could not update it (enabled by itself,
+            // or its controller set gone after `hciconfig down/up`: Linux 6.1 then removes the
+            // instance, mgmt Advertising Removed). A replace, then a plain add, before a refusal.
+            failures += 1
+            return (events, run(failures == 1 ? .replace(i, used) : .add(i, used)))
+        case (.add(let i, let used), .failed(let status, let reason)), (.replace(let i, let used), .failed(let status, let reason)):
+            failures = 0
             if used == .extended, status == KernelManagement.Status.invalidParameters || status == KernelManagement.Status.unknownCommand {
                 // Kernels that list the extended pair but refuse it for controllers without
                 // extended advertising (raspberrypi/linux#7473): Add Advertising from now on.
@@ -137,7 +160,7 @@ public struct KernelAdvertisingDriver: Sendable {
             return nil
         case .off:
             guard let d = desired else { return nil }
-            return run(.add(d, commands))
+            return run(stale ? .replace(d, commands) : .add(d, commands))
         case .paused:
             guard let d = desired else { return run(.remove(instance: instance)) }
             return run(.add(d, commands))
@@ -157,6 +180,8 @@ extension KernelManagement {
     /// mgmt status codes the advertising driver acts on (BlueZ doc/mgmt-api "Error Codes").
     public enum Status {
         public static let unknownCommand: UInt8 = 0x01
+        public static let failed: UInt8 = 0x03
+        public static let busy: UInt8 = 0x0A
         public static let rejected: UInt8 = 0x0B
         public static let notSupported: UInt8 = 0x0C
         public static let invalidParameters: UInt8 = 0x0D

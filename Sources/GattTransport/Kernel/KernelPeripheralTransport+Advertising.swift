@@ -48,6 +48,9 @@ extension KernelPeripheralTransport {
                 switch op {
                 case .add(let instance, let commands):
                     try KernelManagement.addAdvertising(index: index, instance, extended: commands == .extended)
+                case .replace(let instance, let commands):
+                    try? KernelManagement.removeAdvertising(index: index, instance: instance.instance)
+                    try KernelManagement.addAdvertising(index: index, instance, extended: commands == .extended)
                 case .remove(let instance):
                     try KernelManagement.removeAdvertising(index: index, instance: instance)
                 }
@@ -62,12 +65,27 @@ extension KernelPeripheralTransport {
             case .success(let o): o
             case .failure(let error): .failed(status: nil, reason: "\(error)")
             }
+            // Busy: the kernel is still powering the adapter on or running another advertising
+            // command (mgmt-api, Add Extended Advertising Data). Transient: the same operation
+            // again shortly, a few times, before it counts as a refusal.
+            if case .failed(KernelManagement.Status.busy, _) = outcome, self.advertisingBusyRetries < Self.advertisingBusyRetryLimit {
+                self.advertisingBusyRetries += 1
+                self.eventLoop.scheduleTask(in: .milliseconds(50 << min(self.advertisingBusyRetries, 5))) {
+                    guard generation == self.generation else { return }
+                    self.run(op)
+                }
+                return
+            }
+            self.advertisingBusyRetries = 0
             let connected = !self.links.isEmpty || !self.peripheralHandles.isEmpty
             let (events, next) = self.advertising.finished(outcome, connected: connected)
             for e in events { self.onEvent?(e) }
             if let next { self.run(next) }
         }
     }
+
+    /// How often an operation the kernel answered Busy is tried again (about 3 s in all).
+    static let advertisingBusyRetryLimit = 8
 
     /// Reads what the kernel offers for advertising (on the command thread, at open).
     static func readAdvertisingSupport(index: Int) throws(KernelTransportError) -> AdvertisingSupport {

@@ -49,6 +49,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     /// ConnectionIDs for links whose handle is unknown or still in use start here.
     var spareConnectionID: UInt16 = 0x1000
     var advertising = KernelAdvertisingDriver(commands: .extended)
+    /// Tries of the running advertising operation that the kernel answered Busy.
+    var advertisingBusyRetries = 0
 
     enum AdapterState: Equatable {
         /// Gone or down, or not opened yet.
@@ -218,6 +220,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         self.controller = controller
         self.listener = listener
         adapterState = .ready
+        advertisingBusyRetries = 0
         let advertisingSummary: String
         switch support {
         case .success(let s):
