@@ -70,7 +70,7 @@ public enum ControlReply: Sendable, Equatable {
 /// The `status` reply.
 public struct ControlStatus: Sendable, Equatable {
     public var advertising: Bool
-    /// Whether the controller can be used (the last `state` event).
+    /// Whether the controller can be used (the last `state` event; left out while `unknown`).
     public var state: ControlControllerState = .unknown
     /// Every advertising set, the primary first (empty: not reported).
     public var sets: [AdvertisingSetStatus] = []
@@ -194,7 +194,8 @@ public struct ControlStatus: Sendable, Equatable {
                     ("queue", .int(c.queue)),
                 ] + (c.identity.map { [("identity", JSONText.string($0.description))] } ?? []))
             })),
-        ] + payloads + [("state", .string(state.rawValue))] + (sets.isEmpty ? [] : [("sets", .array(sets.map(\.json)))])
+        ] + payloads + (state == .unknown ? [] : [("state", .string(state.rawValue))])
+            + (sets.isEmpty ? [] : [("sets", .array(sets.map(\.json)))])
     }
 
     init(_ o: ControlObjectReader) throws(ControlError) {

@@ -191,7 +191,7 @@ struct ControlServerTests {
         #expect(c.request(#"{"op":"respond","request":4,"status":"success"}"#)?.contains(#""error":"unknown_request""#) == true)
         #expect(c.request(#"{"op":"disconnect","central":"01:02:03:04:05:06"}"#)?.contains(#""error":"unknown_central""#) == true)
         #expect(c.request(#"{"op":"advertise","enable":false}"#) == #"{"ok":true}"#)
-        #expect(c.request(#"{"op":"status"}"#) == #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[],"state":"unknown"}"#)
+        #expect(c.request(#"{"op":"status"}"#) == #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[]}"#)
         let notified = try f.onLoop { f.peripheral.notified.map { "\($0.0):\($0.1)" } }
         #expect(notified == ["5:[1, 2]", "6:[1]", "5:[1, 2, 3, 4, 5]"])
     }

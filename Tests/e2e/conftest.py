@@ -7,7 +7,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from harness import GattdProcess, VirtualControllers
+from harness import GattdProcess, VirtualControllers, default_link_layer
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -47,19 +47,33 @@ def batch_completions() -> bool:
 
 
 @pytest.fixture
+def link_layer() -> str:
+    """Which simulated air the `controllers` fixture starts: "bumble" (Bumble's LocalLink,
+    virtual_controllers.py) or "rootcanal" (Android's rootcanal, rootcanal_controllers.py).
+    Default "bumble" (or $GATTD_E2E_LINK_LAYER); a test runs on both with
+    `@both_link_layers` (harness.py), ids `[bumble]` and `[rootcanal]`."""
+    return default_link_layer()
+
+
+@pytest.fixture
 def controllers(request, tmp_path: Path, controller_count: int, legacy_only: bool,
-                batch_completions: bool) -> Iterator[VirtualControllers]:
+                batch_completions: bool, link_layer: str) -> Iterator[VirtualControllers]:
     """A fresh simulated radio with `controller_count` virtual controllers (subprocess).
 
     `controllers[i].transport` is the gattd transport string, `.bumble_transport` the one for a
-    Bumble Device, `.commands(opcode)` the HCI commands that controller received.
+    Bumble Device, `.commands(opcode)` the HCI commands that controller received. The
+    controllers' process must still run at teardown: a link layer that died (rootcanal aborts
+    on host behaviour it does not accept) fails the test.
     """
     link = VirtualControllers(controller_count, tmp_path, legacy_only=legacy_only,
-                              batch_completions=batch_completions).start()
+                              batch_completions=batch_completions, link_layer=link_layer).start()
     yield link
+    died = link.process is not None and link.process.poll() is not None
     link.stop()
-    if _failed(request):
-        _print_log("virtual controllers log", link.log())
+    if died or _failed(request):
+        _print_log(f"{link_layer} controllers log", link.log())
+    if died:
+        pytest.fail(f"the {link_layer} controllers exited during the test (status {link.process.returncode})")
 
 
 @pytest.fixture

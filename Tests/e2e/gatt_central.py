@@ -36,11 +36,13 @@ from bumble.device import Device, Peer
 from harness import (
     E2E_DIR,
     GATTD_BINARY,
+    LINK_LAYER_SCRIPTS,
     REPO_ROOT,
     GattdProcess,
     VirtualController,
     VirtualControllers,
     bumble_device,
+    default_link_layer,
     require_built,
     wait_for_log,  # noqa: F401 (re-exported: the tests import it from here)
 )
@@ -155,13 +157,14 @@ def start_gattd(config: Path, transport: str, work_dir: Path, name: str = "gattd
     return GattdProcess(config, transport, work_dir, gattd_arguments(work_dir), name=name).start()
 
 
-def module_link(config: Path, controller_count: int = 2):
-    """A module-scoped fixture: controllers + gattd serving `config`, shared by the module."""
+def module_link(config: Path, controller_count: int = 2, link_layers: tuple[str, ...] | None = None):
+    """A module-scoped fixture: controllers + gattd serving `config`, shared by the module.
+    With `link_layers` (e.g. harness.LINK_LAYERS) the fixture is parametrized: every test of
+    the module runs once per link layer (ids `[bumble]`, `[rootcanal]`); without, the default
+    link layer (harness.default_link_layer())."""
 
-    @pytest.fixture(scope="module")
-    def link(tmp_path_factory) -> Iterator[Link]:
-        work_dir = tmp_path_factory.mktemp("link")
-        controllers = VirtualControllers(controller_count, work_dir).start()
+    def make(work_dir: Path, link_layer: str) -> Iterator[Link]:
+        controllers = VirtualControllers(controller_count, work_dir, link_layer=link_layer).start()
         try:
             gattd = start_gattd(config, controllers[0].transport, work_dir)
         except BaseException:
@@ -170,6 +173,15 @@ def module_link(config: Path, controller_count: int = 2):
         yield Link(controllers, gattd)
         gattd.stop()
         controllers.stop()
+
+    if link_layers is None:
+        @pytest.fixture(scope="module")
+        def link(tmp_path_factory) -> Iterator[Link]:
+            yield from make(tmp_path_factory.mktemp("link"), default_link_layer())
+    else:
+        @pytest.fixture(scope="module", params=list(link_layers))
+        def link(request, tmp_path_factory) -> Iterator[Link]:
+            yield from make(tmp_path_factory.mktemp(f"link-{request.param}"), request.param)
 
     return link
 
@@ -182,7 +194,8 @@ def dump_link_logs(request):
                  for phase in ("setup", "call"))
     if failed and "link" in request.fixturenames:
         link: Link = request.getfixturevalue("link")
-        for title, text in (("gattd log", link.gattd.log()), ("virtual controllers log", link.controllers.log())):
+        for title, text in (("gattd log", link.gattd.log()),
+                            (f"{link.controllers.link_layer} controllers log", link.controllers.log())):
             print(f"\n===== {title} =====\n{text[-20000:]}\n===== end of {title} =====")
 
 
@@ -269,24 +282,27 @@ def free_ports(count: int) -> list[int]:
 
 
 class ControllerProcess:
-    """virtual_controllers.py with its controllers on the TCP ports we choose, so the whole
-    link can be killed and restarted on the same ports (gattd keeps its --transport). The
-    script picks free ports itself; a tiny wrapper makes its servers bind ours instead."""
+    """virtual_controllers.py (or rootcanal_controllers.py, per `link_layer`) with its
+    controllers on the TCP ports we choose, so the whole link can be killed and restarted on
+    the same ports (gattd keeps its --transport). The script picks free ports itself; a tiny
+    wrapper makes its servers bind ours instead. Killing rootcanal_controllers.py kills its
+    rootcanal too (PR_SET_PDEATHSIG)."""
 
     WRAPPER = r"""
-import asyncio, sys
+import asyncio, importlib, sys
 sys.path.insert(0, sys.argv[1])
-import virtual_controllers as vc
+vc = importlib.import_module(sys.argv[3])
 ports = [int(p) for p in sys.argv[2].split(",")]
 original = asyncio.BaseEventLoop.create_server
 async def create_server(self, factory, host=None, _port=None, **kwargs):
     return await original(self, factory, host, ports.pop(0), reuse_address=True, **kwargs)
 asyncio.BaseEventLoop.create_server = create_server
-sys.argv = [sys.argv[0]] + sys.argv[3:]
+sys.argv = [sys.argv[0]] + sys.argv[4:]
 vc.main()
 """
 
-    def __init__(self, work_dir: Path, ports: list[int]) -> None:
+    def __init__(self, work_dir: Path, ports: list[int], link_layer: str = "bumble") -> None:
+        self.link_layer = link_layer
         self.work_dir = work_dir
         self.ports = ports
         self.process: subprocess.Popen | None = None
@@ -301,7 +317,7 @@ vc.main()
         log = open(self.log_path, "a")
         self.process = subprocess.Popen(
             [sys.executable, "-c", self.WRAPPER, str(E2E_DIR), ",".join(map(str, self.ports)),
-             "--count", str(len(self.ports)), "--ready-file", str(self.ready_file), "--log-dir", str(log_dir)],
+             LINK_LAYER_SCRIPTS[self.link_layer].removesuffix(".py"), "--count", str(len(self.ports)), "--ready-file", str(self.ready_file), "--log-dir", str(log_dir)],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
         while not self.ready_file.exists():

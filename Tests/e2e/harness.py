@@ -116,24 +116,45 @@ class VirtualController:
         raise TimeoutError(f"controller {self.index} received no command {wanted} in {timeout} s")
 
 
+# The two independent link layers the suite runs on: Bumble's LocalLink (virtual_controllers.py,
+# patched where it is wrong) and Android's rootcanal (rootcanal_controllers.py, stock).
+LINK_LAYERS = ("bumble", "rootcanal")
+LINK_LAYER_SCRIPTS = {"bumble": "virtual_controllers.py", "rootcanal": "rootcanal_controllers.py"}
+
+
+def default_link_layer() -> str:
+    """The link layer of tests that do not choose one: `bumble`, or `$GATTD_E2E_LINK_LAYER`."""
+    value = os.environ.get("GATTD_E2E_LINK_LAYER", "bumble")
+    if value not in LINK_LAYERS:
+        raise ValueError(f"GATTD_E2E_LINK_LAYER={value!r}: expected one of {', '.join(LINK_LAYERS)}")
+    return value
+
+
 class VirtualControllers:
-    """A LocalLink with `count` controllers, run by virtual_controllers.py in a subprocess."""
+    """`count` controllers on one simulated air, run in a subprocess: a Bumble LocalLink
+    (virtual_controllers.py) or rootcanal (rootcanal_controllers.py), per `link_layer`. Both
+    scripts write the same ready file and command logs, so everything below works on both."""
 
     def __init__(self, count: int, work_dir: Path, legacy_only: bool = False, acl_buffer_size: int = 27,
-                 batch_completions: bool = False) -> None:
+                 batch_completions: bool = False, link_layer: str = "bumble") -> None:
+        if link_layer not in LINK_LAYERS:
+            raise ValueError(f"unknown link layer {link_layer!r}")
+        if link_layer != "bumble" and (acl_buffer_size != 27 or batch_completions):
+            raise ValueError("acl_buffer_size and batch_completions exist only on the Bumble link layer")
+        self.link_layer = link_layer
         self.count = count
         self.acl_buffer_size = acl_buffer_size
         self.batch_completions = batch_completions
         self.work_dir = work_dir
         self.legacy_only = legacy_only
-        self.log_path = work_dir / "virtual-controllers.log"
+        self.log_path = work_dir / f"{link_layer}-controllers.log"
         self.process: subprocess.Popen | None = None
         self.controllers: list[VirtualController] = []
 
     def start(self, timeout: float = 20.0) -> "VirtualControllers":
         ready_file = self.work_dir / "controllers.json"
         command = [
-            sys.executable, str(E2E_DIR / "virtual_controllers.py"),
+            sys.executable, str(E2E_DIR / LINK_LAYER_SCRIPTS[self.link_layer]),
             "--count", str(self.count),
             "--ready-file", str(ready_file),
             "--log-dir", str(self.work_dir),
@@ -149,10 +170,10 @@ class VirtualControllers:
         deadline = time.monotonic() + timeout
         while not ready_file.exists():
             if self.process.poll() is not None:
-                raise RuntimeError(f"virtual controllers exited with {self.process.returncode}:\n{self.log()}")
+                raise RuntimeError(f"{self.link_layer} controllers exited with {self.process.returncode}:\n{self.log()}")
             if time.monotonic() > deadline:
                 self.stop()
-                raise TimeoutError(f"virtual controllers not ready after {timeout} s:\n{self.log()}")
+                raise TimeoutError(f"{self.link_layer} controllers not ready after {timeout} s:\n{self.log()}")
             time.sleep(0.05)
         ready = json.loads(ready_file.read_text())
         self.controllers = [
@@ -426,3 +447,9 @@ def process_is_alive(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def both_link_layers(test):
+    """Runs a test (using the `controllers` fixture) on Bumble's link and on rootcanal."""
+    import pytest  # only the tests need it; harness.py is also imported by scripts
+    return pytest.mark.parametrize("link_layer", LINK_LAYERS)(test)

@@ -25,6 +25,7 @@ from harness import (
     OPCODE_LE_SET_SCAN_RESPONSE_DATA,
     REPO_ROOT,
     ad_structures,
+    both_link_layers,
     from_address,
     run,
     scan_for,
@@ -62,6 +63,7 @@ async def wait_until_advertising(controller) -> None:
     await controller.wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, parameters=b"\x01")
 
 
+@both_link_layers
 @pytest.mark.parametrize("legacy_only", [False, True], ids=["extended-controllers", "legacy-controllers"])
 def test_scan_sees_name_services_manufacturer_data_and_flags(controllers, gattd):
     gattd(FULL_CONFIG)
@@ -92,6 +94,7 @@ def test_scan_sees_name_services_manufacturer_data_and_flags(controllers, gattd)
     run(body())
 
 
+@both_link_layers
 def test_long_name_is_shortened_with_complete_name_in_scan_response(controllers, gattd):
     gattd_process = gattd(LONG_NAME_CONFIG)
 
@@ -121,6 +124,7 @@ def test_long_name_is_shortened_with_complete_name_in_scan_response(controllers,
     run(body())
 
 
+@both_link_layers
 def test_ibeacon_is_seen_non_connectable(controllers, gattd):
     gattd_process = gattd(IBEACON_CONFIG)
 

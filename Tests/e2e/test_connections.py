@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from bumble import att
+from bumble import att, hci
 
 from gatt_central import (
     CONFIG_DIR,
@@ -27,7 +27,8 @@ from gatt_central import (
     wait_for_log,
 )
 from control_client import ControlClient
-from harness import OPCODE_LE_SET_ADVERTISING_ENABLE, OPCODE_RESET, from_address, run, scan_for
+from harness import (LINK_LAYERS, OPCODE_LE_SET_ADVERTISING_ENABLE, OPCODE_RESET, both_link_layers, from_address, run,
+                     scan_for)
 
 WRITABLE = 0x0014
 LONG = 0x0016
@@ -50,6 +51,7 @@ def connection_handle(log: str, address: str) -> int:
     return int(re.findall(rf"connected: {address} \(random\), handle (\d+)", log)[-1])
 
 
+@both_link_layers
 @pytest.mark.parametrize("controller_count", [3])
 def test_two_centrals_at_once(controllers, gattd):
     link = link_of(controllers, gattd(FULL_CONFIG))
@@ -87,6 +89,7 @@ def test_two_centrals_at_once(controllers, gattd):
     run(body())
 
 
+@both_link_layers
 @pytest.mark.parametrize("controller_count", [3])
 def test_max_connections_one(controllers, gattd):
     link = link_of(controllers, gattd(CONFIG_DIR / "max-one-connection.json"))
@@ -115,6 +118,7 @@ def test_max_connections_one(controllers, gattd):
     run(body())
 
 
+@both_link_layers
 def test_reconnect_after_the_central_disconnects(controllers, gattd):
     link = link_of(controllers, gattd(FULL_CONFIG))
 
@@ -139,12 +143,13 @@ def test_reconnect_after_the_central_disconnects(controllers, gattd):
     run(body())
 
 
-def test_survives_the_controller_being_killed_and_restarted(tmp_path):
+@pytest.mark.parametrize("link_layer", LINK_LAYERS)
+def test_survives_the_controller_being_killed_and_restarted(tmp_path, link_layer):
     """The controller process dies (like a USB dongle unplugged): gattd logs that it lost the
     controller, retries, and when a controller listens on the same port again it resets it,
     advertises and serves a central."""
     ports = free_ports(2)
-    link_process = ControllerProcess(tmp_path, ports)
+    link_process = ControllerProcess(tmp_path, ports, link_layer)
     controllers = link_process.start()
     gattd_process = start_gattd(FULL_CONFIG, controllers[0].transport, tmp_path)
     try:
@@ -194,21 +199,40 @@ def test_survives_the_controller_being_killed_and_restarted(tmp_path):
         link_process.stop()
 
 
-def test_data_length_and_2m_phy_requested_for_each_connection(controllers, gattd):
+@both_link_layers
+def test_data_length_and_2m_phy_requested_for_each_connection(controllers, gattd, link_layer):
+    # rootcanal's controllers have no LE Data Packet Length Extension (LE features bit 5) and
+    # do not list LE Set Data Length: there gattd must not ask for it (optional is optional).
+    data_length_extension = link_layer == "bumble"
     link = link_of(controllers, gattd(FULL_CONFIG))
 
     async def body():
-        async with central(link, 1, CENTRAL_1):
-            data_length = await controllers[0].wait_for_command(OPCODE_LE_SET_DATA_LENGTH)
+        async with central_device(controllers[1], CENTRAL_1) as device:
+            phy_update = asyncio.get_running_loop().create_future()
+            device.on("connection", lambda connection: connection.on(
+                "connection_phy_update", lambda phy: phy_update.done() or phy_update.set_result(phy)))
+            peer = await connect_peer(device, link.gattd_address)
+            # gattd queues LE Set Data Length before LE Set PHY, so once LE Set PHY arrived
+            # a data length request would have arrived too.
             phy = await controllers[0].wait_for_command(OPCODE_LE_SET_PHY)
+            # Both hosts hear LE PHY Update Complete once the controller carried out gattd's
+            # request: disconnecting before that races with it (rootcanal then answers
+            # Unknown Connection Identifier, and gattd rightly logs that LE Set PHY failed).
+            updated = await asyncio.wait_for(phy_update, 10)
+            assert (updated.tx_phy, updated.rx_phy) == (hci.Phy.LE_2M, hci.Phy.LE_2M)
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
         handle = connection_handle(link.gattd.log(), CENTRAL_1)
-        # LE Set Data Length (§7.8.33): handle, TX octets 251, TX time 2120 µs.
-        assert data_length.parameters == handle.to_bytes(2, "little") + (251).to_bytes(2, "little") + \
-            (2120).to_bytes(2, "little")
+        if data_length_extension:
+            # LE Set Data Length (§7.8.33): handle, TX octets 251, TX time 2120 µs.
+            [data_length] = controllers[0].commands(OPCODE_LE_SET_DATA_LENGTH)
+            assert data_length.parameters == handle.to_bytes(2, "little") + (251).to_bytes(2, "little") + \
+                (2120).to_bytes(2, "little")
+            assert data_length.time <= phy.time
+        else:
+            assert controllers[0].commands(OPCODE_LE_SET_DATA_LENGTH) == []
         # LE Set PHY (§7.8.49): handle, ALL_PHYS 0, TX 2M, RX 2M, options 0.
         assert phy.parameters == handle.to_bytes(2, "little") + bytes([0x00, 0x02, 0x02, 0x00, 0x00])
         # Once per connection.
-        assert len(controllers[0].commands(OPCODE_LE_SET_DATA_LENGTH)) == 1
         assert len(controllers[0].commands(OPCODE_LE_SET_PHY)) == 1
         # Neither failed (a failure would be logged as a warning).
         assert "failed" not in link.gattd.log()

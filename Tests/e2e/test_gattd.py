@@ -15,6 +15,7 @@ from harness import (
     OPCODE_LE_SET_EXTENDED_ADVERTISING_DATA,
     OPCODE_RESET,
     ad_structures,
+    both_link_layers,
     bumble_device,
     connect,
     named,
@@ -48,6 +49,7 @@ def advertising_data_sent(controller) -> bytes | None:
     return None
 
 
+@both_link_layers
 def test_gattd_resets_controller_and_advertises(controllers, gattd):
     gattd(CONFIG, controller=0)
 
@@ -66,6 +68,7 @@ def test_gattd_resets_controller_and_advertises(controllers, gattd):
     run(body())
 
 
+@both_link_layers
 def test_gattd_serves_reads(controllers, gattd):
     gattd(CONFIG, controller=0)
 
@@ -80,6 +83,7 @@ def test_gattd_serves_reads(controllers, gattd):
     run(body())
 
 
+@both_link_layers
 @pytest.mark.parametrize("controller_count", [3])
 def test_gattd_takes_two_centrals(controllers, gattd):
     gattd(CONFIG, controller=0)
@@ -98,6 +102,7 @@ def test_gattd_takes_two_centrals(controllers, gattd):
     run(body())
 
 
+@both_link_layers
 def test_gattd_restart_resets_and_advertises_again(controllers, gattd):
     first = gattd(CONFIG, controller=0)
 

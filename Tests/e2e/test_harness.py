@@ -23,6 +23,7 @@ from harness import (
     OPCODE_LE_SET_SCAN_RESPONSE_DATA,
     OPCODE_RESET,
     VirtualController,
+    both_link_layers,
     bumble_device,
     connect,
     from_address,
@@ -73,6 +74,7 @@ def add_test_service(device: Device) -> tuple[dict[str, bytes], Characteristic]:
 
 
 @pytest.mark.parametrize("legacy_only", [False, True], ids=["extended-controllers", "legacy-controllers"])
+@both_link_layers
 def test_scan_response_connect_discover_read_write_notify(controllers, legacy_only):
     async def body():
         async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS) as peripheral, \
@@ -119,6 +121,7 @@ def test_scan_response_connect_discover_read_write_notify(controllers, legacy_on
     run(body())
 
 
+@both_link_layers
 def test_passive_scan_gets_no_scan_response(controllers):
     async def body():
         async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS) as peripheral, \
@@ -132,6 +135,7 @@ def test_passive_scan_gets_no_scan_response(controllers):
 
 
 @pytest.mark.parametrize("controller_count", [3])
+@both_link_layers
 def test_peripheral_accepts_two_centrals(controllers):
     async def body():
         async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS) as peripheral, \
@@ -152,7 +156,13 @@ def test_peripheral_accepts_two_centrals(controllers):
     run(body())
 
 
-def test_hci_reset_drops_connections_and_advertising(controllers):
+@both_link_layers
+def test_hci_reset_drops_connections_and_advertising(controllers, link_layer):
+    # The old host's link ends with a supervision timeout on the Bumble link (HCI Reset drops
+    # it silently); rootcanal removes a controller whose host went away and models that as
+    # the peer powering off (LL_TERMINATE_IND, Remote Device Terminated due to Power Off).
+    expected_reason = {"bumble": 0x08, "rootcanal": 0x15}[link_layer]
+
     async def body():
         async with bumble_device(controllers[1], "central", CENTRAL_ADDRESS) as central:
             async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS) as peripheral:
@@ -166,7 +176,7 @@ def test_hci_reset_drops_connections_and_advertising(controllers):
 
             # A new host on controller 0 (like gattd restarting) resets the controller.
             async with bumble_device(controllers[0], "restarted", PERIPHERAL_ADDRESS):
-                assert await asyncio.wait_for(disconnected, 5) == 0x08  # connection timeout
+                assert await asyncio.wait_for(disconnected, 5) == expected_reason
                 assert len(controllers[0].commands(OPCODE_RESET)) >= 2
                 with pytest.raises(asyncio.TimeoutError):
                     await scan_for(central, from_address(PERIPHERAL_ADDRESS), timeout=1.0)
@@ -174,6 +184,7 @@ def test_hci_reset_drops_connections_and_advertising(controllers):
     run(body())
 
 
+@both_link_layers
 def test_command_log_records_exact_bytes(controllers):
     async def body():
         async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS):
@@ -184,11 +195,62 @@ def test_command_log_records_exact_bytes(controllers):
 
 
 
+@both_link_layers
+def test_disconnect_reasons_local_and_remote(controllers):
+    """Disconnect (Vol 4 Part E §7.1.6) with Remote User Terminated Connection (0x13): the
+    peer's Disconnection Complete carries 0x13, the disconnecting host's own carries
+    Connection Terminated By Local Host (0x16), as controllers report it."""
+    async def body():
+        async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS) as peripheral, \
+                bumble_device(controllers[1], "central", CENTRAL_ADDRESS) as central:
+            add_test_service(peripheral)
+            loop = asyncio.get_running_loop()
+            remote = loop.create_future()
+            peripheral.on("connection", lambda connection: connection.on(
+                "disconnection", lambda reason: remote.done() or remote.set_result(reason)))
+            await peripheral.start_advertising(advertising_data=ADVERTISING_DATA)
+            peer = await connect(central, PERIPHERAL_ADDRESS)
+            local = loop.create_future()
+            peer.connection.on("disconnection", lambda reason: local.done() or local.set_result(reason))
+            await peer.connection.disconnect(hci.HCI_ErrorCode.REMOTE_USER_TERMINATED_CONNECTION_ERROR)
+            assert await asyncio.wait_for(local, 5) == hci.HCI_ErrorCode.CONNECTION_TERMINATED_BY_LOCAL_HOST_ERROR
+            assert await asyncio.wait_for(remote, 5) == hci.HCI_ErrorCode.REMOTE_USER_TERMINATED_CONNECTION_ERROR
+
+    run(body())
+
+
+@both_link_layers
+def test_rejected_encryption_is_pin_or_key_missing(controllers):
+    """A central encrypts with a key the peripheral's host does not have: the peripheral's
+    host answers LE Long Term Key Request Negative Reply, its Link Layer rejects with PIN or
+    Key Missing (0x06), and the central's Encryption Change carries that status (Vol 6 Part B
+    §5.1.3.1). Stock rootcanal 1.10.0 says Authentication Failure (0x05); corrected in
+    rootcanal_controllers.py."""
+    async def body():
+        async with bumble_device(controllers[0], "peripheral", PERIPHERAL_ADDRESS) as peripheral, \
+                bumble_device(controllers[1], "central", CENTRAL_ADDRESS) as central:
+            add_test_service(peripheral)  # no keys: it rejects every LTK request
+            await peripheral.start_advertising(advertising_data=ADVERTISING_DATA)
+            peer = await connect(central, PERIPHERAL_ADDRESS)
+            failure = asyncio.get_running_loop().create_future()
+            peer.connection.on("connection_encryption_failure",
+                               lambda error: failure.done() or failure.set_result(error))
+            await central.host.send_command(hci.HCI_LE_Enable_Encryption_Command(
+                connection_handle=peer.connection.handle, random_number=bytes(8), encrypted_diversifier=0,
+                long_term_key=bytes(range(16))), check_result=True)
+            assert await asyncio.wait_for(failure, 5) == hci.HCI_ErrorCode.PIN_OR_KEY_MISSING_ERROR
+            assert not peer.connection.is_encrypted
+            assert await read(peer, READ_UUID) == b"hello"  # the link stays up
+
+    run(body())
+
+
 def cancels_after(controller: VirtualController, start: float) -> list:
     return [c for c in controller.commands(OPCODE_LE_CREATE_CONNECTION_CANCEL) if c.time >= start]
 
 
 @pytest.mark.parametrize("legacy_only", [False, True], ids=["extended-controllers", "legacy-controllers"])
+@both_link_layers
 def test_central_cannot_connect_to_non_connectable_advertising(controllers):
     """A CONNECT_IND never answers ADV_NONCONN_IND or ADV_SCAN_IND: the central's attempt
     does not complete (neither side hears of a connection), and when the central gives up,
@@ -227,11 +289,75 @@ def test_central_cannot_connect_to_non_connectable_advertising(controllers):
     run(body())
 
 
+@both_link_layers
 def test_create_connection_cancel_without_attempt_is_disallowed(controllers):
     async def body():
         async with bumble_device(controllers[1], "central", CENTRAL_ADDRESS) as central:
             with pytest.raises(hci.HCI_Error) as raised:
                 await central.host.send_sync_command(hci.HCI_LE_Create_Connection_Cancel_Command())
             assert raised.value.error_code == hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR
+
+    run(body())
+
+
+# ----- Core Spec Vol 4 Part E §3.1.1: legacy and extended advertising commands never mix ------
+LEGACY_ADVERTISING_PARAMETERS = hci.HCI_LE_Set_Advertising_Parameters_Command(
+    advertising_interval_min=0x00A0, advertising_interval_max=0x00F0, advertising_type=0x00,  # ADV_IND
+    own_address_type=0x00, peer_address_type=0x00, peer_address=hci.Address.ANY,
+    advertising_channel_map=0x07, advertising_filter_policy=0x00)
+EXTENDED_ADVERTISING_PARAMETERS = hci.HCI_LE_Set_Extended_Advertising_Parameters_Command(
+    advertising_handle=0, advertising_event_properties=0x13,  # connectable, scannable, legacy PDUs
+    primary_advertising_interval_min=0x00A0, primary_advertising_interval_max=0x00F0,
+    primary_advertising_channel_map=0x07, own_address_type=0x00, peer_address_type=0x00,
+    peer_address=hci.Address.ANY, advertising_filter_policy=0x00, advertising_tx_power=0x7F,
+    primary_advertising_phy=hci.Phy.LE_1M, secondary_advertising_max_skip=0,
+    secondary_advertising_phy=hci.Phy.LE_1M, advertising_sid=0, scan_request_notification_enable=0)
+LEGACY_SCAN_PARAMETERS = hci.HCI_LE_Set_Scan_Parameters_Command(
+    le_scan_type=1, le_scan_interval=0x0010, le_scan_window=0x0010, own_address_type=0x00,
+    scanning_filter_policy=0x00)
+EXTENDED_SCAN_PARAMETERS = hci.HCI_LE_Set_Extended_Scan_Parameters_Command(
+    own_address_type=0x00, scanning_filter_policy=0x00, scanning_phys=0x01,
+    scan_types=[1], scan_intervals=[0x0010], scan_windows=[0x0010])
+
+
+async def command_status(device: Device, command: hci.HCI_Command) -> int:
+    """Sends `command` as it is and returns the status of its Command Complete."""
+    response = await device.host.send_command(command, check_result=False)
+    parameters = response.return_parameters
+    if isinstance(parameters, (bytes, bytearray)):
+        return parameters[0]
+    return int(parameters) if isinstance(parameters, int) else int(parameters.status)
+
+
+@both_link_layers
+def test_legacy_and_extended_advertising_commands_never_mix(controllers, link_layer):
+    """Vol 4 Part E §3.1.1: once the host used an extended advertising command since the last
+    reset, a legacy advertising (or scanning) command gets Command Disallowed (0x0C), and the
+    other way round; HCI Reset clears the choice. rootcanal enforces it as it comes; the Bumble
+    link enforces it too (virtual_controllers.py: stock Bumble accepts both). The host here is
+    raw HCI, so nothing but the commands below chooses."""
+    SUCCESS = hci.HCI_ErrorCode.SUCCESS
+    DISALLOWED = hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR
+
+    async def body():
+        async with bumble_device(controllers[0], "raw-host", PERIPHERAL_ADDRESS) as device:
+            # Extended first: legacy advertising and scanning are refused from then on.
+            assert await command_status(device, EXTENDED_ADVERTISING_PARAMETERS) == SUCCESS
+            assert await command_status(device, LEGACY_ADVERTISING_PARAMETERS) == DISALLOWED
+            assert await command_status(device, hci.HCI_LE_Set_Advertising_Enable_Command(advertising_enable=1)) \
+                == DISALLOWED
+            assert await command_status(device, LEGACY_SCAN_PARAMETERS) == DISALLOWED
+            assert await command_status(device, EXTENDED_SCAN_PARAMETERS) == SUCCESS
+
+            # After HCI Reset the host may choose again: legacy, then extended is refused.
+            assert await command_status(device, hci.HCI_Reset_Command()) == SUCCESS
+            assert await command_status(device, LEGACY_ADVERTISING_PARAMETERS) == SUCCESS
+            assert await command_status(device, hci.HCI_LE_Set_Advertising_Enable_Command(advertising_enable=1)) \
+                == SUCCESS
+            assert await command_status(device, EXTENDED_ADVERTISING_PARAMETERS) == DISALLOWED
+            assert await command_status(device, EXTENDED_SCAN_PARAMETERS) == DISALLOWED
+            assert await command_status(device, LEGACY_SCAN_PARAMETERS) == SUCCESS
+            assert await command_status(device, hci.HCI_LE_Set_Advertising_Enable_Command(advertising_enable=0)) \
+                == SUCCESS
 
     run(body())

@@ -21,7 +21,7 @@ from bumble.pairing import PairingConfig, PairingDelegate
 
 from control_client import ControlClient
 from gatt_central import FULL_CONFIG, att_error, central_device, connect_peer, raw_request, wait_for_log
-from harness import run
+from harness import both_link_layers, run
 from bumble import hci
 
 ENCRYPTED = 0x001A  # read_encryption_required, value 0x42 (config/test/gatt-full.json)
@@ -74,6 +74,7 @@ def read_request(handle: int = ENCRYPTED) -> bytes:
     return bytes([READ]) + handle.to_bytes(2, "little")
 
 
+@both_link_layers
 def test_just_works_bond_survives_a_gattd_restart(controllers, gattd, tmp_path):
     config = config_with()
     first = gattd(config)
@@ -122,6 +123,7 @@ def test_just_works_bond_survives_a_gattd_restart(controllers, gattd, tmp_path):
     run(body(), timeout=60)
 
 
+@both_link_layers
 def test_legacy_just_works_bonds_and_reconnects(controllers, gattd):
     process = gattd(config_with())
 
@@ -143,6 +145,7 @@ def test_legacy_just_works_bonds_and_reconnects(controllers, gattd):
     run(body())
 
 
+@both_link_layers
 def test_secure_connections_only_refuses_legacy_pairing(controllers, gattd):
     process = gattd(config_with({"secure_connections_only": True}))
 
@@ -171,6 +174,7 @@ async def pairing_fails(controllers, config: PairingConfig) -> int:
         return failure.value.error_code
 
 
+@both_link_layers
 def test_key_size_below_the_minimum_is_refused(controllers, gattd):
     gattd(config_with({"min_key_size": 16}))
     delegate = PairingDelegate(maximum_encryption_key_size=7)
@@ -178,6 +182,7 @@ def test_key_size_below_the_minimum_is_refused(controllers, gattd):
     assert reason == ENCRYPTION_KEY_SIZE
 
 
+@both_link_layers
 def test_numeric_comparison_with_nobody_to_answer_fails_cleanly(controllers, gattd):
     process = gattd(config_with({"io_capability": "display_yes_no"}))
     delegate = PairingDelegate(io_capability=PairingDelegate.DISPLAY_OUTPUT_AND_YES_NO_INPUT)
@@ -186,6 +191,7 @@ def test_numeric_comparison_with_nobody_to_answer_fails_cleanly(controllers, gat
     run(wait_for_log(process, r"pairing needs a numeric comparison and no control client watches to answer; refused"))
 
 
+@both_link_layers
 def test_bonded_central_with_a_new_rpa_is_recognised(controllers, gattd, tmp_path):
     """A central with privacy bonds, then reconnects with a new resolvable private address:
     gattd resolves it with the central's IRK and answers the LTK request from the bond."""
@@ -221,6 +227,7 @@ def test_bonded_central_with_a_new_rpa_is_recognised(controllers, gattd, tmp_pat
     run(body())
 
 
+@both_link_layers
 def test_passkey_entry_with_the_passkey_gattd_displays(controllers, gattd):
     """gattd (display_only) shows a passkey in its log; the phone (keyboard) types it:
     an authenticated pairing, so the authentication-required characteristic reads."""

@@ -222,7 +222,8 @@ def test_events_see_connect_subscribe_write_disconnect(controllers, gattd, tmp_p
                     assert await events.wait_for(Written, 10) == Written(CENTRAL, "label", b"hall")
                     await client.disconnect(CENTRAL)
                     event = await events.wait_for(Disconnected, 10)
-                    assert event.central == CENTRAL and event.reason == "remote_user_terminated_connection"
+                    # gattd disconnected: Connection Terminated By Local Host (0x16).
+                    assert event.central == CENTRAL and event.reason == "connection_terminated_by_local_host"
 
     run(body())
 

@@ -42,6 +42,15 @@ async def line(stream: asyncio.StreamReader, timeout: float = 15) -> str:
     return text.rstrip("\n")
 
 
+async def next_event(stream: asyncio.StreamReader) -> dict:
+    """The next `gattctl watch --json` event about centrals: the controller's `state` and the
+    advertising sets' `advertising` events (advertising stops when a central connects) are
+    not what these tests are about."""
+    while (event := json.loads(await line(stream)))["event"] in ("state", "advertising"):
+        pass
+    return event
+
+
 async def stop(proc: asyncio.subprocess.Process) -> None:
     if proc.returncode is None:
         proc.kill()
@@ -63,13 +72,13 @@ def test_passive_watch_leaves_control_characteristics_to_gattd(controllers, gatt
         await wait_for_log(process, r"control client \d+ watches$", start=log_start)
         assert await control.request({"op": "set", "characteristic": "ctl", "value": hex_value(b"stored")}) == {"ok": True}
         device_cm, peer = await connect_central(controllers)
-        assert json.loads(await line(watch.stdout)) == {"event": "connected", "central": CENTRAL_ADDRESS}
+        assert (await next_event(watch.stdout)) == {"event": "connected", "central": CENTRAL_ADDRESS}
         assert await asyncio.wait_for(read(peer, uuid(3)), 10) == b"stored"
         with pytest.raises(att.ATT_Error) as error:
             await asyncio.wait_for(write(peer, uuid(3), b"\x01"), 10)
         assert error.value.error_code == 0xFC
         await close_central(device_cm, peer)
-        assert json.loads(await line(watch.stdout))["event"] == "disconnected"
+        assert (await next_event(watch.stdout))["event"] == "disconnected"
         await stop(watch)
         await control.close()
 
@@ -84,15 +93,15 @@ def test_watch_requests_and_gattctl_respond(controllers, gattd, tmp_path):
         watch = await start_gattctl("--socket", sock, "watch", "--requests", "--json")
         await wait_for_log(process, r"control client \d+ watches and answers requests$")
         device_cm, peer = await connect_central(controllers)
-        assert json.loads(await line(watch.stdout))["event"] == "connected"
+        assert (await next_event(watch.stdout))["event"] == "connected"
         reader = asyncio.ensure_future(read(peer, uuid(3)))
-        event = json.loads(await line(watch.stdout))
+        event = (await next_event(watch.stdout))
         assert event["event"] == "read_request" and event["characteristic"] == "ctl" and event["offset"] == 0
         assert await gattctl("--socket", sock, "respond", str(event["request"]), "--utf8", "hello") == (0, "", "")
         assert await asyncio.wait_for(reader, 10) == b"hello"
 
         writer = asyncio.ensure_future(write(peer, uuid(3), b"\x05"))
-        event = json.loads(await line(watch.stdout))
+        event = (await next_event(watch.stdout))
         assert event["event"] == "write_request" and event["value"] == {"hex": "05"}
         code, out, err = await gattctl("--socket", sock, "respond", str(event["request"]), "--status", "write_not_permitted")
         assert (code, err) == (0, "")
@@ -161,15 +170,15 @@ def test_watch_follow_keeps_watching_across_a_restart(controllers, gattd, tmp_pa
         await wait_for_log(first, r"control client \d+ watches$")
         # Watching (it saw a central come and go); then gattd goes away, gattctl says so and waits.
         device_cm, peer = await connect_central(controllers)
-        assert json.loads(await line(watch.stdout)) == {"event": "connected", "central": CENTRAL_ADDRESS}
+        assert (await next_event(watch.stdout)) == {"event": "connected", "central": CENTRAL_ADDRESS}
         await close_central(device_cm, peer)
-        assert json.loads(await line(watch.stdout))["event"] == "disconnected"
+        assert (await next_event(watch.stdout))["event"] == "disconnected"
         first.stop()
         assert "reconnecting (--follow)" in await line(watch.stderr)
         gattd(CONFIG)
         assert await line(watch.stderr) == "gattctl: watching again"
         device_cm, peer = await connect_central(controllers)
-        assert json.loads(await line(watch.stdout)) == {"event": "connected", "central": CENTRAL_ADDRESS}
+        assert (await next_event(watch.stdout)) == {"event": "connected", "central": CENTRAL_ADDRESS}
         await close_central(device_cm, peer)
         assert watch.returncode is None
         await stop(watch)

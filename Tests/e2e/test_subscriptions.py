@@ -19,9 +19,9 @@ from gatt_central import (
     raw_request,
     wait_for_log,
 )
-from harness import find_characteristic, run
+from harness import LINK_LAYERS, find_characteristic, run
 
-link = module_link(FULL_CONFIG, controller_count=3)
+link = module_link(FULL_CONFIG, controller_count=3, link_layers=LINK_LAYERS)
 pytestmark = pytest.mark.usefixtures("dump_link_logs")
 
 NOTIFIER_UUID = "6E4A0016-B5A3-F393-E0A9-E50E24DCCA9E"

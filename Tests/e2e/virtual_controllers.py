@@ -16,6 +16,12 @@ Built from Bumble's `Controller` and `LocalLink`, with fixes for what the stock
   peer sees a supervision timeout), addresses, masks and advertising data are cleared;
 * advertising intervals are in 0.625 ms units (stock: milliseconds), capped at 100 ms so
   tests are quick;
+* Disconnect: the host that disconnects gets reason Connection Terminated By Local Host
+  (0x16) in its Disconnection Complete (stock: the reason it sent, which only the peer sees);
+* legacy and extended advertising commands never mix (Vol 4 Part E §3.1.1): after one kind
+  since the last reset, the other gets Command Disallowed (stock accepts both); LE Extended
+  Create Connection and the extended scanning commands are listed as supported (stock
+  implements but does not list them, so a Bumble host scanned extended and connected legacy);
 * LE Set Data Length and LE Set PHY are answered (stock: listed as supported but not
   implemented; LE Set PHY got no reply at all);
 * each TCP connection gets a fresh H4 parser; a new host connection replaces the old one;
@@ -50,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -79,10 +86,56 @@ EXT_LEGACY = 0x10
 
 MAX_ADVERTISING_INTERVAL_S = 0.1
 
+# Core Spec Vol 4 Part E §3.1.1: a controller refuses legacy advertising commands once the
+# host used an extended one since the last reset, and the other way round. The sets below are
+# the advertising, scanning and initiating commands of each kind (as Zephyr's controller
+# checks them; rootcanal checks the same minus the reads, Remove/Clear and periodic ones).
+LEGACY_ADVERTISING_COMMANDS = frozenset({
+    0x2006,  # LE Set Advertising Parameters
+    0x2007,  # LE Read Advertising Physical Channel Tx Power
+    0x2008,  # LE Set Advertising Data
+    0x2009,  # LE Set Scan Response Data
+    0x200A,  # LE Set Advertising Enable
+    0x200B,  # LE Set Scan Parameters
+    0x200C,  # LE Set Scan Enable
+    0x200D,  # LE Create Connection
+})
+EXTENDED_ADVERTISING_COMMANDS = frozenset({
+    0x2035,  # LE Set Advertising Set Random Address
+    0x2036,  # LE Set Extended Advertising Parameters
+    0x2037,  # LE Set Extended Advertising Data
+    0x2038,  # LE Set Extended Scan Response Data
+    0x2039,  # LE Set Extended Advertising Enable
+    0x203A,  # LE Read Maximum Advertising Data Length
+    0x203B,  # LE Read Number of Supported Advertising Sets
+    0x203C,  # LE Remove Advertising Set
+    0x203D,  # LE Clear Advertising Sets
+    0x203E,  # LE Set Periodic Advertising Parameters
+    0x203F,  # LE Set Periodic Advertising Data
+    0x2040,  # LE Set Periodic Advertising Enable
+    0x2041,  # LE Set Extended Scan Parameters
+    0x2042,  # LE Set Extended Scan Enable
+    0x2043,  # LE Extended Create Connection
+    0x2044,  # LE Periodic Advertising Create Sync
+})
+
 
 def advertising_interval_seconds(units: int) -> float:
     """Advertising interval in 0.625 ms units → seconds, capped so tests stay quick."""
     return min(max(units * 0.000625, 0.01), MAX_ADVERTISING_INTERVAL_S)
+
+
+def disallowed_return_parameters(command):
+    """The return parameters of a refused command: status 0x0C, the other fields zero, so the
+    Command Complete has the length the host expects (Vol 4 Part E §7.7.14)."""
+    return_type = getattr(type(command), "return_parameters_class", None)
+    if return_type is not None and return_type is not hci.HCI_StatusReturnParameters:
+        try:
+            fields = {f.name: 0 for f in dataclasses.fields(return_type) if f.name != "status"}
+            return return_type(status=hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR, **fields)
+        except (TypeError, ValueError):
+            pass
+    return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR)
 
 
 class VirtualLegacyAdvertiser(LegacyAdvertiser):
@@ -150,10 +203,22 @@ class VirtualController(Controller):
             self.le_features = self.le_features & ~(
                 hci.LeFeatureMask.LE_EXTENDED_ADVERTISING | hci.LeFeatureMask.LE_PERIODIC_ADVERTISING
             )
+        else:
+            # Stock Bumble implements LE Extended Create Connection and the extended scanning
+            # commands but does not list them, so a Bumble host scans with the extended
+            # commands and then connects with the legacy LE Create Connection: mixing, which
+            # a controller refuses (see LEGACY_ADVERTISING_COMMANDS). List them, as a
+            # controller with LE Extended Advertising does.
+            self.supported_commands = set(self.supported_commands) | {
+                hci.HCI_LE_SET_EXTENDED_SCAN_PARAMETERS_COMMAND,
+                hci.HCI_LE_SET_EXTENDED_SCAN_ENABLE_COMMAND,
+                hci.HCI_LE_EXTENDED_CREATE_CONNECTION_COMMAND,
+            }
         self.le_legacy_advertiser = VirtualLegacyAdvertiser(self)
         self.command_log_path = command_log
         self.command_log = open(command_log, "a", buffering=1) if command_log else None
         self.active_scanning = False
+        self.advertising_commands: str | None = None  # "legacy" or "extended" since the last reset
         self.supported_max_tx_octets = 251
         self.supported_max_rx_octets = 251
         self.supported_max_tx_time = 2120
@@ -167,6 +232,25 @@ class VirtualController(Controller):
             super().on_packet(packet)
         except Exception:  # a malformed packet must not kill the whole link
             logger.exception("[%s] cannot handle packet %s", self.name, packet.hex())
+
+    def on_hci_command_packet(self, command) -> None:
+        """Legacy and extended advertising commands never mix (Vol 4 Part E §3.1.1): the first
+        one since the reset chooses, a command of the other kind gets Command Disallowed."""
+        kind = ("legacy" if command.op_code in LEGACY_ADVERTISING_COMMANDS
+                else "extended" if command.op_code in EXTENDED_ADVERTISING_COMMANDS else None)
+        if kind is not None and self.advertising_commands not in (None, kind):
+            logger.info("[%s] %s after %s advertising commands: Command Disallowed", self.name,
+                        command.name, self.advertising_commands)
+            if isinstance(command, hci.HCI_AsyncCommand):
+                self._send_hci_command_status(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR, command.op_code)
+            else:
+                self.send_hci_packet(hci.HCI_Command_Complete_Event(
+                    num_hci_command_packets=1, command_opcode=command.op_code,
+                    return_parameters=disallowed_return_parameters(command)))
+            return
+        if kind is not None:
+            self.advertising_commands = kind
+        super().on_hci_command_packet(command)
 
     # ----- controller → host -------------------------------------------------------------
     def send_hci_packet(self, packet) -> None:
@@ -210,6 +294,7 @@ class VirtualController(Controller):
         self.advertising_sets.clear()
         self.pending_le_connection = None
         self.active_scanning = False
+        self.advertising_commands = None
         # Drop instance overrides so the class defaults apply again.
         for attribute in (
             "event_mask", "event_mask_page_2", "le_event_mask", "le_scan_type",
@@ -373,6 +458,19 @@ class VirtualController(Controller):
         ):
             return  # not connectable
         super().on_le_connect_ind(packet)
+
+    # ----- disconnection ------------------------------------------------------------------
+    def on_hci_disconnect_command(self, command):
+        """Disconnect (Vol 4 Part E §7.1.6) of an LE link: the peer hears the host's reason
+        (LL_TERMINATE_IND), this host's Disconnection Complete says Connection Terminated By
+        Local Host (0x16), as controllers report it (stock: the host's own reason, 0x13)."""
+        connection = self.find_le_connection_by_handle(command.connection_handle)
+        if connection is None or not self.link:
+            return super().on_hci_disconnect_command(command)
+        self._send_hci_command_status(hci.HCI_COMMAND_STATUS_PENDING, command.op_code)
+        connection.send_ll_control_pdu(ll.TerminateInd(command.reason))
+        self.on_le_disconnected(connection, hci.HCI_ErrorCode.CONNECTION_TERMINATED_BY_LOCAL_HOST_ERROR)
+        return None
 
     # ----- data length and PHY ----------------------------------------------------------
     def on_hci_le_set_data_length_command(self, command):
