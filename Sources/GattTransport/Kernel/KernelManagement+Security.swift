@@ -24,7 +24,10 @@ extension KernelManagement {
 
     /// Set IO Capability (0x0018), Set Bondable (0x0009), Set Secure Connections (0x002D: 1 on,
     /// 2 Secure Connections Only). Returns a sentence per setting the kernel refused; the
-    /// others still apply.
+    /// others still apply. On an adapter with BR/EDR on, the kernel refuses Secure Connections
+    /// (Rejected) until Secure Simple Pairing is on (mgmt set_secure_conn), so it is switched on
+    /// first (0x000B, as bluetoothd does) and Secure Connections asked again: without it the
+    /// kernel pairs LE with legacy pairing only (no Numeric Comparison, no P-256 keys).
     static func applySecurity(index: Int, _ s: SecuritySettings, timeout: Duration = .seconds(5)) throws(KernelTransportError) -> [String] {
         let fd = try controlSocket()
         defer { close(fd) }
@@ -37,7 +40,12 @@ extension KernelManagement {
         ]
         for (opcode, value, setting) in steps {
             do {
-                _ = try command(fd, opcode, index: index, parameters: [value], device: device, timeout: timeout)
+                do {
+                    _ = try command(fd, opcode, index: index, parameters: [value], device: device, timeout: timeout)
+                } catch where opcode == .setSecureConnections && error.kind == .commandFailed(status: Status.rejected) {
+                    _ = try command(fd, .setSecureSimplePairing, index: index, parameters: [1], device: device, timeout: timeout)
+                    _ = try command(fd, opcode, index: index, parameters: [value], device: device, timeout: timeout)
+                }
             } catch {
                 if error.kind == .permissionDenied || error.kind == .noSuchAdapter { throw error }
                 refused.append("\(setting) not applied: \(error)")

@@ -41,6 +41,7 @@ public enum KernelManagement {
         case readControllerInformation = 0x0004
         case setPowered = 0x0005
         case setBondable = 0x0009
+        case setSecureSimplePairing = 0x000B
         case setLowEnergy = 0x000D
         case loadLongTermKeys = 0x0013
         case setIOCapability = 0x0018
@@ -65,6 +66,7 @@ public enum KernelManagement {
             case .readControllerInformation: "Read Controller Information"
             case .setPowered: "Set Powered"
             case .setBondable: "Set Bondable"
+            case .setSecureSimplePairing: "Set Secure Simple Pairing"
             case .setLowEnergy: "Set Low Energy"
             case .loadLongTermKeys: "Load Long Term Keys"
             case .setIOCapability: "Set IO Capability"
