@@ -283,13 +283,15 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             await peer.ok(request, advertising=False, address="F0:F0:F0:F0:F0:01", connections=[
                 {"central": "C0:00:00:00:00:01", "address_type": "random", "mtu": 247, "security": "low",
                  "subscriptions": [{"characteristic": "hr", "notify": True, "indicate": False}], "queue": 3}],
-                payloads={"advertising": "0201"}, state="powered_on")
+                payloads={"advertising": "0201"}, state="powered_on",
+                sets=[{"id": "primary", "advertising": False, "pdus": "legacy"}, {"id": "beacon", "advertising": True, "pdus": "legacy"}])
             await peer.receive()
 
         async def body(client: GattdClient, fake: FakeGattd) -> None:
             status = await client.status()
             self.assertFalse(status.advertising)
             self.assertEqual(status.state, "powered_on")
+            self.assertEqual([(s["id"], s["advertising"]) for s in status.sets], [("primary", False), ("beacon", True)])
             self.assertEqual(status.address, "F0:F0:F0:F0:F0:01")
             [c] = status.connections
             self.assertEqual((c.central, c.address_type, c.mtu, c.security, c.queue),
@@ -304,7 +306,7 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
         seen: List[Dict[str, Any]] = []
 
         async def script(peer: Peer) -> None:
-            for _ in range(4):
+            for _ in range(5):
                 request = await peer.receive()
                 seen.append({k: v for k, v in request.items() if k != "id"})
                 await peer.ok(request, **({"value": {"hex": "00ff"}} if request["op"] == "get" else {}))
@@ -314,6 +316,7 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             await client.set("level", "é")
             self.assertEqual(await client.get("level"), b"\x00\xff")
             await client.advertise(False)
+            await client.advertise(True, set="beacon")
             await client.disconnect("C0:00:00:00:00:01")
 
         await self.run_with(script, body)
@@ -321,6 +324,7 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             {"op": "set", "characteristic": "level", "value": {"hex": "c3a9"}},
             {"op": "get", "characteristic": "level"},
             {"op": "advertise", "enable": False},
+            {"op": "advertise", "enable": True, "set": "beacon"},
             {"op": "disconnect", "central": "C0:00:00:00:00:01"},
         ])
 
