@@ -175,6 +175,22 @@ import Testing
         #expect(h.host.isAdvertising && h.violations.isEmpty && h.fatals.isEmpty)
     }
 
+    @Test func pairingUsesTheAdvertisedAddressUnlessTheControllerMadeAPrivateOne() {
+        // LE Enhanced Connection Complete's Local_Resolvable_Private_Address is 00:00:00:00:00:00
+        // unless the controller generated one (§7.7.65.10); SMP's f5/f6 need the real address.
+        var config = HostConfiguration.test()
+        config.security = SecurityManagerConfiguration()
+        var h = HostHarness(configuration: config, controller: .extended)
+        h.bringUp()
+        h.connectToSet(0x40)
+        #expect(h.host.host.responders[0x40]?.local == SMPDeviceAddress(h.host.advertisedAddress, type: .public))
+        let rpa = BluetoothAddress("4A:00:00:00:00:01")!
+        var c = HostHarness.connectionComplete(handle: 0x41, peer: BluetoothAddress("11:22:33:44:55:77")!)
+        c.localResolvablePrivateAddress = rpa
+        h.deliver(.leMeta(.enhancedConnectionComplete(c)))
+        #expect(h.host.host.responders[0x41]?.local.address == rpa)
+    }
+
     // MARK: Addresses
 
     @Test func aRandomStaticAddressIsTheSetsOwnNotTheControllers() {
