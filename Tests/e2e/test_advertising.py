@@ -18,7 +18,7 @@ import pytest
 from bumble import core, hci
 from bumble.core import UUID, AdvertisingData
 
-from advertising_commands import ADV_IND, ADV_NONCONN_IND, assert_advertised, wait_for_enable
+from advertising_commands import ADV_IND, ADV_NONCONN_IND, assert_advertised, assert_one_kind, wait_for_enable
 from gatt_central import CONFIG_DIR, FULL_CONFIG, central_device, connect_peer
 from harness import (
     OPCODE_LE_CREATE_CONNECTION_CANCEL,
@@ -74,6 +74,29 @@ def test_scan_sees_name_services_manufacturer_data_and_flags(controllers, gattd,
 
         # interval_ms [20, 30] = 32 and 48 units of 0.625 ms; ADV_IND, an empty scan response.
         assert_advertised(controllers[0], legacy_only, (0x0020, 0x0030), ADV_IND, FULL_ADVERTISING, b"")
+
+    run(body())
+
+
+@BOTH_KINDS
+def test_a_central_finds_connects_reads_and_advertising_resumes(controllers, gattd, legacy_only):
+    """Set 0 (or legacy advertising) ends with the connection; gattd turns it on again for
+    the next central; one kind of advertising commands over the whole session."""
+    gattd(FULL_CONFIG)
+
+    async def body():
+        await wait_until_advertising(controllers[0])
+        async with central_device(controllers[1]) as device:
+            advertisement = await scan_for(device, from_address(controllers[0].address))
+            assert advertisement.is_connectable
+            connecting_at = time.time()
+            peer = await connect_peer(device, advertisement.address)
+            assert await peer.gatt_client.read_value(0x002A) == b"\x64"  # Battery Level
+            await wait_for_enable(controllers[0], after=connecting_at)
+            again = await scan_for(device, from_address(controllers[0].address), active=False)
+            assert again.data_bytes == FULL_ADVERTISING
+            await peer.connection.disconnect()
+        assert_one_kind(controllers[0], legacy_only)
 
     run(body())
 
