@@ -81,3 +81,10 @@ write("host", "session-gatt-full", [0x03] + session)
 fragmented = connect + [0x02] + u16(H | 0x2 << 12) + u16(10) + u16(30) + u16(4) + [0x12] + u16(3) + [0] * 3 \
     + [0x02] + u16(H | 0x1 << 12) + u16(24) + [0] * 24 + nocp
 write("host", "fragmented-write", [0x03] + fragmented)
+# Flags bit 6: a Bluetooth 5 controller (extended advertising). The central connects to
+# advertising set 0: LE Enhanced Connection Complete [v1], then LE Advertising Set Terminated.
+enhanced = event(0x3E, [0x0A, 0x00] + u16(H) + [0x01, 0x00, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11] + [0] * 12
+                 + u16(0x18) + u16(0) + u16(0x48) + [0x00])
+terminated = event(0x3E, [0x12, 0x00, 0x00] + u16(H) + [0x00])
+write("host", "session-extended-advertising", [0x40] + enhanced + terminated + session[len(connect):])
+write("host", "session-extended-advertising-smp", [0x63] + enhanced + terminated + session[len(connect):])

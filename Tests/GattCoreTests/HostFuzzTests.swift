@@ -23,14 +23,26 @@ import Testing
         let status = HCIStatus([0x00, 0x00, 0x0C, 0x3B, 0x13].randomElement(using: &rng) ?? 0)
         let opcodes: [HCIOpcode] = [
             .leSetAdvertisingEnable, .leSetDataLength, .leSetPHY, .disconnect, .reset, .readBufferSize, HCIOpcode(rawValue: 0),
-            .leLongTermKeyRequestNegativeReply, .leLongTermKeyRequestReply,
+            .leLongTermKeyRequestNegativeReply, .leLongTermKeyRequestReply, .leSetExtendedAdvertisingEnable,
+            .leSetExtendedAdvertisingParameters, .leRemoveAdvertisingSet,
         ]
         let event: HCIEvent
-        switch Int.random(in: 0..<14, using: &rng) {
+        switch Int.random(in: 0..<15, using: &rng) {
         case 0:
             var c = HostHarness.connectionComplete(handle: UInt16.random(in: 0x40...0x48, using: &rng), status: status)
             c.role = Bool.random(using: &rng) ? .peripheral : .central
-            event = .leMeta(Bool.random(using: &rng) ? .connectionComplete(c) : .enhancedConnectionCompleteV2(c))
+            switch Int.random(in: 0..<3, using: &rng) {
+            case 0: event = .leMeta(.connectionComplete(c))
+            case 1: event = .leMeta(.enhancedConnectionComplete(c))
+            default:
+                c.advertisingHandle = UInt8.random(in: 0...1, using: &rng)
+                event = .leMeta(.enhancedConnectionCompleteV2(c))
+            }
+        case 11:
+            event = .leMeta(
+                .advertisingSetTerminated(
+                    status: HCIStatus([0x00, 0x00, 0x3C, 0x43].randomElement(using: &rng) ?? 0), advertisingHandle: UInt8.random(in: 0...1, using: &rng),
+                    connectionHandle: handle, completedExtendedAdvertisingEvents: UInt8.random(in: 0...3, using: &rng)))
         case 1: event = .disconnectionComplete(status: status, handle: handle, reason: .remoteUserTerminatedConnection)
         case 2:
             event = .numberOfCompletedPackets(
@@ -57,7 +69,7 @@ import Testing
             // Raw bytes: a known event code with random (often wrong-length) parameters.
             let code = [0x05, 0x08, 0x0E, 0x0F, 0x13, 0x1A, 0x30, 0x3E, 0xFF].randomElement(using: &rng) ?? 0x0E
             var params = randomBytes(Int.random(in: 0...40, using: &rng), &rng)
-            if code == 0x3E, !params.isEmpty { params[0] = [0x01, 0x03, 0x05, 0x06, 0x0A, 0x29].randomElement(using: &rng) ?? 1 }
+            if code == 0x3E, !params.isEmpty { params[0] = [0x01, 0x03, 0x05, 0x06, 0x0A, 0x12, 0x29].randomElement(using: &rng) ?? 1 }
             var body = [UInt8(code), UInt8(params.count)] + params
             if Int.random(in: 0..<4, using: &rng) == 0 { body = Array(body.prefix(Int.random(in: 0...body.count, using: &rng))) }
             return H4Packet(type: .event, body: body)
@@ -88,13 +100,16 @@ import Testing
         return H4Packet(type: .acl, body: body)
     }
 
-    @Test(arguments: [0x1, 0xB1E, 0x5EED, 0xC0FFEE] as [UInt64])
-    func randomInputNeverTraps(seed: UInt64) {
+    /// Seeds, on a legacy and on a Bluetooth 5 (extended advertising) controller.
+    static let runs: [(seed: UInt64, extended: Bool)] = [0x1, 0xB1E, 0x5EED, 0xC0FFEE].flatMap { [($0, false), ($0, true)] }
+
+    @Test(arguments: runs)
+    func randomInputNeverTraps(seed: UInt64, extended: Bool) {
         var rng = SplitMix64(seed: seed)
         // Even seeds run with the Security Manager on (SMP frames reach a responder per link).
         var configuration = HostConfiguration.test(maxConnections: 4)
         if seed % 2 == 0 { configuration.security = SecurityManagerConfiguration() }
-        var h = HostHarness(configuration: configuration)
+        var h = HostHarness(configuration: configuration, controller: extended ? .extended : FakeController())
         h.bringUp()
         h.connect(0x40)
         h.connect(0x41, peer: BluetoothAddress("11:22:33:44:55:77")!)
@@ -118,6 +133,9 @@ import Testing
                 return
             }
         }
+        // One kind of advertising commands, the one the controller was given at bring-up (§3.1.1).
+        #expect(AdvertisingCommandKind.violations(h.sentOpcodes).isEmpty)
+        #expect(Set(h.sentOpcodes.compactMap(AdvertisingCommandKind.init)) == [extended ? .extended : .legacy])
         // Every packet the host sent is well-formed and within the controller's limits.
         for p in h.sent {
             switch p.type {

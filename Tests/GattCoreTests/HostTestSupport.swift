@@ -22,6 +22,9 @@ struct FakeController {
     var status: [HCIOpcode: HCIStatus] = [:]
     /// Num_HCI_Command_Packets in every answer.
     var numHCICommandPackets: UInt8 = 1
+    /// LE Read Number of Supported Advertising Sets and LE Read Maximum Advertising Data Length answers.
+    var advertisingSets: UInt8 = 16
+    var maximumAdvertisingDataLength: UInt16 = 1650
 
     static let allCommands: [HCIOpcode] = [
         .disconnect, .setEventMask, .reset, .readLocalVersionInformation, .readLocalSupportedFeatures,
@@ -31,6 +34,21 @@ struct FakeController {
         .leRemoteConnectionParameterRequestReply, .leSetDataLength, .leWriteSuggestedDefaultDataLength,
         .leSetDefaultPHY, .leSetPHY, .leReadBufferSizeV2,
     ]
+    /// The extended advertising commands (Vol 4 Part E §7.8.52–§7.8.60).
+    static let extendedAdvertisingCommands: [HCIOpcode] = [
+        .leSetAdvertisingSetRandomAddress, .leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData,
+        .leSetExtendedScanResponseData, .leSetExtendedAdvertisingEnable, .leReadMaximumAdvertisingDataLength,
+        .leReadNumberOfSupportedAdvertisingSets, .leRemoveAdvertisingSet, .leClearAdvertisingSets,
+    ]
+
+    /// A Bluetooth 5 controller: LE Extended Advertising (LE feature bit 12) and its commands.
+    static var extended: FakeController {
+        var c = FakeController()
+        c.leFeatures.insert(.extendedAdvertising)
+        c.supportedCommands += extendedAdvertisingCommands
+        return c
+    }
+
     /// Commands answered with Command Status (Vol 4 Part E §7.1.6, §7.8.49, §7.8.18).
     static let commandStatusOpcodes: Set<HCIOpcode> = [.disconnect, .leSetPHY, .leConnectionUpdate]
 
@@ -73,6 +91,9 @@ struct FakeController {
         case .leReadBufferSize: return hostLE16(leBuffers.length) + [leBuffers.count]
         case .leReadBufferSizeV2: return hostLE16(leBuffers.length) + [leBuffers.count] + hostLE16(251) + [4]
         case .readBufferSize: return hostLE16(aclBuffers.length) + [64] + hostLE16(aclBuffers.count) + hostLE16(0)
+        case .leReadNumberOfSupportedAdvertisingSets: return [advertisingSets]
+        case .leReadMaximumAdvertisingDataLength: return hostLE16(maximumAdvertisingDataLength)
+        case .leSetExtendedAdvertisingParameters: return [0x00]  // Selected_TX_Power 0 dBm
         case .leSetDataLength, .leLongTermKeyRequestReply, .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply:
             return Array(parameters.prefix(2))
         default: return []
@@ -233,6 +254,13 @@ struct HostHarness {
         deliver(.leMeta(.connectionComplete(Self.connectionComplete(handle: handle, peer: peer))))
     }
 
+    /// A central connects to advertising set `set` as a Bluetooth 5 controller reports it:
+    /// LE Enhanced Connection Complete [v1], then LE Advertising Set Terminated (§7.7.65.18).
+    mutating func connectToSet(_ handle: UInt16, set: UInt8 = 0, peer: BluetoothAddress = central) {
+        deliver(.leMeta(.enhancedConnectionComplete(Self.connectionComplete(handle: handle, peer: peer))))
+        deliver(.leMeta(.advertisingSetTerminated(status: .success, advertisingHandle: set, connectionHandle: handle, completedExtendedAdvertisingEvents: 0)))
+    }
+
     mutating func disconnected(_ handle: UInt16, reason: HCIStatus = .remoteUserTerminatedConnection) {
         deliver(.disconnectionComplete(status: .success, handle: handle, reason: reason))
     }
@@ -263,4 +291,36 @@ extension H4Stack: CustomTestStringConvertible {
 
 extension HostHarness: CustomTestStringConvertible {
     var testDescription: String { "HostHarness(\(host.testDescription), sent: \(sent.count), events: \(events.count))" }
+}
+
+/// Legacy and extended advertising commands, as Vol 4 Part E §3.1.1 sorts them.
+enum AdvertisingCommandKind: Equatable {
+    case legacy
+    case extended
+
+    init?(_ opcode: HCIOpcode) {
+        switch opcode {
+        case .leSetAdvertisingParameters, .leReadAdvertisingPhysicalChannelTxPower, .leSetAdvertisingData, .leSetScanResponseData,
+            .leSetAdvertisingEnable:
+            self = .legacy
+        case _ where FakeController.extendedAdvertisingCommands.contains(opcode):
+            self = .extended
+        default:
+            return nil
+        }
+    }
+
+    /// Where a command trace mixes them: a legacy advertising command after an extended one
+    /// since the last Reset, or the other way round (the controller answers Command Disallowed).
+    static func violations(_ trace: [HCIOpcode]) -> [String] {
+        var used: AdvertisingCommandKind?
+        var out: [String] = []
+        for (i, opcode) in trace.enumerated() {
+            if opcode == .reset { used = nil }
+            guard let kind = AdvertisingCommandKind(opcode) else { continue }
+            if let used, used != kind { out.append("command \(i): \(opcode) after \(used) advertising commands") }
+            used = used ?? kind
+        }
+        return out
+    }
 }

@@ -1,4 +1,6 @@
-"""What a scanner sees of gattd, and the exact advertising commands the controller received.
+"""What a scanner sees of gattd, and the exact advertising commands the controller received:
+advertising set 0 with legacy PDUs on a Bluetooth 5 (extended advertising) controller, the
+legacy commands on a legacy-only one, never both (advertising_commands.py).
 
 The expected payloads are written out by hand from AdvertisingPayloadBuilder's documented
 rules (flags first, then the name, service UUIDs, manufacturer data...; a name that does not
@@ -16,13 +18,10 @@ import pytest
 from bumble import core, hci
 from bumble.core import UUID, AdvertisingData
 
+from advertising_commands import ADV_IND, ADV_NONCONN_IND, assert_advertised, assert_one_kind, wait_for_enable
 from gatt_central import CONFIG_DIR, FULL_CONFIG, central_device, connect_peer
 from harness import (
     OPCODE_LE_CREATE_CONNECTION_CANCEL,
-    OPCODE_LE_SET_ADVERTISING_DATA,
-    OPCODE_LE_SET_ADVERTISING_ENABLE,
-    OPCODE_LE_SET_ADVERTISING_PARAMETERS,
-    OPCODE_LE_SET_SCAN_RESPONSE_DATA,
     REPO_ROOT,
     ad_structures,
     both_link_layers,
@@ -46,26 +45,16 @@ LONG_NAME_SCAN_RESPONSE = bytes.fromhex("1d09" + b"Kitchen Window Thermometer 7"
 IBEACON_UUID = bytes.fromhex("e2c56db5dffb48d2b060d0f5a71096e0")
 IBEACON_ADVERTISING = bytes.fromhex("020106" "1aff4c000215") + IBEACON_UUID + bytes.fromhex("0001" "0002" "c5")
 
-
-def data_command(payload: bytes) -> bytes:
-    """LE Set Advertising / Scan Response Data parameters: length, data zero-padded to 31."""
-    return bytes([len(payload)]) + payload.ljust(31, b"\x00")
-
-
-def advertising_parameters(interval_min: int, interval_max: int, advertising_type: int) -> bytes:
-    """LE Set Advertising Parameters (Vol 4 Part E §7.8.5): public own address, no peer,
-    all three channels, no filter."""
-    return (interval_min.to_bytes(2, "little") + interval_max.to_bytes(2, "little")
-            + bytes([advertising_type, 0x00, 0x00]) + bytes(6) + bytes([0x07, 0x00]))
+BOTH_KINDS = pytest.mark.parametrize("legacy_only", [False, True], ids=["extended-controllers", "legacy-controllers"])
 
 
 async def wait_until_advertising(controller) -> None:
-    await controller.wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, parameters=b"\x01")
+    await wait_for_enable(controller)
 
 
 @both_link_layers
-@pytest.mark.parametrize("legacy_only", [False, True], ids=["extended-controllers", "legacy-controllers"])
-def test_scan_sees_name_services_manufacturer_data_and_flags(controllers, gattd):
+@BOTH_KINDS
+def test_scan_sees_name_services_manufacturer_data_and_flags(controllers, gattd, legacy_only):
     gattd(FULL_CONFIG)
 
     async def body():
@@ -85,17 +74,39 @@ def test_scan_sees_name_services_manufacturer_data_and_flags(controllers, gattd)
             response = await scan_for(device, with_scan_response(from_address(controllers[0].address)))
             assert response.data_bytes == b""
 
-        assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_DATA).parameters == data_command(FULL_ADVERTISING)
-        assert controllers[0].last_command(OPCODE_LE_SET_SCAN_RESPONSE_DATA).parameters == data_command(b"")
-        # interval_ms [20, 30] = 32 and 48 units of 0.625 ms; ADV_IND.
-        assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_PARAMETERS).parameters == \
-            advertising_parameters(0x0020, 0x0030, 0x00)
+        # interval_ms [20, 30] = 32 and 48 units of 0.625 ms; ADV_IND, an empty scan response.
+        assert_advertised(controllers[0], legacy_only, (0x0020, 0x0030), ADV_IND, FULL_ADVERTISING, b"")
 
     run(body())
 
 
 @both_link_layers
-def test_long_name_is_shortened_with_complete_name_in_scan_response(controllers, gattd):
+@BOTH_KINDS
+def test_a_central_finds_connects_reads_and_advertising_resumes(controllers, gattd, legacy_only):
+    """Set 0 (or legacy advertising) ends with the connection; gattd turns it on again for
+    the next central; one kind of advertising commands over the whole session."""
+    gattd(FULL_CONFIG)
+
+    async def body():
+        await wait_until_advertising(controllers[0])
+        async with central_device(controllers[1]) as device:
+            advertisement = await scan_for(device, from_address(controllers[0].address))
+            assert advertisement.is_connectable
+            connecting_at = time.time()
+            peer = await connect_peer(device, advertisement.address)
+            assert await peer.gatt_client.read_value(0x002A) == b"\x64"  # Battery Level
+            await wait_for_enable(controllers[0], after=connecting_at)
+            again = await scan_for(device, from_address(controllers[0].address), active=False)
+            assert again.data_bytes == FULL_ADVERTISING
+            await peer.connection.disconnect()
+        assert_one_kind(controllers[0], legacy_only)
+
+    run(body())
+
+
+@both_link_layers
+@BOTH_KINDS
+def test_long_name_is_shortened_with_complete_name_in_scan_response(controllers, gattd, legacy_only):
     gattd_process = gattd(LONG_NAME_CONFIG)
 
     async def body():
@@ -116,16 +127,16 @@ def test_long_name_is_shortened_with_complete_name_in_scan_response(controllers,
             assert response.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) == "Kitchen Window Thermometer 7"
             assert response.data.get(AdvertisingData.SHORTENED_LOCAL_NAME) == "Kitchen Windo"
 
-        assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_DATA).parameters == \
-            data_command(LONG_NAME_ADVERTISING)
-        assert controllers[0].last_command(OPCODE_LE_SET_SCAN_RESPONSE_DATA).parameters == \
-            data_command(LONG_NAME_SCAN_RESPONSE)
+        # interval_ms [20, 30].
+        assert_advertised(controllers[0], legacy_only, (0x0020, 0x0030), ADV_IND, LONG_NAME_ADVERTISING,
+                          LONG_NAME_SCAN_RESPONSE)
 
     run(body())
 
 
 @both_link_layers
-def test_ibeacon_is_seen_non_connectable(controllers, gattd):
+@BOTH_KINDS
+def test_ibeacon_is_seen_non_connectable(controllers, gattd, legacy_only):
     gattd_process = gattd(IBEACON_CONFIG)
 
     async def body():
@@ -166,11 +177,7 @@ def test_ibeacon_is_seen_non_connectable(controllers, gattd):
             assert again.data_bytes == IBEACON_ADVERTISING
 
         assert "connected:" not in gattd_process.log()
-        assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_DATA).parameters == \
-            data_command(IBEACON_ADVERTISING)
-        assert controllers[0].last_command(OPCODE_LE_SET_SCAN_RESPONSE_DATA).parameters == data_command(b"")
-        # Default interval [100, 150] ms = 160 and 240 units; ADV_NONCONN_IND (0x03).
-        assert controllers[0].last_command(OPCODE_LE_SET_ADVERTISING_PARAMETERS).parameters == \
-            advertising_parameters(0x00A0, 0x00F0, 0x03)
+        # Default interval [100, 150] ms = 160 and 240 units; ADV_NONCONN_IND: no scan response.
+        assert_advertised(controllers[0], legacy_only, (0x00A0, 0x00F0), ADV_NONCONN_IND, IBEACON_ADVERTISING, None)
 
     run(body())

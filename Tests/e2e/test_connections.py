@@ -12,6 +12,7 @@ import pytest
 
 from bumble import att, hci
 
+from advertising_commands import enables, wait_for_enable
 from gatt_central import (
     CONFIG_DIR,
     FULL_CONFIG,
@@ -43,8 +44,8 @@ def link_of(controllers, gattd_process) -> Link:
     return Link(controllers, gattd_process)
 
 
-def enables_after(controller, after: float, value: bytes = b"\x01") -> list:
-    return [c for c in controller.commands(OPCODE_LE_SET_ADVERTISING_ENABLE) if c.time > after and c.parameters == value]
+def enables_after(controller, after: float) -> list:
+    return [c for c in enables(controller, after) if c.time > after]
 
 
 def connection_handle(log: str, address: str) -> int:
@@ -57,13 +58,17 @@ def test_two_centrals_at_once(controllers, gattd):
     link = link_of(controllers, gattd(FULL_CONFIG))
 
     async def body():
+        # Counted before the connection: gattd may turn advertising on again before the
+        # central's connect() returns (an extended set ends with the connection itself).
+        await wait_for_enable(controllers[0])
+        before = len(enables(controllers[0]))
         async with central(link, 1, CENTRAL_1) as peer1:
-            connected_at = time.time()
             await wait_for_log(link.gattd, rf"connected: {CENTRAL_1} ")
             # Advertising resumes after the first connection...
-            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=connected_at,
-                                                  parameters=b"\x01")
-            assert enables_after(controllers[0], connected_at)
+            deadline = time.monotonic() + 10
+            while len(enables(controllers[0])) <= before and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert len(enables(controllers[0])) > before, "advertising did not resume after the first connection"
             # ...so a second central connects.
             async with central(link, 2, CENTRAL_2) as peer2:
                 await wait_for_log(link.gattd, rf"connected: {CENTRAL_2} ")
@@ -108,8 +113,7 @@ def test_max_connections_one(controllers, gattd):
                 assert link.gattd.log().count("connected: C0:") == 1
                 disconnected_at = time.time()
             # After the disconnection gattd advertises again and the second central gets in.
-            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=disconnected_at,
-                                                  parameters=b"\x01")
+            await wait_for_enable(controllers[0], after=disconnected_at)
             peer2 = await connect_peer(second, link.gattd_address)
             await wait_for_log(link.gattd, rf"connected: {CENTRAL_2} ")
             assert await peer2.gatt_client.read_value(SINGLE_LEVEL) == b"\x64"
@@ -134,8 +138,7 @@ def test_reconnect_after_the_central_disconnects(controllers, gattd):
                 await wait_for_log(link.gattd, rf"disconnected: {CENTRAL_1}, reason Remote User Terminated",
                                    start=log_start)
                 # Advertising resumed after the disconnection.
-                await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=started,
-                                                      parameters=b"\x01")
+                await wait_for_enable(controllers[0], after=started)
             log = link.gattd.log()
             assert log.count(f"connected: {CENTRAL_1} (random)") == 3
             assert log.count(f"disconnected: {CENTRAL_1}, reason Remote User Terminated Connection (0x13)") == 3

@@ -15,9 +15,9 @@ import pytest
 from bumble import att
 from bumble.core import UUID
 
+from advertising_commands import wait_for_enable
 from control_client import ControlClient, hex_value
 from harness import (
-    OPCODE_LE_SET_ADVERTISING_ENABLE,
     att_round_trip,
     both_link_layers,
     bumble_device,
@@ -443,7 +443,7 @@ def test_advertise_and_disconnect_ops(controllers, gattd, tmp_path):
         off_at = time.time()
         log_start = len(process.log())
         assert await control.request({"op": "advertise", "enable": False}) == {"ok": True}
-        await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=off_at, parameters=b"\x00")
+        await wait_for_enable(controllers[0], on=False, after=off_at)
         await wait_for_log(process, r"advertising stopped", start=log_start)
         assert (await control.request({"op": "status"}))["advertising"] is False
         device = peer.connection.device

@@ -9,9 +9,9 @@ import pytest
 
 from bumble.core import UUID, AdvertisingData
 
+from advertising_commands import wait_for_enable
 from harness import (
     OPCODE_LE_SET_ADVERTISING_DATA,
-    OPCODE_LE_SET_ADVERTISING_ENABLE,
     OPCODE_LE_SET_EXTENDED_ADVERTISING_DATA,
     OPCODE_RESET,
     ad_structures,
@@ -114,8 +114,7 @@ def test_gattd_restart_resets_and_advertises_again(controllers, gattd):
             gattd(CONFIG, controller=0)
             await controllers[0].wait_for_command(OPCODE_RESET, after=restarted_at)
             # The reset stopped the killed gattd's advertising; the new one advertises again.
-            await controllers[0].wait_for_command(OPCODE_LE_SET_ADVERTISING_ENABLE, after=restarted_at,
-                                                  parameters=b"\x01")
+            await wait_for_enable(controllers[0], after=restarted_at)
             advertisement = await scan_for(central, named("E2E-HR"))
             peer = await connect(central, advertisement.address)
             assert await read(peer, "2A19") == b"\x64"

@@ -19,6 +19,11 @@ from bumble.gatt import Characteristic, CharacteristicValue, Service
 
 from harness import (
     OPCODE_LE_CREATE_CONNECTION_CANCEL,
+    OPCODE_LE_SET_ADVERTISING_ENABLE,
+    OPCODE_LE_SET_ADVERTISING_PARAMETERS,
+    OPCODE_LE_SET_EXTENDED_ADVERTISING_DATA,
+    OPCODE_LE_SET_EXTENDED_ADVERTISING_ENABLE,
+    OPCODE_LE_SET_EXTENDED_ADVERTISING_PARAMETERS,
     OPCODE_LE_SET_EXTENDED_SCAN_RESPONSE_DATA,
     OPCODE_LE_SET_SCAN_RESPONSE_DATA,
     OPCODE_RESET,
@@ -34,6 +39,7 @@ from harness import (
     with_scan_response,
     write,
 )
+from raw_hci_host import RawHost
 
 SERVICE_UUID = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
 READ_UUID = "6E400002-B5A3-F393-E0A9-E50E24DCCA9E"
@@ -359,5 +365,112 @@ def test_legacy_and_extended_advertising_commands_never_mix(controllers, link_la
             assert await command_status(device, LEGACY_SCAN_PARAMETERS) == SUCCESS
             assert await command_status(device, hci.HCI_LE_Set_Advertising_Enable_Command(advertising_enable=0)) \
                 == SUCCESS
+
+
+# ----- Extended advertising as a Bluetooth 5 controller does it (virtual_extended_advertising.py) -----
+OPCODE_READ_LOCAL_SUPPORTED_COMMANDS = 0x1002
+OPCODE_READ_BD_ADDR = 0x1009
+OPCODE_LE_SET_EVENT_MASK = 0x2001
+OPCODE_LE_READ_LOCAL_SUPPORTED_FEATURES = 0x2003
+OPCODE_LE_SET_ADVERTISING_SET_RANDOM_ADDRESS = 0x2035
+# Set 0, legacy ADV_IND (properties 0x0013), 20 ms, channels 37–39, public address, no TX power
+# preference, LE 1M, SID 0 (Core Spec Vol 4 Part E §7.8.53).
+SET_0_PARAMETERS = bytes([0x00, 0x13, 0x00, 0x20, 0x00, 0x00, 0x20, 0x00, 0x00, 0x07, 0x00, 0x00]) + bytes(6) \
+    + bytes([0x00, 0x7F, 0x01, 0x00, 0x01, 0x00, 0x00])
+SET_0_DATA = bytes([0x00, 0x03, 0x01, len(ADVERTISING_DATA)]) + ADVERTISING_DATA  # complete, minimize fragmentation
+ENABLE_SET_0 = bytes([0x01, 0x01, 0x00, 0x00, 0x00, 0x00])
+DISABLE_SET_0 = bytes([0x00, 0x01, 0x00, 0x00, 0x00, 0x00])
+LEGACY_PARAMETERS = bytes([0x20, 0x00, 0x20, 0x00, 0x00, 0x00, 0x00]) + bytes(6) + bytes([0x07, 0x00])  # ADV_IND, 20 ms
+SUCCESS, COMMAND_DISALLOWED = 0x00, 0x0C
+
+
+async def advertise_set_0(host: RawHost) -> None:
+    assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_PARAMETERS, SET_0_PARAMETERS))[0] == SUCCESS
+    assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_DATA, SET_0_DATA))[0] == SUCCESS
+    assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_ENABLE, ENABLE_SET_0))[0] == SUCCESS
+
+
+@pytest.mark.parametrize("legacy_only", [False, True], ids=["extended-controllers", "legacy-controllers"])
+def test_extended_advertising_commands_are_listed_with_the_feature(controllers, legacy_only):
+    """Read Local Supported Commands lists LE Set Advertising Set Random Address … LE Clear
+    Advertising Sets (octet 36 bits 1–7, octet 37 bits 0–1) exactly when LE Extended
+    Advertising (LE feature bit 12) is there (stock Bumble lists none of them)."""
+    async def body():
+        async with await RawHost.open(controllers[0].port) as host:
+            assert await host.command(OPCODE_RESET) == bytes([SUCCESS])
+            octets = (await host.command(OPCODE_READ_LOCAL_SUPPORTED_COMMANDS))[1:]
+            assert (octets[36] & 0xFE, octets[37] & 0x03) == ((0, 0) if legacy_only else (0xFE, 0x03))
+            features = (await host.command(OPCODE_LE_READ_LOCAL_SUPPORTED_FEATURES))[1:]
+            assert bool(features[1] & 0x10) == (not legacy_only)
+
+    run(body())
+
+
+def test_legacy_and_extended_advertising_commands_do_not_mix(controllers):
+    """Vol 4 Part E §3.1.1: after an extended advertising command, legacy ones get Command
+    Disallowed until a Reset, and the other way round."""
+    async def body():
+        async with await RawHost.open(controllers[0].port) as host:
+            await host.command(OPCODE_RESET)
+            assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_PARAMETERS, SET_0_PARAMETERS))[0] == SUCCESS
+            assert await host.command(OPCODE_LE_SET_ADVERTISING_PARAMETERS, LEGACY_PARAMETERS) == bytes([COMMAND_DISALLOWED])
+            assert await host.command(OPCODE_LE_SET_ADVERTISING_ENABLE, b"\x01") == bytes([COMMAND_DISALLOWED])
+            await host.command(OPCODE_RESET)
+            assert await host.command(OPCODE_LE_SET_ADVERTISING_PARAMETERS, LEGACY_PARAMETERS) == bytes([SUCCESS])
+            assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_PARAMETERS, SET_0_PARAMETERS))[0] == COMMAND_DISALLOWED
+            assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_ENABLE, ENABLE_SET_0))[0] == COMMAND_DISALLOWED
+
+    run(body())
+
+
+def test_a_set_is_not_reconfigured_while_it_advertises(controllers):
+    """LE Set Extended Advertising Parameters (§7.8.53) and, for a connectable set, LE Set
+    Advertising Set Random Address (§7.8.52) get Command Disallowed while the set is enabled."""
+    async def body():
+        async with await RawHost.open(controllers[0].port) as host:
+            await host.command(OPCODE_RESET)
+            await advertise_set_0(host)
+            assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_PARAMETERS, SET_0_PARAMETERS))[0] == COMMAND_DISALLOWED
+            random_address = bytes([0x00]) + bytes.fromhex("0100000000C5")
+            assert await host.command(OPCODE_LE_SET_ADVERTISING_SET_RANDOM_ADDRESS, random_address) == bytes([COMMAND_DISALLOWED])
+            assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_ENABLE, DISABLE_SET_0))[0] == SUCCESS
+            assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_PARAMETERS, SET_0_PARAMETERS))[0] == SUCCESS
+            assert await host.command(OPCODE_LE_SET_ADVERTISING_SET_RANDOM_ADDRESS, random_address) == bytes([SUCCESS])
+
+    run(body())
+
+
+@pytest.mark.parametrize("le_event_mask, connection_subevent, terminated", [
+    (0x1F, 0x01, False),  # the default after Reset: LE Connection Complete, no Terminated
+    (0x1F | 1 << 9 | 1 << 17, 0x0A, True),  # LE Enhanced Connection Complete [v1], LE Advertising Set Terminated
+    (0x1F | 1 << 9 | 1 << 40 | 1 << 17, 0x29, True),  # [v2]: names the set
+], ids=["default-mask", "enhanced-v1", "enhanced-v2"])
+def test_a_connection_to_a_set_is_reported_as_the_le_event_mask_asks(controllers, le_event_mask, connection_subevent,
+                                                                     terminated):
+    """§7.7.65.10: LE Enhanced Connection Complete replaces LE Connection Complete when unmasked;
+    §7.7.65.18: LE Advertising Set Terminated follows it, naming set 0 and the connection, when
+    unmasked (stock Bumble: always the legacy event, always Terminated)."""
+    async def body():
+        async with await RawHost.open(controllers[0].port) as host, \
+                bumble_device(controllers[1], "central", CENTRAL_ADDRESS) as central:
+            await host.command(OPCODE_RESET)
+            if le_event_mask != 0x1F:
+                await host.command(OPCODE_LE_SET_EVENT_MASK, le_event_mask.to_bytes(8, "little"))
+            await advertise_set_0(host)
+            start = len(host.events)
+            await central.connect(hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS),
+                                  transport=PhysicalTransport.LE, timeout=5.0)
+            await host.wait_for(lambda e: e[0] == 0x3E and e[2] in (0x01, 0x0A, 0x29), start)
+            # Whatever the connection made the controller send comes before this command's answer.
+            await host.command(OPCODE_READ_BD_ADDR)
+            subevents = [e for e in host.le_subevents(start) if e[0] in (0x01, 0x0A, 0x29, 0x12)]
+            assert [e[0] for e in subevents] == [connection_subevent] + ([0x12] if terminated else [])
+            complete = subevents[0]
+            assert complete[1] == SUCCESS and complete[4] == 0x01  # peripheral
+            handle = complete[2:4]
+            if connection_subevent == 0x29:
+                assert complete[31] == 0x00, "the advertising handle"
+            if terminated:
+                assert subevents[1] == bytes([0x12, SUCCESS, 0x00]) + handle + bytes([0x00])
 
     run(body())

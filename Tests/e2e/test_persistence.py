@@ -16,7 +16,7 @@ import pytest
 from bumble import att
 
 from control_client import ControlClient
-from harness import bumble_device, connect, named, read, run, scan_for, write
+from harness import OPCODE_RESET, bumble_device, connect, named, read, run, scan_for, write
 
 
 def uuid(n: int) -> str:
@@ -61,7 +61,8 @@ async def connect_central(controllers, address=None, attempts=3):
 
         task = asyncio.ensure_future(attempt_connect())
         done, _ = await asyncio.wait({task}, timeout=15)
-        if done and task.exception() is None:
+        # (A link that drops during discovery cancels Bumble's pending request: a failed attempt.)
+        if done and not task.cancelled() and task.exception() is None:
             return device_cm, task.result()
         task.cancel()
         try:
@@ -98,9 +99,17 @@ def test_no_acknowledged_write_is_lost_across_seeded_kill_9(controllers, gattd, 
     last_acked: str | None = None  # across trials
     total_acked = 0
 
+    async def start_gattd():
+        """gattd, once it reset the controller: the killed one's advertising, still on the air
+        until then, would take the central's connection, then the Reset drops it."""
+        started = time.time()
+        process = gattd(CONFIG)
+        await controllers[0].wait_for_command(OPCODE_RESET, after=started)
+        return process
+
     async def trial(number: int) -> None:
         nonlocal last_acked, total_acked
-        process = gattd(CONFIG)
+        process = await start_gattd()
         device_cm, peer = await connect_central(controllers)
         # What the restart must show: this trial's first write may not have been acknowledged.
         restored = (await read(peer, LABEL)).decode()
@@ -142,7 +151,7 @@ def test_no_acknowledged_write_is_lost_across_seeded_kill_9(controllers, gattd, 
         for number in range(TRIALS):
             await trial(number)
             # Check this trial's outcome through a fresh daemon before the next kill.
-            process = gattd(CONFIG)
+            process = await start_gattd()
             device_cm, peer = await connect_central(controllers)
             restored = (await read(peer, LABEL)).decode()
             await close_central(device_cm, peer)

@@ -25,6 +25,9 @@ Built from Bumble's `Controller` and `LocalLink`, with fixes for what the stock
 * LE Set Data Length and LE Set PHY are answered (stock: listed as supported but not
   implemented; LE Set PHY got no reply at all);
 * each TCP connection gets a fresh H4 parser; a new host connection replaces the old one;
+* extended advertising as a Bluetooth 5 controller does it: its commands listed as supported,
+  never mixed with the legacy ones between resets, LE Enhanced Connection Complete and LE
+  Advertising Set Terminated as the LE event mask asks (virtual_extended_advertising.py);
 * every HCI command a controller receives is recorded, byte for byte, in
   `<log-dir>/controller-<N>-commands.jsonl` ({"t": seconds, "hex": "01..."} per line).
 
@@ -68,6 +71,8 @@ from bumble import hci, ll
 from bumble.controller import AdvertisingSet, Controller, LegacyAdvertiser
 from bumble.core import PhysicalTransport
 from bumble.link import LocalLink
+
+from virtual_extended_advertising import ExtendedAdvertisingFixes
 
 logger = logging.getLogger("virtual_controllers")
 
@@ -185,8 +190,9 @@ class VirtualLink(LocalLink):
         super().send_acl_data(sender_controller, destination_address, transport, data)
 
 
-class VirtualController(Controller):
-    """A Bumble controller with working scan responses and HCI Reset, recording commands."""
+class VirtualController(ExtendedAdvertisingFixes, Controller):
+    """A Bumble controller with working scan responses, HCI Reset and extended advertising,
+    recording commands."""
 
     def __init__(self, name: str, link: LocalLink, public_address: str, command_log: str | None,
                  legacy_only: bool = False, acl_buffer_size: int = 27, batch_completions: bool = False):
@@ -214,6 +220,7 @@ class VirtualController(Controller):
                 hci.HCI_LE_SET_EXTENDED_SCAN_ENABLE_COMMAND,
                 hci.HCI_LE_EXTENDED_CREATE_CONNECTION_COMMAND,
             }
+        self.init_extended_advertising(extended=not legacy_only)
         self.le_legacy_advertiser = VirtualLegacyAdvertiser(self)
         self.command_log_path = command_log
         self.command_log = open(command_log, "a", buffering=1) if command_log else None
@@ -304,6 +311,7 @@ class VirtualController(Controller):
             "_random_address", "sync_flow_control",
         ):
             self.__dict__.pop(attribute, None)
+        self.reset_extended_advertising()
         self.default_phy = {"all_phys": 0, "tx_phys": 0, "rx_phys": 0}
         return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
 

@@ -446,6 +446,8 @@ i=0; while [ "$(mgmt_cmds 0x0018)" -le "$io_before" ] && [ $i -lt 30 ]; do sleep
 btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -A3 "MGMT Command: Set IO Capability" | grep -q "DisplayYesNo" \
     && pass "the reload set hci0's IO capability to DisplayYesNo (mgmt Set IO Capability)" || bad "no Set IO Capability DisplayYesNo"
 btmgmt -i hci1 io-cap 1 >/dev/null 2>&1
+# A BR/EDR+LE adapter takes Secure Connections only with Secure Simple Pairing on (the kernel's rule).
+[ "$BT5" = 1 ] && btmgmt -i hci1 ssp on >/dev/null 2>&1
 btmgmt -i hci1 sc on >/dev/null 2>&1
 btmgmt -i hci1 unpair -t 1 "$HCI0_ADDR" >/dev/null 2>&1   # hci1 forgets its key: it must pair again
 neg_before=$(mgmt_cmds 0x001d)   # User Confirmation Negative Reply

@@ -13,9 +13,14 @@ import GattCore
 /// - bit 4 clear: the scripted controller keeps answering every command the host
 ///   sends (Command Complete/Status, success) while the stream is fed;
 /// - bit 5 set: the Security Manager is on (SMP frames reach a pairing responder per
-///   link, LTK requests are answered from a bond; its prompts are left unanswered).
+///   link, LTK requests are answered from a bond; its prompts are left unanswered);
+/// - bit 6 set: the scripted controller is a Bluetooth 5 one with LE Extended Advertising
+///   (the host advertises with an advertising set), else a legacy one.
 ///
-/// The oracle traps when the host sends a command whose parameter length is wrong,
+/// The oracle traps when the host sends a command whose parameter length is wrong, a
+/// legacy advertising command after an extended one since the last Reset or the other
+/// way round (Core Spec Vol 4 Part E §3.1.1), or chooses other advertising commands than
+/// the scripted controller calls for,
 /// an ACL packet that does not decode, is not a start or continuation fragment,
 /// is longer than the controller's ACL buffers or is for a handle that is not
 /// connected, or more ACL packets than the controller has buffers (packets are
@@ -24,7 +29,8 @@ import GattCore
 public func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var input = FuzzInput(data, size)
     let flags = input.byte()
-    var harness = HostFuzzHarness(config: FuzzConfigs.pick(flags & 0x07), answerCommands: flags & 0x10 == 0, security: flags & 0x20 != 0)
+    var harness = HostFuzzHarness(
+        config: FuzzConfigs.pick(flags & 0x07), answerCommands: flags & 0x10 == 0, security: flags & 0x20 != 0, extended: flags & 0x40 != 0)
     if flags & 0x08 == 0 { harness.bringUp() }
     var deframer = H4Deframer()
     // The stream arrives in reads of up to 64 bytes, 1 ms apart, as from a UART;
@@ -56,8 +62,13 @@ struct HostFuzzHarness {
     var inFlight: [UInt16: Int] = [:]
     /// Commands to answer, oldest first.
     var unanswered: [[UInt8]] = []
+    /// The scripted controller has LE Extended Advertising.
+    let extended: Bool
+    /// The kind of advertising commands sent since the last Reset (§3.1.1).
+    var advertisingKind: AdvertisingKind?
 
-    init(config: GattConfiguration, answerCommands: Bool, security: Bool) {
+    init(config: GattConfiguration, answerCommands: Bool, security: Bool, extended: Bool) {
+        self.extended = extended
         var hostConfiguration = HostConfiguration(deviceName: config.name, advertising: config.advertising)
         hostConfiguration.randomAddress = BluetoothAddress("C0:11:22:33:44:55")
         if security { hostConfiguration.security = SecurityManagerConfiguration() }
@@ -85,6 +96,9 @@ struct HostFuzzHarness {
             rounds += 1
         }
         if !host.isReady { oracleViolation("the scripted controller did not bring the host up") }
+        if (host.controller.advertisingCommands != .legacy) != extended {
+            oracleViolation("\(host.controller.advertisingCommands) chosen for a controller \(extended ? "with" : "without") LE Extended Advertising")
+        }
     }
 
     mutating func deliver(_ packet: H4Packet) {
@@ -103,7 +117,7 @@ struct HostFuzzHarness {
 
     mutating func answerOne() {
         let command = unanswered.removeFirst()
-        let event = ScriptedController.answer(command)
+        let event = ScriptedController.answer(command, extended: extended)
         noteCompletions(event)
         check(host.receive(H4Packet(type: .event, body: event), now: now))
     }
@@ -168,6 +182,12 @@ struct HostFuzzHarness {
         case .command:
             let b = packet.body
             if b.count < 3 || Int(b[2]) != b.count - 3 { oracleViolation("malformed command \(hex(b))") }
+            let opcode = HCIOpcode(rawValue: UInt16(b[0]) | UInt16(b[1]) << 8)
+            if opcode == .reset { advertisingKind = nil }
+            if let kind = AdvertisingKind(opcode) {
+                if let used = advertisingKind, used != kind { oracleViolation("\(opcode) after \(used) advertising commands since the last Reset") }
+                advertisingKind = kind
+            }
             unanswered.append(b)
         case .acl:
             guard let acl = try? HCIACLPacket(decoding: packet.body) else { oracleViolation("malformed ACL \(hex(packet.body))") }
@@ -191,27 +211,46 @@ struct HostFuzzHarness {
     }
 }
 
+/// Legacy and extended advertising commands, as Vol 4 Part E §3.1.1 sorts them.
+enum AdvertisingKind: Equatable {
+    case legacy
+    case extended
+
+    init?(_ opcode: HCIOpcode) {
+        switch opcode.rawValue {
+        case 0x2006...0x200A: self = .legacy  // LE Set Advertising Parameters … Enable
+        case 0x2035...0x203D: self = .extended  // LE Set Advertising Set Random Address … LE Clear Advertising Sets
+        default: return nil
+        }
+    }
+}
+
 /// Answers commands like a capable controller: LE with data length extension and
-/// 2M PHY, 3 LE ACL buffers of 27 bytes, every command supported.
+/// 2M PHY, 3 LE ACL buffers of 27 bytes, every command supported; `extended`: LE
+/// Extended Advertising too, 16 sets of up to 1650 bytes.
 enum ScriptedController {
     static let commandStatusOpcodes: Set<HCIOpcode> = [.disconnect, .leSetPHY, .leConnectionUpdate]
 
     /// The event (code, length, parameters) answering a command body.
-    static func answer(_ command: [UInt8]) -> [UInt8] {
+    static func answer(_ command: [UInt8], extended: Bool) -> [UInt8] {
         let opcode = HCIOpcode(rawValue: UInt16(command[0]) | UInt16(command[1]) << 8)
         let op = [command[0], command[1]]
         if commandStatusOpcodes.contains(opcode) { return [HCIEvent.commandStatusCode, 4, 0x00, 1] + op }
-        let parameters = [0x00] + returnParameters(opcode, Array(command.dropFirst(3)))
+        let parameters = [0x00] + returnParameters(opcode, Array(command.dropFirst(3)), extended: extended)
         return [HCIEvent.commandCompleteCode, UInt8(3 + parameters.count), 1] + op + parameters
     }
 
-    static func returnParameters(_ opcode: HCIOpcode, _ parameters: [UInt8]) -> [UInt8] {
+    static func returnParameters(_ opcode: HCIOpcode, _ parameters: [UInt8], extended: Bool) -> [UInt8] {
         switch opcode {
         case .readLocalVersionInformation: return [0x0C, 0x34, 0x12, 0x0C, 0xF1, 0x05, 0x78, 0x56]
         case .readBDADDR: return [0x01, 0x00, 0x00, 0xEE, 0xFF, 0xC0]
         case .readLocalSupportedCommands: return [UInt8](repeating: 0xFF, count: 64)
         case .readLocalSupportedFeatures: return [0, 0, 0, 0, 0x40, 0, 0, 0]
-        case .leReadLocalSupportedFeatures: return [0x21, 0x01, 0, 0, 0, 0, 0, 0]  // encryption, data length, 2M PHY
+        // Encryption, data length, 2M PHY; bit 12: LE Extended Advertising.
+        case .leReadLocalSupportedFeatures: return [0x21, extended ? 0x11 : 0x01, 0, 0, 0, 0, 0, 0]
+        case .leReadNumberOfSupportedAdvertisingSets: return [16]
+        case .leReadMaximumAdvertisingDataLength: return [0x72, 0x06]
+        case .leSetExtendedAdvertisingParameters: return [0x00]  // Selected_TX_Power
         case .leReadBufferSize: return [27, 0, 3]
         case .leReadBufferSizeV2: return [27, 0, 3, 251, 0, 4]
         case .readBufferSize: return [27, 0, 64, 3, 0, 0, 0]

@@ -51,6 +51,8 @@ struct CodecByteWriter {
     mutating func u8(_ v: UInt8) { bytes.append(v) }
     mutating func i8(_ v: Int8) { bytes.append(UInt8(bitPattern: v)) }
     mutating func u16(_ v: UInt16) { bytes.append(UInt8(truncatingIfNeeded: v)); bytes.append(UInt8(truncatingIfNeeded: v >> 8)) }
+    /// The low 24 bits, little-endian (advertising intervals, Vol 4 Part E §7.8.53).
+    mutating func u24(_ v: UInt32) { u16(UInt16(truncatingIfNeeded: v)); bytes.append(UInt8(truncatingIfNeeded: v >> 16)) }
     mutating func u64(_ v: UInt64) { for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) } }
     mutating func append<C: Collection>(_ data: C) where C.Element == UInt8 { bytes.append(contentsOf: data) }
     mutating func address(_ a: BluetoothAddress) { bytes.append(contentsOf: a.littleEndianBytes) }

@@ -3,8 +3,9 @@
 /// `encoded()` gives the command packet (opcode LE, parameter length, parameters)
 /// without the H4 indicator; `H4Packet(command:)` adds it. Multi-byte parameters are
 /// little-endian. Every case carries plain values; nothing here can fail to encode
-/// (over-long advertising data is cut to 31 bytes — `AdvertisingPayloadBuilder`
-/// never produces more).
+/// (over-long legacy advertising data is cut to 31 bytes — `AdvertisingPayloadBuilder`
+/// never produces more — and an extended data fragment to 251 bytes:
+/// `HCICommand.extendedAdvertisingData` splits longer data).
 public enum HCICommand: Sendable, Hashable, CustomStringConvertible {
     /// Reset (§7.3.2).
     case reset
@@ -65,6 +66,26 @@ public enum HCICommand: Sendable, Hashable, CustomStringConvertible {
     case leSetDefaultPHY(allPHYs: UInt8, txPHYs: UInt8, rxPHYs: UInt8)
     /// LE Set PHY (§7.8.49).
     case leSetPHY(handle: UInt16, allPHYs: UInt8, txPHYs: UInt8, rxPHYs: UInt8, phyOptions: UInt16)
+    /// LE Set Advertising Set Random Address (§7.8.52).
+    case leSetAdvertisingSetRandomAddress(handle: UInt8, address: BluetoothAddress)
+    /// LE Set Extended Advertising Parameters [v1] (§7.8.53).
+    case leSetExtendedAdvertisingParameters(ExtendedAdvertisingParameters)
+    /// LE Set Extended Advertising Data (§7.8.54): one fragment of at most 251 bytes.
+    case leSetExtendedAdvertisingData(
+        handle: UInt8, operation: AdvertisingDataOperation, fragmentPreference: AdvertisingFragmentPreference, data: [UInt8])
+    /// LE Set Extended Scan Response Data (§7.8.55): one fragment of at most 251 bytes.
+    case leSetExtendedScanResponseData(
+        handle: UInt8, operation: AdvertisingDataOperation, fragmentPreference: AdvertisingFragmentPreference, data: [UInt8])
+    /// LE Set Extended Advertising Enable (§7.8.56). Disabling with no sets disables every set.
+    case leSetExtendedAdvertisingEnable(enable: Bool, sets: [AdvertisingSetEnable])
+    /// LE Read Maximum Advertising Data Length (§7.8.57).
+    case leReadMaximumAdvertisingDataLength
+    /// LE Read Number of Supported Advertising Sets (§7.8.58).
+    case leReadNumberOfSupportedAdvertisingSets
+    /// LE Remove Advertising Set (§7.8.59).
+    case leRemoveAdvertisingSet(handle: UInt8)
+    /// LE Clear Advertising Sets (§7.8.60).
+    case leClearAdvertisingSets
     /// Any other command, as opcode and raw parameters (at most 255 bytes are sent).
     case raw(HCIOpcode, [UInt8])
 
@@ -99,6 +120,15 @@ public enum HCICommand: Sendable, Hashable, CustomStringConvertible {
         case .leReadMaximumDataLength: .leReadMaximumDataLength
         case .leSetDefaultPHY: .leSetDefaultPHY
         case .leSetPHY: .leSetPHY
+        case .leSetAdvertisingSetRandomAddress: .leSetAdvertisingSetRandomAddress
+        case .leSetExtendedAdvertisingParameters: .leSetExtendedAdvertisingParameters
+        case .leSetExtendedAdvertisingData: .leSetExtendedAdvertisingData
+        case .leSetExtendedScanResponseData: .leSetExtendedScanResponseData
+        case .leSetExtendedAdvertisingEnable: .leSetExtendedAdvertisingEnable
+        case .leReadMaximumAdvertisingDataLength: .leReadMaximumAdvertisingDataLength
+        case .leReadNumberOfSupportedAdvertisingSets: .leReadNumberOfSupportedAdvertisingSets
+        case .leRemoveAdvertisingSet: .leRemoveAdvertisingSet
+        case .leClearAdvertisingSets: .leClearAdvertisingSets
         case .raw(let op, _): op
         }
     }
@@ -114,7 +144,8 @@ public enum HCICommand: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .reset, .readLocalVersionInformation, .readLocalSupportedCommands, .readLocalSupportedFeatures,
             .readBufferSize, .readBDADDR, .leReadBufferSize, .leReadBufferSizeV2, .leReadLocalSupportedFeatures,
-            .leReadAdvertisingPhysicalChannelTxPower, .leReadSuggestedDefaultDataLength, .leReadMaximumDataLength:
+            .leReadAdvertisingPhysicalChannelTxPower, .leReadSuggestedDefaultDataLength, .leReadMaximumDataLength,
+            .leReadMaximumAdvertisingDataLength, .leReadNumberOfSupportedAdvertisingSets, .leClearAdvertisingSets:
             break
         case .setEventMask(let mask): w.u64(mask.rawValue)
         case .leSetEventMask(let mask): w.u64(mask.rawValue)
@@ -163,6 +194,15 @@ public enum HCICommand: Sendable, Hashable, CustomStringConvertible {
             w.u8(tx)
             w.u8(rx)
             w.u16(options)
+        case .leSetAdvertisingSetRandomAddress(let handle, let address):
+            w.u8(handle)
+            w.address(address)
+        case .leSetExtendedAdvertisingParameters(let p): w.append(p.encoded)
+        case .leSetExtendedAdvertisingData(let handle, let operation, let preference, let data),
+            .leSetExtendedScanResponseData(let handle, let operation, let preference, let data):
+            Self.writeExtendedData(&w, handle: handle, operation: operation, preference: preference, data: data)
+        case .leSetExtendedAdvertisingEnable(let enable, let sets): Self.writeExtendedEnable(&w, enable: enable, sets: sets)
+        case .leRemoveAdvertisingSet(let handle): w.u8(handle)
         case .raw(_, let params): w.append(params.prefix(255))
         }
         return w.bytes
@@ -231,14 +271,21 @@ public struct LEEventMask: OptionSet, Sendable, Hashable {
     public static let dataLengthChange = Self(rawValue: 1 << 6)
     public static let enhancedConnectionComplete = Self(rawValue: 1 << 9)
     public static let phyUpdateComplete = Self(rawValue: 1 << 11)
+    /// LE Advertising Set Terminated (subevent 0x12).
+    public static let advertisingSetTerminated = Self(rawValue: 1 << 17)
     /// LE Enhanced Connection Complete [v2] (subevent 0x29).
     public static let enhancedConnectionCompleteV2 = Self(rawValue: 1 << 40)
 
     /// The controller's default after Reset (0x000000000000001F).
     public static let controllerDefault = Self(rawValue: 0x1F)
-    /// What an LE peripheral host needs (legacy Connection Complete, no enhanced ones).
+    /// What an LE peripheral host needs with legacy advertising (legacy Connection Complete,
+    /// no enhanced ones).
     public static let lePeripheral: Self = [
         .connectionComplete, .connectionUpdateComplete, .readRemoteFeaturesComplete, .longTermKeyRequest,
         .remoteConnectionParameterRequest, .dataLengthChange, .phyUpdateComplete,
     ]
+    /// With extended advertising: also LE Enhanced Connection Complete [v1] (sent instead of
+    /// LE Connection Complete, §7.7.65.10) and LE Advertising Set Terminated (§7.7.65.18),
+    /// which names the set a connection ended.
+    public static let lePeripheralExtendedAdvertising: Self = lePeripheral.union([.enhancedConnectionComplete, .advertisingSetTerminated])
 }

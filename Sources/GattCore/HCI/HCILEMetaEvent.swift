@@ -18,6 +18,11 @@ public enum HCILEMetaEvent: Sendable, Hashable {
     case enhancedConnectionComplete(LEConnectionComplete)
     /// LE PHY Update Complete (0x0C). PHY: 0x01 LE 1M, 0x02 LE 2M, 0x03 LE Coded.
     case phyUpdateComplete(status: HCIStatus, handle: UInt16, txPHY: UInt8, rxPHY: UInt8)
+    /// LE Advertising Set Terminated (0x12, §7.7.65.18): a set stopped advertising. Success:
+    /// a connection (`connectionHandle`, reported first) was made from it; Advertising
+    /// Timeout (0x3C) or Limit Reached (0x43): its duration or event count ran out.
+    case advertisingSetTerminated(
+        status: HCIStatus, advertisingHandle: UInt8, connectionHandle: UInt16, completedExtendedAdvertisingEvents: UInt8)
     /// LE Enhanced Connection Complete [v2] (0x29).
     case enhancedConnectionCompleteV2(LEConnectionComplete)
     /// Any other subevent: code and the parameters after it.
@@ -33,6 +38,7 @@ public enum HCILEMetaEvent: Sendable, Hashable {
         case .dataLengthChange: 0x07
         case .enhancedConnectionComplete: 0x0A
         case .phyUpdateComplete: 0x0C
+        case .advertisingSetTerminated: 0x12
         case .enhancedConnectionCompleteV2: 0x29
         case .unknown(let code, _): code
         }
@@ -90,6 +96,11 @@ public enum HCILEMetaEvent: Sendable, Hashable {
         case 0x0C:
             var r = try expect(6, "LE PHY Update Complete")
             self = .phyUpdateComplete(status: HCIStatus(r.u8()), handle: r.u16() & 0x0FFF, txPHY: r.u8(), rxPHY: r.u8())
+        case 0x12:
+            var r = try expect(6, "LE Advertising Set Terminated")
+            self = .advertisingSetTerminated(
+                status: HCIStatus(r.u8()), advertisingHandle: r.u8(), connectionHandle: r.u16() & 0x0FFF,
+                completedExtendedAdvertisingEvents: r.u8())
         case 0x29:
             var r = try expect(34, "LE Enhanced Connection Complete [v2]")
             self = .enhancedConnectionCompleteV2(Self.readConnectionComplete(&r, enhanced: true, v2: true))
@@ -158,6 +169,11 @@ public enum HCILEMetaEvent: Sendable, Hashable {
             w.u16(handle)
             w.u8(tx)
             w.u8(rx)
+        case .advertisingSetTerminated(let status, let advertisingHandle, let connectionHandle, let completed):
+            w.u8(status.rawValue)
+            w.u8(advertisingHandle)
+            w.u16(connectionHandle)
+            w.u8(completed)
         case .unknown(_, let params): w.append(params)
         }
         return w.bytes

@@ -44,6 +44,15 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let leReadPHY = Self(ogf: 0x08, ocf: 0x0030)
     public static let leSetDefaultPHY = Self(ogf: 0x08, ocf: 0x0031)
     public static let leSetPHY = Self(ogf: 0x08, ocf: 0x0032)
+    public static let leSetAdvertisingSetRandomAddress = Self(ogf: 0x08, ocf: 0x0035)
+    public static let leSetExtendedAdvertisingParameters = Self(ogf: 0x08, ocf: 0x0036)
+    public static let leSetExtendedAdvertisingData = Self(ogf: 0x08, ocf: 0x0037)
+    public static let leSetExtendedScanResponseData = Self(ogf: 0x08, ocf: 0x0038)
+    public static let leSetExtendedAdvertisingEnable = Self(ogf: 0x08, ocf: 0x0039)
+    public static let leReadMaximumAdvertisingDataLength = Self(ogf: 0x08, ocf: 0x003A)
+    public static let leReadNumberOfSupportedAdvertisingSets = Self(ogf: 0x08, ocf: 0x003B)
+    public static let leRemoveAdvertisingSet = Self(ogf: 0x08, ocf: 0x003C)
+    public static let leClearAdvertisingSets = Self(ogf: 0x08, ocf: 0x003D)
     public static let leReadBufferSizeV2 = Self(ogf: 0x08, ocf: 0x0060)
 
     /// The specification's command name, or nil for an opcode this codec does not know.
@@ -99,6 +108,16 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
         .leReadPHY: Entry(name: "LE Read PHY", octet: 35, bit: 4),
         .leSetDefaultPHY: Entry(name: "LE Set Default PHY", octet: 35, bit: 5),
         .leSetPHY: Entry(name: "LE Set PHY", octet: 35, bit: 6),
+        .leSetAdvertisingSetRandomAddress: Entry(name: "LE Set Advertising Set Random Address", octet: 36, bit: 1),
+        .leSetExtendedAdvertisingParameters: Entry(name: "LE Set Extended Advertising Parameters", octet: 36, bit: 2),
+        .leSetExtendedAdvertisingData: Entry(name: "LE Set Extended Advertising Data", octet: 36, bit: 3),
+        .leSetExtendedScanResponseData: Entry(name: "LE Set Extended Scan Response Data", octet: 36, bit: 4),
+        .leSetExtendedAdvertisingEnable: Entry(name: "LE Set Extended Advertising Enable", octet: 36, bit: 5),
+        .leReadMaximumAdvertisingDataLength: Entry(name: "LE Read Maximum Advertising Data Length", octet: 36, bit: 6),
+        .leReadNumberOfSupportedAdvertisingSets: Entry(
+            name: "LE Read Number of Supported Advertising Sets", octet: 36, bit: 7),
+        .leRemoveAdvertisingSet: Entry(name: "LE Remove Advertising Set", octet: 37, bit: 0),
+        .leClearAdvertisingSets: Entry(name: "LE Clear Advertising Sets", octet: 37, bit: 1),
         .leReadBufferSizeV2: Entry(name: "LE Read Buffer Size [v2]", octet: 41, bit: 5),
     ]
 }

@@ -40,6 +40,7 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, Error, CustomStri
     public static let advertisingTimeout = Self(0x3C)
     public static let connectionTerminatedMICFailure = Self(0x3D)
     public static let connectionFailedToBeEstablished = Self(0x3E)
+    public static let unknownAdvertisingIdentifier = Self(0x42)
     public static let limitReached = Self(0x43)
     public static let operationCancelledByHost = Self(0x44)
     public static let packetTooLong = Self(0x45)

@@ -57,19 +57,26 @@ struct HCICommandQueue: Sendable {
 }
 
 extension HCICommand {
-    /// The commands of an `AdvertisingDriver` batch.
+    /// The commands of an `AdvertisingDriver` or `ExtendedAdvertisingDriver` batch.
     var isAdvertisingCommand: Bool {
         switch self {
-        case .leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData, .leSetAdvertisingEnable: true
+        case .leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData, .leSetAdvertisingEnable,
+            .leSetAdvertisingSetRandomAddress, .leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData,
+            .leSetExtendedScanResponseData, .leSetExtendedAdvertisingEnable, .leRemoveAdvertisingSet:
+            true
         default: false
         }
     }
+
+    /// LE Set Advertising Enable or LE Set Extended Advertising Enable: the last command of a batch.
+    var isAdvertisingEnable: Bool { opcode == .leSetAdvertisingEnable || opcode == .leSetExtendedAdvertisingEnable }
 
     /// Commands whose failure or silence costs nothing but the feature: the host logs it
     /// and goes on (per-connection tuning, default settings, replies to the controller).
     var isOptional: Bool {
         switch self {
         case .leSetDataLength, .leSetPHY, .leSetDefaultPHY, .leWriteSuggestedDefaultDataLength, .leConnectionUpdate,
+            .leReadNumberOfSupportedAdvertisingSets, .leReadMaximumAdvertisingDataLength,
             .leLongTermKeyRequestReply, .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply, .leRemoteConnectionParameterRequestNegativeReply,
             .disconnect:
             return true

@@ -54,6 +54,8 @@ extension Host {
         case .remoteConnectionParameterRequest(let handle, let p):
             commands.append(.leRemoteConnectionParameterRequestReply(handle: handle, parameters: p, minCELength: 0, maxCELength: 0))
             return pumpCommands()
+        case .advertisingSetTerminated(let status, let handle, let connection, _):
+            return advertising.setTerminated(handle: handle, status: status, connectionHandle: connection).map { .event(.transport($0)) }
         case .dataLengthChange, .phyUpdateComplete, .connectionUpdateComplete, .readRemoteFeaturesComplete, .unknown:
             return []
         }
@@ -64,7 +66,7 @@ extension Host {
         // A NOP (opcode 0) just grants credits; other strays are ignored.
         guard let command = commands.answered(opcode: opcode, credits: credits) else { return [] }
         consecutiveTimeouts = 0
-        if command.opcode == .leSetAdvertisingEnable || isAdvertisingConfiguration(command) {
+        if advertising.isBatchCommand(command) {
             return advertisingCommandAnswered(command, status: status)
         }
         var out: [HostOutput]
@@ -102,6 +104,17 @@ extension Host {
             enqueueAfterSupportedCommands()
         case .leReadLocalSupportedFeatures:
             if let f = try complete?.decode(HCILELocalSupportedFeatures.self) { controller.leFeatures = f.features }
+            enqueueAfterLEFeatures()
+        case .leReadNumberOfSupportedAdvertisingSets:
+            if let n = try complete?.decode(HCINumberOfSupportedAdvertisingSets.self),
+                case .extended(_, let length) = controller.advertisingCommands
+            {
+                controller.advertisingCommands = .extended(sets: Int(n.numberOfSupportedAdvertisingSets), maximumDataLength: length)
+            }
+        case .leReadMaximumAdvertisingDataLength:
+            if let m = try complete?.decode(HCIMaximumAdvertisingDataLength.self), case .extended(let sets, _) = controller.advertisingCommands {
+                controller.advertisingCommands = .extended(sets: sets, maximumDataLength: Int(m.maximumAdvertisingDataLength))
+            }
         case .leReadBufferSizeV2:
             if let b = try complete?.decode(HCILEBufferSizeV2.self) {
                 return setBuffers(length: Int(b.leACLDataPacketLength), count: Int(b.totalNumLEACLDataPackets))
@@ -141,16 +154,11 @@ extension Host {
         enqueueAfterBufferSize()
     }
 
-    private func isAdvertisingConfiguration(_ command: HCICommand) -> Bool {
-        switch command {
-        case .leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData: advertising.state != .off && advertising.state != .on
-        default: false
-        }
-    }
-
-    /// A command of the running advertising batch was answered: the batch goes on, or ends.
-    private mutating func advertisingCommandAnswered(_ command: HCICommand, status: HCIStatus) -> [HostOutput] {
-        let last = command.opcode == .leSetAdvertisingEnable && !commands.containsAdvertisingCommand
+    /// A command of the running advertising batch was answered: the batch goes on, or ends
+    /// (its last command is always an enable or disable).
+    private mutating func advertisingCommandAnswered(_ command: HCICommand, status answered: HCIStatus) -> [HostOutput] {
+        let status = advertising.isHarmless(command, answered) ? .success : answered
+        let last = command.isAdvertisingEnable && !commands.containsAdvertisingCommand
         guard status != .success || last else { return [] }
         if status != .success {
             commands.removeAdvertisingCommands()
@@ -165,7 +173,7 @@ extension Host {
             }
             out.append(.event(.transport(e)))
         }
-        if let next { commands.append(contentsOf: next.commands) }
+        if let next { commands.append(contentsOf: next) }
         return out
     }
 }

@@ -7,7 +7,7 @@ extension Host {
         }
         guard c.status == .success else {
             // A failed attempt (e.g. directed advertising timeout) ends legacy advertising.
-            return [.event(.warning("connection attempt failed: \(c.status)"))] + advertising.connectionOpened().map { .event(.transport($0)) }
+            return [.event(.warning("connection attempt failed: \(c.status)"))] + advertising.connectionOpened(c).map { .event(.transport($0)) }
         }
         guard connections[c.handle] == nil else {
             // Re-initialising the handle would forget packets in flight (credits) and partial frames.
@@ -20,8 +20,8 @@ extension Host {
         openSecurity(c)
         let peer = TransportPeer(address: c.peerAddress, addressType: c.peerAddressType, handle: c.handle)
         var out: [HostOutput] = [.event(.transport(.connected(conn.id, peer)))]
-        // A connection ends legacy advertising (Vol 6 Part B §4.4.2).
-        out += advertising.connectionOpened().map { .event(.transport($0)) }
+        // A connection ends legacy advertising, or the extended set it came from (Vol 6 Part B §4.4.2).
+        out += advertising.connectionOpened(c).map { .event(.transport($0)) }
         if configuration.requestDataLengthAndPHY {
             let dle = HCICommand.leSetDataLength(handle: c.handle, txOctets: 251, txTime: 2120)
             if controller.leFeatures.contains(.dataPacketLengthExtension), supports(dle) { commands.append(dle) }

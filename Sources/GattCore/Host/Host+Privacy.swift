@@ -29,21 +29,17 @@ extension Host {
     }
 
     /// Renews the private address when its time is up. The controller refuses LE Set Random
-    /// Address while advertising (Vol 4 Part E §7.8.4), so advertising pauses around it;
-    /// while an advertising batch runs, the renewal waits a second.
-    /// True when commands were queued.
+    /// Address while advertising (Vol 4 Part E §7.8.4), and LE Set Advertising Set Random
+    /// Address while a connectable set advertises (§7.8.52), so advertising pauses around
+    /// it; while an advertising batch runs, the renewal waits a second.
+    /// True when the renewal happened (commands may have been queued).
     mutating func renewPrivateAddressIfDue() -> Bool {
         guard isReady, configuration.advertising.ownAddressType == .rpa, let due = addressRenewal, now >= due else { return false }
-        guard advertising.state == .off || advertising.state == .on else {
+        guard !advertising.isRunning else {
             addressRenewal = now + .seconds(1)
             return false
         }
-        let command = HCICommand.leSetRandomAddress(newPrivateAddress())
-        if let batch = advertising.changeAddress(command) {
-            commands.append(contentsOf: batch.commands)
-        } else {
-            commands.append(command)
-        }
+        commands.append(contentsOf: advertising.changeAddress(newPrivateAddress()))
         return true
     }
 }

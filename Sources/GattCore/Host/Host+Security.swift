@@ -30,8 +30,11 @@ extension Host {
         guard var smp = configuration.security else { return }
         let ownType: BluetoothAddressType = configuration.advertising.ownAddressType.usesRandomAddress ? .random : .public
         if let irk = configuration.localIRK { smp.identity = localIdentity(irk: irk) }
+        // LE Enhanced Connection Complete carries 00:00:00:00:00:00 unless the controller made
+        // the private address (Vol 4 Part E §7.7.65.10): then it is the one we advertised.
+        let controllerRPA = c.localResolvablePrivateAddress.flatMap { $0 == .zero ? nil : $0 }
         var r = PairingResponder(
-            configuration: smp, local: SMPDeviceAddress(c.localResolvablePrivateAddress ?? advertisedAddress, type: ownType),
+            configuration: smp, local: SMPDeviceAddress(controllerRPA ?? advertisedAddress, type: ownType),
             peer: SMPDeviceAddress(c.peerAddress, type: c.peerAddressType))
         if let bond = bonds.bond(for: c.peerAddress) { r.peerIdentity = bond.address }
         responders[c.handle] = r

@@ -1,6 +1,7 @@
 /// The user-space BLE host below the seam (Core Spec Vol 4 Part E, Vol 3 Part A) for H4
 /// transports: controller bring-up, HCI command flow control (`HCICommandQueue`),
-/// advertising commands (`AdvertisingDriver`), LE connections, ACL flow control
+/// advertising commands (`HostAdvertising`: legacy or extended, chosen at bring-up), LE
+/// connections, ACL flow control
 /// (`ACLScheduler`) and the L2CAP fixed channels (ATT, LE signalling, SMP). It moves ATT
 /// PDUs; the peripheral core above it (`Peripheral`) serves them. Sans-I/O: H4 packets,
 /// the current time and the core's intents in; packets to send and events out.
@@ -12,8 +13,8 @@ public struct Host: Sendable {
     public private(set) var isReady = false
     /// True after a `.fatal` event: the host sends nothing more until `start` again.
     public private(set) var hasFailed = false
-    /// The controller's advertising, as commands drive it.
-    public internal(set) var advertising = AdvertisingDriver()
+    /// The controller's advertising, as commands drive it (legacy until bring-up chooses).
+    var advertising: HostAdvertising = .legacy(AdvertisingDriver())
 
     var commands: HCICommandQueue
     /// Bring-up read the controller's ACL buffers (its last step is then the defaults).
@@ -57,7 +58,8 @@ public struct Host: Sendable {
         isReady = false
         buffersKnown = false
         hasFailed = false
-        advertising.reset()
+        advertising = .legacy(AdvertisingDriver())
+        controller.advertisingCommands = .legacy
         commands.reset(with: [.reset, .readLocalVersionInformation, .readBDADDR, .readLocalSupportedCommands])
         return pumpCommands()
     }
@@ -79,15 +81,46 @@ public struct Host: Sendable {
         }
     }
 
+    /// The random address our advertising uses with a random own address: the static one,
+    /// or the current private one (nil with a public own address).
+    var advertisingRandomAddress: BluetoothAddress? {
+        switch configuration.advertising.ownAddressType {
+        case .public: nil
+        case .random: randomAddress
+        case .rpa: privateAddress ?? randomAddress
+        }
+    }
+
     /// Whether the controller reported support for `command` (false before bring-up read it).
     public func supports(_ command: HCICommand) -> Bool { supportedCommands?.isSupported(command.opcode) ?? false }
+
+    /// The commands of extended advertising the host uses (Vol 4 Part E §7.8.52–§7.8.59).
+    static let extendedAdvertisingCommands: [HCIOpcode] = [
+        .leSetAdvertisingSetRandomAddress, .leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData,
+        .leSetExtendedScanResponseData, .leSetExtendedAdvertisingEnable, .leReadMaximumAdvertisingDataLength,
+        .leReadNumberOfSupportedAdvertisingSets, .leRemoveAdvertisingSet,
+    ]
 
     mutating func enqueueAfterSupportedCommands() {
         commands.append(.readLocalSupportedFeatures)
         commands.append(.leReadLocalSupportedFeatures)
+    }
+
+    /// Legacy or extended advertising, once per reset (Vol 4 Part E §3.1.1): extended when
+    /// the controller has the LE Extended Advertising feature (bit 12) and lists the commands,
+    /// legacy otherwise. Then the buffers, the event masks and, when extended, its limits.
+    mutating func enqueueAfterLEFeatures() {
+        let extended = controller.leFeatures.contains(.extendedAdvertising)
+            && Self.extendedAdvertisingCommands.allSatisfy { supportedCommands?.isSupported($0) == true }
+        controller.advertisingCommands = extended ? .extended(sets: 1, maximumDataLength: AdvertisingPayloadBuilder.maximumDataLength) : .legacy
+        advertising = extended ? .extended(ExtendedAdvertisingDriver()) : .legacy(AdvertisingDriver())
         commands.append(supports(.leReadBufferSizeV2) ? .leReadBufferSizeV2 : .leReadBufferSize)
         commands.append(.setEventMask(.lePeripheral))
-        commands.append(.leSetEventMask(.lePeripheral))
+        commands.append(.leSetEventMask(extended ? .lePeripheralExtendedAdvertising : .lePeripheral))
+        if extended {
+            commands.append(.leReadNumberOfSupportedAdvertisingSets)
+            commands.append(.leReadMaximumAdvertisingDataLength)
+        }
     }
 
     mutating func enqueueAfterBufferSize() {
@@ -95,10 +128,14 @@ public struct Host: Sendable {
         if controller.leFeatures.contains(.dataPacketLengthExtension), supports(dle) { commands.append(dle) }
         let phy = HCICommand.leSetDefaultPHY(allPHYs: 0, txPHYs: 0b11, rxPHYs: 0b11)
         if controller.leFeatures.contains(.le2MPHY), supports(phy) { commands.append(phy) }
+        // An extended set carries its own random address (§7.8.52), set with its configuration.
+        let legacy = controller.advertisingCommands == .legacy
         switch configuration.advertising.ownAddressType {
         case .public: break
-        case .random: commands.append(.leSetRandomAddress(randomAddress))
-        case .rpa: commands.append(.leSetRandomAddress(newPrivateAddress()))
+        case .random: if legacy { commands.append(.leSetRandomAddress(randomAddress)) }
+        case .rpa:
+            let address = newPrivateAddress()
+            if legacy { commands.append(.leSetRandomAddress(address)) }
         }
     }
 
@@ -191,8 +228,8 @@ public struct Host: Sendable {
     /// Advertise with these payloads, or stop (nil).
     public mutating func setAdvertising(_ payloads: AdvertisingPayloads?, now: Duration) -> [HostOutput] {
         self.now = now
-        guard isReady, !hasFailed, let batch = advertising.setDesired(payloads) else { return [] }
-        commands.append(contentsOf: batch.commands)
+        guard isReady, !hasFailed, let batch = advertising.setDesired(payloads, randomAddress: advertisingRandomAddress) else { return [] }
+        commands.append(contentsOf: batch)
         return pumpCommands()
     }
 
@@ -205,6 +242,12 @@ public struct Host: Sendable {
         if c.localIRK == nil { c.localIRK = configuration.localIRK }
         configuration = c
         guard isReady, c.advertising.ownAddressType != old else { return [] }
+        if case .extended = controller.advertisingCommands {
+            // The set's next configuration, or a pause around its new address when it is on.
+            if c.advertising.ownAddressType == .rpa { _ = newPrivateAddress() } else { addressRenewal = nil }
+            if let address = advertisingRandomAddress { commands.append(contentsOf: advertising.changeAddress(address)) }
+            return pumpCommands()
+        }
         switch c.advertising.ownAddressType {
         case .public: addressRenewal = nil
         case .random:

@@ -32,11 +32,31 @@ public struct ControllerInfo: Sendable, Equatable {
     public var leFeatures: LEFeatures = []
     public var aclDataPacketLength = 27
     public var totalACLDataPackets = 1
+    /// The advertising commands the host uses with it until the next reset.
+    public var advertisingCommands: AdvertisingCommandSet = .legacy
 
-    /// One line for the log: address, version, LE ACL buffers.
+    /// One line for the log: address, version, LE ACL buffers, advertising.
     public var summary: String {
         let v = version.map { "HCI \($0.hciVersion)/LMP \($0.lmpVersion), company \($0.companyIdentifier)" } ?? "unknown version"
-        return "\(address): \(v), LE ACL \(aclDataPacketLength) bytes x \(totalACLDataPackets)"
+        return "\(address): \(v), LE ACL \(aclDataPacketLength) bytes x \(totalACLDataPackets), \(advertisingCommands)"
+    }
+}
+
+/// The advertising commands the host gives a controller until its next reset: legacy or
+/// extended, never both (Core Spec Vol 4 Part E §3.1.1).
+public enum AdvertisingCommandSet: Sendable, Equatable, CustomStringConvertible {
+    /// LE Set Advertising Parameters/Data/Scan Response Data/Enable (§7.8.5–§7.8.9).
+    case legacy
+    /// Advertising sets (§7.8.52–§7.8.60): LE Extended Advertising (LE feature bit 12) and
+    /// its commands. `sets`: LE Read Number of Supported Advertising Sets;
+    /// `maximumDataLength`: LE Read Maximum Advertising Data Length (octets per set).
+    case extended(sets: Int, maximumDataLength: Int)
+
+    public var description: String {
+        switch self {
+        case .legacy: "legacy advertising"
+        case .extended(let sets, let length): "extended advertising (\(sets) sets, \(length) bytes of data per set)"
+        }
     }
 }
 

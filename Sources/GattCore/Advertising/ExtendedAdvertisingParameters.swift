@@ -1,0 +1,223 @@
+/// The parameters of LE Set Extended Advertising Parameters [v1] (Core Spec Vol 4 Part E
+/// §7.8.53): one advertising set's PDU type, interval, addresses and PHYs.
+public struct ExtendedAdvertisingParameters: Sendable, Hashable {
+    public var advertisingHandle: UInt8
+    public var eventProperties: AdvertisingEventProperties
+    /// Primary advertising interval in 0.625 ms units, 0x000020 and up (24 bits on the wire).
+    public var primaryIntervalMin: UInt32
+    public var primaryIntervalMax: UInt32
+    /// Bit 0: channel 37, bit 1: 38, bit 2: 39.
+    public var primaryChannelMap: UInt8
+    public var ownAddressType: BluetoothAddressType
+    /// Only meaningful for directed advertising.
+    public var peerAddressType: BluetoothAddressType
+    public var peerAddress: BluetoothAddress
+    /// 0x00: process scan and connection requests from all devices.
+    public var filterPolicy: UInt8
+    /// In dBm, -127...+20; 0x7F (`noTxPowerPreference`): the controller chooses.
+    public var txPower: Int8
+    /// LE 1M or LE Coded (legacy PDUs: LE 1M).
+    public var primaryPHY: LEPHY
+    public var secondaryMaxSkip: UInt8
+    public var secondaryPHY: LEPHY
+    /// Advertising_SID, 0x00...0x0F.
+    public var sid: UInt8
+    public var scanRequestNotification: Bool
+
+    /// Advertising_TX_Power 0x7F: "Host has no preference".
+    public static let noTxPowerPreference: Int8 = 0x7F
+
+    public init(
+        advertisingHandle: UInt8, eventProperties: AdvertisingEventProperties, primaryIntervalMin: UInt32, primaryIntervalMax: UInt32,
+        primaryChannelMap: UInt8 = 0x07, ownAddressType: BluetoothAddressType = .public, peerAddressType: BluetoothAddressType = .public,
+        peerAddress: BluetoothAddress = .zero, filterPolicy: UInt8 = 0x00, txPower: Int8 = Self.noTxPowerPreference,
+        primaryPHY: LEPHY = .le1M, secondaryMaxSkip: UInt8 = 0, secondaryPHY: LEPHY = .le1M, sid: UInt8 = 0,
+        scanRequestNotification: Bool = false
+    ) {
+        self.advertisingHandle = advertisingHandle
+        self.eventProperties = eventProperties
+        self.primaryIntervalMin = primaryIntervalMin
+        self.primaryIntervalMax = primaryIntervalMax
+        self.primaryChannelMap = primaryChannelMap
+        self.ownAddressType = ownAddressType
+        self.peerAddressType = peerAddressType
+        self.peerAddress = peerAddress
+        self.filterPolicy = filterPolicy
+        self.txPower = txPower
+        self.primaryPHY = primaryPHY
+        self.secondaryMaxSkip = secondaryMaxSkip
+        self.secondaryPHY = secondaryPHY
+        self.sid = sid
+        self.scanRequestNotification = scanRequestNotification
+    }
+
+    /// Set `handle` sending the legacy PDU of `legacy`'s advertising type (Table 7.2) with its
+    /// interval, addresses, channels and filter policy: what LE Set Advertising Parameters
+    /// would configure, on LE 1M, SID 0, no TX power preference.
+    public init(handle: UInt8, legacy p: AdvertisingParameters) {
+        self.init(
+            advertisingHandle: handle, eventProperties: AdvertisingEventProperties(legacy: p.advertisingType),
+            primaryIntervalMin: UInt32(p.intervalMin), primaryIntervalMax: UInt32(p.intervalMax), primaryChannelMap: p.channelMap,
+            ownAddressType: p.ownAddressType, peerAddressType: p.peerAddressType, peerAddress: p.peerAddress, filterPolicy: p.filterPolicy)
+    }
+
+    /// The 25 parameter bytes of LE Set Extended Advertising Parameters [v1].
+    public var encoded: [UInt8] {
+        var w = CodecByteWriter(capacity: 25)
+        w.u8(advertisingHandle)
+        w.u16(eventProperties.rawValue)
+        w.u24(primaryIntervalMin)
+        w.u24(primaryIntervalMax)
+        w.u8(primaryChannelMap)
+        w.u8(ownAddressType.rawValue)
+        w.u8(peerAddressType.rawValue)
+        w.address(peerAddress)
+        w.u8(filterPolicy)
+        w.i8(txPower)
+        w.u8(primaryPHY.rawValue)
+        w.u8(secondaryMaxSkip)
+        w.u8(secondaryPHY.rawValue)
+        w.u8(sid)
+        w.u8(scanRequestNotification ? 1 : 0)
+        return w.bytes
+    }
+}
+
+/// Advertising_Event_Properties (Core Spec Vol 4 Part E §7.8.53): the kind of PDUs a set sends.
+public struct AdvertisingEventProperties: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    public static let connectable = Self(rawValue: 1 << 0)
+    public static let scannable = Self(rawValue: 1 << 1)
+    public static let directed = Self(rawValue: 1 << 2)
+    public static let highDutyCycleDirected = Self(rawValue: 1 << 3)
+    /// Legacy advertising PDUs (ADV_IND, ADV_SCAN_IND...): seen by every scanner, 31 bytes of data.
+    public static let legacy = Self(rawValue: 1 << 4)
+    public static let anonymous = Self(rawValue: 1 << 5)
+    public static let includeTxPower = Self(rawValue: 1 << 6)
+
+    /// The properties of each legacy advertising type (Table 7.2): ADV_IND 0x0013,
+    /// ADV_DIRECT_IND low duty cycle 0x0015, high 0x001D, ADV_SCAN_IND 0x0012, ADV_NONCONN_IND 0x0010.
+    public init(legacy type: AdvertisingType) {
+        switch type {
+        case .connectableUndirected: self = [.legacy, .connectable, .scannable]
+        case .connectableDirectedLowDuty: self = [.legacy, .connectable, .directed]
+        case .connectableDirectedHighDuty: self = [.legacy, .connectable, .directed, .highDutyCycleDirected]
+        case .scannableUndirected: self = [.legacy, .scannable]
+        case .nonConnectableUndirected: self = [.legacy]
+        }
+    }
+
+    /// Whether the set's PDUs carry advertising data: legacy undirected, or extended not scannable.
+    public var carriesAdvertisingData: Bool {
+        contains(.legacy) ? !contains(.directed) : !contains(.scannable)
+    }
+}
+
+/// An LE PHY as the advertising commands name it (Vol 4 Part E §7.8.53
+/// Primary_Advertising_PHY, Secondary_Advertising_PHY).
+public enum LEPHY: UInt8, Sendable, Hashable, CustomStringConvertible {
+    case le1M = 0x01
+    case le2M = 0x02
+    case leCoded = 0x03
+
+    public var description: String {
+        switch self {
+        case .le1M: "LE 1M"
+        case .le2M: "LE 2M"
+        case .leCoded: "LE Coded"
+        }
+    }
+}
+
+/// Operation of LE Set Extended Advertising Data and Scan Response Data (Vol 4 Part E
+/// §7.8.54, §7.8.55): where this command's data goes in the set's data.
+public enum AdvertisingDataOperation: UInt8, Sendable, Hashable {
+    case intermediateFragment = 0x00
+    case firstFragment = 0x01
+    case lastFragment = 0x02
+    /// The whole data in one command (the only operation legacy PDUs accept).
+    case complete = 0x03
+    /// Same data, new Advertising DID (advertising data only, extended PDUs only).
+    case unchangedData = 0x04
+}
+
+/// Fragment_Preference (Vol 4 Part E §7.8.54): a hint whether the controller may split
+/// the data over several PDUs.
+public enum AdvertisingFragmentPreference: UInt8, Sendable, Hashable {
+    case mayFragment = 0x00
+    case minimize = 0x01
+}
+
+/// One set of LE Set Extended Advertising Enable (Vol 4 Part E §7.8.56).
+public struct AdvertisingSetEnable: Sendable, Hashable {
+    public var handle: UInt8
+    /// In 10 ms units; 0: until disabled.
+    public var duration: UInt16
+    /// 0: no maximum.
+    public var maxExtendedAdvertisingEvents: UInt8
+    public init(handle: UInt8, duration: UInt16 = 0, maxExtendedAdvertisingEvents: UInt8 = 0) {
+        self.handle = handle
+        self.duration = duration
+        self.maxExtendedAdvertisingEvents = maxExtendedAdvertisingEvents
+    }
+}
+
+extension HCICommand {
+    /// The most data one LE Set Extended Advertising/Scan Response Data command carries:
+    /// 255 parameter octets less handle, operation, fragment preference and length.
+    public static let maximumExtendedDataFragment = 251
+
+    /// LE Set Extended Advertising Data commands giving set `handle` this data: one Complete
+    /// command when it fits (empty data too), else a First, Intermediate… and Last fragment
+    /// of at most 251 bytes each (§7.8.54).
+    public static func extendedAdvertisingData(
+        handle: UInt8, _ data: [UInt8], fragmentPreference: AdvertisingFragmentPreference = .minimize
+    ) -> [HCICommand] {
+        fragments(data).map { .leSetExtendedAdvertisingData(handle: handle, operation: $0.0, fragmentPreference: fragmentPreference, data: $0.1) }
+    }
+
+    /// LE Set Extended Scan Response Data commands for this data, split as
+    /// `extendedAdvertisingData` splits (§7.8.55).
+    public static func extendedScanResponseData(
+        handle: UInt8, _ data: [UInt8], fragmentPreference: AdvertisingFragmentPreference = .minimize
+    ) -> [HCICommand] {
+        fragments(data).map { .leSetExtendedScanResponseData(handle: handle, operation: $0.0, fragmentPreference: fragmentPreference, data: $0.1) }
+    }
+
+    private static func fragments(_ data: [UInt8]) -> [(AdvertisingDataOperation, [UInt8])] {
+        let n = maximumExtendedDataFragment
+        guard data.count > n else { return [(.complete, data)] }
+        return stride(from: 0, to: data.count, by: n).map { start in
+            let end = min(start + n, data.count)
+            let operation: AdvertisingDataOperation = start == 0 ? .firstFragment : end == data.count ? .lastFragment : .intermediateFragment
+            return (operation, Array(data[start..<end]))
+        }
+    }
+
+    /// The parameters of an LE Set Extended Advertising / Scan Response Data command.
+    static func writeExtendedData(
+        _ w: inout CodecByteWriter, handle: UInt8, operation: AdvertisingDataOperation, preference: AdvertisingFragmentPreference, data: [UInt8]
+    ) {
+        let fragment = data.prefix(maximumExtendedDataFragment)
+        w.u8(handle)
+        w.u8(operation.rawValue)
+        w.u8(preference.rawValue)
+        w.u8(UInt8(fragment.count))
+        w.append(fragment)
+    }
+
+    /// The parameters of LE Set Extended Advertising Enable: per set handle, duration and
+    /// maximum events, interleaved (Vol 4 Part E §5.2); at most 63 sets fit.
+    static func writeExtendedEnable(_ w: inout CodecByteWriter, enable: Bool, sets: [AdvertisingSetEnable]) {
+        let written = sets.prefix(63)
+        w.u8(enable ? 1 : 0)
+        w.u8(UInt8(written.count))
+        for s in written {
+            w.u8(s.handle)
+            w.u16(s.duration)
+            w.u8(s.maxExtendedAdvertisingEvents)
+        }
+    }
+}
