@@ -54,7 +54,7 @@ private func sets(_ elements: String) -> String { #"{"name": "S", "advertising_s
         #expect(l.advertisingData == h("02 01 06  7B FF FF FF") + bytes120)
         #expect(l.advertisingData.count == 127 && l.scanResponseData == [])
         #expect(l.pdus == .extended(primaryPHY: .le1M, secondaryPHY: .le1M))
-        #expect(l.advertisingEventProperties == 0x0000 && !l.isConnectable && !l.isScannable)
+        #expect(l.advertisingEventProperties.rawValue == 0x0000 && !l.isConnectable && !l.isScannable)
     }
 
     @Test func exampleFileIsTheIssueExample() throws {
@@ -90,10 +90,10 @@ private func sets(_ elements: String) -> String { #"{"name": "S", "advertising_s
         #expect(c.advertisingSets[1].advertising.pdus == .extended(primaryPHY: .leCoded, secondaryPHY: .leCoded))
         #expect(c.advertisingSets[2].advertising.pdus == .extended(primaryPHY: .le1M, secondaryPHY: .le2M))
         let built = try c.allAdvertisingSets()
-        #expect(built[1].payloads.advertisingEventProperties == 0x0001 && built[1].payloads.scanResponseData == [])
+        #expect(built[1].payloads.advertisingEventProperties.rawValue == 0x0001 && built[1].payloads.scanResponseData == [])
         #expect(built[1].payloads.advertisingData == h("02 01 06 02 09 43"))
         // Scannable extended: no advertising data, everything (no flags) in the scan response.
-        #expect(built[3].payloads.advertisingEventProperties == 0x0002)
+        #expect(built[3].payloads.advertisingEventProperties.rawValue == 0x0002)
         #expect(built[3].payloads.advertisingData == [] && built[3].payloads.scanResponseData == h("02 09 53"))
     }
 

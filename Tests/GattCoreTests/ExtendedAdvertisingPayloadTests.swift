@@ -26,17 +26,17 @@ private func build(_ c: AdvertisingConfiguration, path: String = "advertising_se
     @Test func advertisingEventProperties() throws {
         var legacy = AdvertisingConfiguration()
         legacy.localName = "L"
-        #expect(try build(legacy).advertisingEventProperties == 0x0013)
+        #expect(try build(legacy).advertisingEventProperties.rawValue == 0x0013)
         legacy.connectable = false
-        #expect(try build(legacy).advertisingEventProperties == 0x0012)
+        #expect(try build(legacy).advertisingEventProperties.rawValue == 0x0012)
         legacy.scannable = false
-        #expect(try build(legacy).advertisingEventProperties == 0x0010)
+        #expect(try build(legacy).advertisingEventProperties.rawValue == 0x0010)
 
         let connectable = try build(extended(name: "E", connectable: true))
-        #expect(connectable.advertisingEventProperties == 0x0001 && connectable.isConnectable && !connectable.isScannable)
+        #expect(connectable.advertisingEventProperties.rawValue == 0x0001 && connectable.isConnectable && !connectable.isScannable)
         let scannable = try build(extended(name: "E", scannable: true))
-        #expect(scannable.advertisingEventProperties == 0x0002 && !scannable.isConnectable && scannable.isScannable)
-        #expect(try build(extended(name: "E")).advertisingEventProperties == 0x0000)
+        #expect(scannable.advertisingEventProperties.rawValue == 0x0002 && !scannable.isConnectable && scannable.isScannable)
+        #expect(try build(extended(name: "E")).advertisingEventProperties.rawValue == 0x0000)
     }
 
     @Test func capacities() throws {
@@ -115,7 +115,7 @@ private func build(_ c: AdvertisingConfiguration, path: String = "advertising_se
         var beacon = extended(connectable: true, scannable: true)
         beacon.iBeacon = .init(uuid: BluetoothUUID("e2c56db5-dffb-48d2-b060-d0f5a71096e0")!, major: 1, minor: 2, measuredPower: -59)
         let p = try build(beacon)
-        #expect(p.isBeaconOnly && p.advertisingEventProperties == 0x0000 && p.advertisingData.count == 30)
+        #expect(p.isBeaconOnly && p.advertisingEventProperties.rawValue == 0x0000 && p.advertisingData.count == 30)
     }
 
     @Test func legacySetsAreBuiltAsBeforeUnderTheirPath() throws {

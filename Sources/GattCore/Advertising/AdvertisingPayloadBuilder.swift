@@ -40,16 +40,14 @@ public struct AdvertisingPayloads: Sendable, Hashable {
     }
 
     /// Advertising_Event_Properties for LE Set Extended Advertising Parameters (Vol 4 Part E
-    /// §7.8.53): bit 0 connectable, bit 1 scannable, bit 2 directed, bit 3 high duty cycle,
-    /// bit 4 legacy PDUs. Legacy: ADV_IND 0x0013, ADV_SCAN_IND 0x0012, ADV_NONCONN_IND 0x0010.
-    public var advertisingEventProperties: UInt16 {
-        let type = parameters.advertisingType
-        var bits: UInt16 = pdus.isExtended ? 0 : 0x10
-        if type.isConnectable { bits |= 0x01 }
-        if isScannable { bits |= 0x02 }
-        if type == .connectableDirectedHighDuty || type == .connectableDirectedLowDuty { bits |= 0x04 }
-        if type == .connectableDirectedHighDuty { bits |= 0x08 }
-        return bits
+    /// §7.8.53): legacy PDUs as Table 7.2 gives them (ADV_IND 0x0013, ADV_SCAN_IND 0x0012,
+    /// ADV_NONCONN_IND 0x0010); extended PDUs connectable (0x0001), scannable (0x0002) or neither.
+    public var advertisingEventProperties: AdvertisingEventProperties {
+        guard pdus.isExtended else { return AdvertisingEventProperties(legacy: parameters.advertisingType) }
+        var properties: AdvertisingEventProperties = []
+        if isConnectable { properties.insert(.connectable) }
+        if isScannable { properties.insert(.scannable) }
+        return properties
     }
 
     /// The most bytes the advertising data may hold with these PDUs and this type.

@@ -17,9 +17,9 @@ public struct ExtendedAdvertisingParameters: Sendable, Hashable {
     /// In dBm, -127...+20; 0x7F (`noTxPowerPreference`): the controller chooses.
     public var txPower: Int8
     /// LE 1M or LE Coded (legacy PDUs: LE 1M).
-    public var primaryPHY: LEPHY
+    public var primaryPHY: AdvertisingPHY
     public var secondaryMaxSkip: UInt8
-    public var secondaryPHY: LEPHY
+    public var secondaryPHY: AdvertisingPHY
     /// Advertising_SID, 0x00...0x0F.
     public var sid: UInt8
     public var scanRequestNotification: Bool
@@ -31,7 +31,7 @@ public struct ExtendedAdvertisingParameters: Sendable, Hashable {
         advertisingHandle: UInt8, eventProperties: AdvertisingEventProperties, primaryIntervalMin: UInt32, primaryIntervalMax: UInt32,
         primaryChannelMap: UInt8 = 0x07, ownAddressType: BluetoothAddressType = .public, peerAddressType: BluetoothAddressType = .public,
         peerAddress: BluetoothAddress = .zero, filterPolicy: UInt8 = 0x00, txPower: Int8 = Self.noTxPowerPreference,
-        primaryPHY: LEPHY = .le1M, secondaryMaxSkip: UInt8 = 0, secondaryPHY: LEPHY = .le1M, sid: UInt8 = 0,
+        primaryPHY: AdvertisingPHY = .le1M, secondaryMaxSkip: UInt8 = 0, secondaryPHY: AdvertisingPHY = .le1M, sid: UInt8 = 0,
         scanRequestNotification: Bool = false
     ) {
         self.advertisingHandle = advertisingHandle
@@ -112,22 +112,6 @@ public struct AdvertisingEventProperties: OptionSet, Sendable, Hashable {
     /// Whether the set's PDUs carry advertising data: legacy undirected, or extended not scannable.
     public var carriesAdvertisingData: Bool {
         contains(.legacy) ? !contains(.directed) : !contains(.scannable)
-    }
-}
-
-/// An LE PHY as the advertising commands name it (Vol 4 Part E §7.8.53
-/// Primary_Advertising_PHY, Secondary_Advertising_PHY).
-public enum LEPHY: UInt8, Sendable, Hashable, CustomStringConvertible {
-    case le1M = 0x01
-    case le2M = 0x02
-    case leCoded = 0x03
-
-    public var description: String {
-        switch self {
-        case .le1M: "LE 1M"
-        case .le2M: "LE 2M"
-        case .leCoded: "LE Coded"
-        }
     }
 }
 
