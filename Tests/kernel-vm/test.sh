@@ -280,6 +280,11 @@ gatt --primary
 expect_out "attr handle = 0x000e, end grp handle = 0x0017 uuid: 0000fff0-$UUID_BASE" "service discovery after hci0 down/up"
 links_closed
 
+# Bonds, per-bond state, restarts, unbonding and pairing prompts run on the 4.x controllers
+# only: they exercise the kernel's SMP and key store, not its advertising, and on 5.2 controllers
+# Debian's 6.1.192 kernel hits its hci_chan_del list-corruption BUG there now and then (seen
+# while writing the 5.2 run), which takes the rest of the run down with it.
+if [ "$BT5" = 0 ]; then
 # Bonds (the kernel transport's bond store): the kernel's New Long Term Key became a bond in the
 # state dir; gattd loads it into the kernel at every open of the adapter (hci0 down/up) and at
 # start (here after the kernel's own keys were cleared while gattd was stopped), so the central
@@ -462,6 +467,9 @@ grep -E "numeric comparison|pairing needs" $LOG | tail -2
 grep -q "Characteristic value/descriptor: 73 65 63 72 65 74" /tmp/gatt.out && bad "the refused pairing still read the encrypted value" \
     || pass "the refused pairing left the encrypted characteristic unreadable"
 
+else
+    echo "INFO: bonds, restarts, unbond and pairing prompts: checked on the 4.x controllers only"
+fi
 # Never mixed (Core Spec Vol 4 Part E §3.1.1): on hci0 no legacy advertising command after an
 # extended one. gattd sends none of either (the kernel advertises for it through mgmt); this
 # checks what the kernel sent on its behalf for the whole run.
