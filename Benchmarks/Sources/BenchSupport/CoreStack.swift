@@ -131,7 +131,7 @@ public struct CoreStack {
         for output in outputs {
             switch output {
             case .send(let id, let pdu): host.send(pdu, on: id)
-            case .setAdvertising(let p): take(host.setAdvertising(p, now: now))
+            case .setAdvertising(let sets): take(host.setAdvertising(sets.first(where: \.isPrimary)?.payloads, now: now))
             case .disconnect(let id, let reason): take(host.disconnect(id, reason: reason, now: now))
             case .requestSecurity, .event: break
             }
