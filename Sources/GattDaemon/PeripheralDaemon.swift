@@ -52,7 +52,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     private var readyNotified = false
     private var refusalLogged = false
     /// Whether the controller can be used, as `state` events told watchers.
-    private(set) var controllerState: (state: ControlControllerState, reason: String?) = (.unknown, nil)
+    var controllerState: (state: ControlControllerState, reason: String?) = (.unknown, nil)
     /// Start-up's clean pages are still to be handed back (`StartupPages`), once advertising.
     private var startupPagesHeld = true
     /// The next hand-back of clean pages (`StartupPages`), when one is due.
@@ -84,11 +84,6 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.core.securityOnConnect = configuration.security.securityOnConnect
     }
 
-    /// The config's `advertising_sets`, built (the loader validated them: a set that does not
-    /// build is left out, with the rest).
-    static func otherSets(_ configuration: GattConfiguration) -> [AdvertisingSet] {
-        configuration.advertisingSets.compactMap { try? $0.build() }
-    }
 
     var now: Duration { ContinuousClock.now - origin }
     var eventLog: PeripheralEventLog { PeripheralEventLog(logger: logger) }
@@ -161,21 +156,6 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         }
     }
 
-    /// The `state` event for an open that failed: waiting for the adapter is `powered_off`,
-    /// retrying `resetting`, a missing capability `unauthorized`, the rest `unsupported`.
-    private func setControllerState(for f: TransportOpenFailure) {
-        switch f.retry {
-        case .whenAvailable: setControllerState(.poweredOff, reason: f.message)
-        case .withBackoff: setControllerState(.resetting, reason: f.message)
-        case .never(let exitCode): setControllerState(exitCode == 77 ? .unauthorized : .unsupported, reason: f.message)
-        }
-    }
-
-    private func setControllerState(_ state: ControlControllerState, reason: String?) {
-        guard controllerState.state != state || controllerState.reason != reason else { return }
-        controllerState = (state, reason)
-        controlEventHandler?(.state(state, reason: reason))
-    }
 
     /// Opens the transport again after the backoff delay. A controller that is away for
     /// hours must not fill the journal: the first failure is a warning, repeats are debug lines.
