@@ -62,9 +62,11 @@ let package = Package(
         .executableTarget(
             name: "gattd",
             dependencies: [
-                "GattCore", "GattDaemon",
+                "GattCore", "GattDaemon", "GattTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(

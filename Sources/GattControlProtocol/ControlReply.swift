@@ -74,6 +74,8 @@ public struct ControlStatus: Sendable, Equatable {
     public var state: ControlControllerState = .unknown
     /// Every advertising set, the primary first (empty: not reported).
     public var sets: [AdvertisingSetStatus] = []
+    /// The controller, once one was ready (`ControlStatus.Controller`).
+    public var controller: Controller?
 
     /// One advertising set in `status`: `{"id","advertising","pdus","primary_phy","secondary_phy",
     /// "connectable","scannable","advertising_data","scan_response"}` (PHYs for extended sets only).
@@ -196,6 +198,7 @@ public struct ControlStatus: Sendable, Equatable {
             })),
         ] + payloads + (state == .unknown ? [] : [("state", .string(state.rawValue))])
             + (sets.isEmpty ? [] : [("sets", .array(sets.map(\.json)))])
+            + (controller.map { [("controller", $0.json)] } ?? [])
     }
 
     init(_ o: ControlObjectReader) throws(ControlError) {
@@ -203,6 +206,7 @@ public struct ControlStatus: Sendable, Equatable {
         if o.has("sets") {
             for s in try o.objects("sets") { sets.append(try AdvertisingSetStatus(s)) }
         }
+        if o.has("controller") { controller = try Controller(try o.object("controller")) }
         if o.has("state") {
             state = ControlControllerState(rawValue: try o.oneOf("state", ControlControllerState.allCases.map(\.rawValue))) ?? .unknown
         }

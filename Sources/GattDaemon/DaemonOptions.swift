@@ -13,6 +13,9 @@ public struct DaemonOptions: Sendable {
     /// Where the controller is (`tcp:127.0.0.1:9000`, `hci0`), for the systemd status
     /// "waiting for the controller at …".
     public var controllerLocation: String?
+    /// The config file's name, before the paths of config errors found at run time
+    /// (`gattd.json: advertising_sets[1]: ...`).
+    public var configName: String?
     public init() {}
 
     /// The systemd STATUS= text while the controller is not (yet) there.

@@ -73,6 +73,7 @@ public struct DaemonRunner {
         options.requestTimeout = .milliseconds(Int64(requestTimeout * 1000))
         options.stateDirectory = stateDirectory
         options.controllerLocation = controllerLocation
+        options.configName = configName
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let transport = makeTransport(group.next())
@@ -82,6 +83,18 @@ public struct DaemonRunner {
         }
         let daemon = PeripheralDaemon(configuration: configuration, payloads: payloads, transport: transport, logger: logger, options: options)
         let control = ControlServer(peripheral: daemon, eventLoop: daemon.eventLoop, options: self.control, logger: logger)
+        // The first controller cannot serve the config (its advertising sets do not fit): stop
+        // as for an invalid config.
+        let fatalLogger = logger
+        daemon.onFatalError = { failure in
+            fatalLogger.critical("\(failure.message)")
+            control.stop().flatMap { daemon.stop() }.whenComplete { _ in
+                DispatchQueue.global().async {
+                    try? group.syncShutdownGracefully()
+                    exit(failure.exitCode)
+                }
+            }
+        }
         do {
             try control.start().wait()
         } catch {

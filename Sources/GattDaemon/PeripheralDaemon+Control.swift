@@ -67,6 +67,7 @@ extension PeripheralDaemon {
             scanResponse: core.payloads.parameters.advertisingType.isScannable || !core.payloads.scanResponseData.isEmpty
                 ? core.payloads.scanResponseData : nil)
         status.state = controllerState.state
+        status.controller = controller.map(ControlStatus.Controller.init)
         status.sets = core.allSets.map { ControlStatus.AdvertisingSetStatus(id: $0.id, advertising: core.isOnAir($0.id), payloads: $0.payloads) }
         return status
     }

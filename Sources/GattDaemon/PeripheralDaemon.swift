@@ -41,6 +41,11 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var core: Peripheral
     /// The controller's address, kept for `status` while it is away.
     var lastAddress: BluetoothAddress = .zero
+    /// What the last ready controller is and can do (kept while it is away).
+    var controller: ControllerInfo?
+    /// Called (on the loop) when the daemon cannot go on: the first controller cannot advertise
+    /// the config's sets. The runner prints the message and exits with the status.
+    public var onFatalError: ((DaemonRunner.Failure) -> Void)?
     private var timer: Scheduled<Void>?
     /// The deadline `timer` is armed for (re-armed only when the core's changes).
     private var timerDeadline: Duration?
@@ -201,7 +206,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// (`Peripheral.reload`). Fails, changing nothing, when the transport refuses it.
     public func reload(configuration new: GattConfiguration, payloads: AdvertisingPayloads) -> EventLoopFuture<Void> {
         eventLoop.submit {
-            if let refusal = self.transport.refusal(of: new) { throw ReloadRefused(message: refusal) }
+            if let refusal = self.transport.refusal(of: new) ?? self.advertisingLimitsRefusal(of: new, payloads: payloads) {
+                throw ReloadRefused(message: refusal)
+            }
             try? self.options.notifier.reloading()
             var database = new.makeDatabase()
             self.persisted?.apply(to: &database)
@@ -228,6 +235,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     // MARK: - Core
 
     private func transportEvent(_ event: TransportEvent) {
+        if case .ready(_, let description, let c?) = event, !advertisingSetsFit(c, description: description) { return }
         pendingEvents.append(event)
         if processing == 0 { process([]) }
     }
@@ -294,10 +302,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
 
     private func emit(_ event: PeripheralEvent) {
         switch event {
-        case .controllerReady(let address, let description):
-            lastAddress = address
-            logger.info("controller \(description)")
-            setControllerState(.poweredOn, reason: nil)
+        case .controllerReady(let address, let description, let controller):
+            controllerReady(address: address, description: description, controller: controller)
         case .controllerLost(let reason):
             if stopping { finishStop() } else { setControllerState(.resetting, reason: reason); retry(after: reason) }
             if readyNotified, !stopping { try? options.notifier.status(options.waitingStatus) }

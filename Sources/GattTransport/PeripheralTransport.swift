@@ -45,6 +45,14 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     func configure(_ configuration: GattConfiguration)
     /// Closes the transport for good (the daemon stops); no `.lost` follows.
     func close() -> EventLoopFuture<Void>
+    /// `gattd --probe`: what the controller is and can do, read without advertising, then the
+    /// transport is closed. Instead of `open`, never after it.
+    func probe(timeout: TimeAmount) -> EventLoopFuture<ControllerProbe>
+}
+
+extension PeripheralTransport {
+    /// Transports that own their controller open it, as the daemon would (`probeByOpening`).
+    public func probe(timeout: TimeAmount) -> EventLoopFuture<ControllerProbe> { probeByOpening(timeout: timeout) }
 }
 
 extension PeripheralTransport {

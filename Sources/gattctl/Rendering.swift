@@ -20,6 +20,7 @@ enum Rendering {
     static func statusTable(_ status: ControlStatus) -> String {
         // A gattd that does not report the controller's state leaves the line out.
         var out = status.state == .unknown ? "" : "controller   \(status.state.rawValue)\n"
+        if let c = status.controller { out += hardware(c) }
         out += "advertising  \(status.advertising ? "yes" : "no")\n"
         out += "address      \(status.address)\n"
         out += "connections  \(status.connections.count)\n"
@@ -59,6 +60,27 @@ enum Rendering {
             out += cells.joined(separator: "  ") + "\n"
         }
         return out
+    }
+
+    /// What the controller is and can do, as gattd logged it when it came up:
+    /// ```
+    /// hardware     Bluetooth 5.2, Nordic Semiconductor (89); LE ACL 251 bytes x 4
+    /// le features  LE Encryption, Data Length Extension, LE 2M PHY, Extended Advertising
+    /// sets         up to 4 on the air at once, 1650 bytes of data per set (extended advertising ...)
+    /// ```
+    static func hardware(_ c: ControlStatus.Controller) -> String {
+        let version = c.coreVersion.map { "Bluetooth \($0)" } ?? "unknown version"
+        var maker = ""
+        if let name = c.manufacturer, let id = c.companyID { maker = ", \(name) (\(id))" }
+        let sets: String
+        switch (c.maximumSets, c.setsTakeTurns) {
+        case (let n?, false): sets = "up to \(n) on the air at once"
+        case (let n?, true): sets = "up to \(n), taking turns on the air"
+        case (nil, _): sets = "taking turns on the air"
+        }
+        return "hardware     \(version)\(maker); LE ACL \(c.aclDataPacketLength) bytes x \(c.totalACLDataPackets)\n"
+            + "le features  \(c.leFeatures.isEmpty ? "none" : c.leFeatures.joined(separator: ", "))\n"
+            + "sets         \(sets), \(c.maximumDataLength) bytes of data per set (\(c.advertising))\n"
     }
 
     /// The advertising data and scan response as gattd sends them, hex and decoded (as

@@ -53,7 +53,11 @@ struct Gattd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Capture to FILE in the btsnoop format (Wireshark, btmon -r): every HCI packet on H4 transports, the ATT PDUs on the kernel transport. Also at run time: gattctl capture.", valueName: "file"))
     var btsnoop: String?
 
+    @Flag(name: .long, help: "Open the controller --transport names, print what it is and can do (version, manufacturer, LE features, advertising sets and data length, ACL buffers, how gattd advertises on it) and exit; nothing goes on the air.")
+    var probe = false
+
     func run() throws {
+        if probe { return try runProbe(self) }
         if let file = checkConfig {
             let (code, out, err) = CheckConfig.run(path: file)
             if !out.isEmpty { StandardStream.output.write(out) }

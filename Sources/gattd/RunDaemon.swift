@@ -3,6 +3,7 @@ import GattCore
 import GattDaemon
 import GattTransport
 import Logging
+import NIOCore
 
 /// Runs the daemon with the parsed options until SIGINT/SIGTERM; SIGHUP reloads the config.
 func runDaemon(_ options: Gattd) throws {
@@ -58,13 +59,7 @@ func runDaemon(_ options: Gattd) throws {
     runner.controllerLocation = "\(spec)"
     do {
         try runner.run(configuration: configuration, payloads: payloads) { eventLoop in
-            let transport: any PeripheralTransport & PacketCapturing
-            if case .kernel(let index) = spec {
-                // The kernel runs the controller, the links and SMP; gattd advertises and serves ATT.
-                transport = KernelPeripheralTransport(index: index, eventLoop: eventLoop, configuration: configuration, logger: logger)
-            } else {
-                transport = H4PeripheralTransport(spec: spec, eventLoop: eventLoop, configuration: configuration, logger: logger)
-            }
+            let transport = makeTransport(spec, eventLoop: eventLoop, configuration: configuration, logger: logger)
             if let capture, let path = options.btsnoop {
                 transport.setCapture(capture)
                 logger.info("capturing \(transport.captureScope) to \(path) (btsnoop)")
@@ -74,6 +69,17 @@ func runDaemon(_ options: Gattd) throws {
     } catch {
         throw fail(error.message, error.exitCode)
     }
+}
+
+/// The transport `--transport` names: the kernel's stack, or the H4 host on a link to a controller.
+func makeTransport(
+    _ spec: TransportSpec, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger
+) -> any PeripheralTransport & PacketCapturing {
+    if case .kernel(let index) = spec {
+        // The kernel runs the controller, the links and SMP; gattd advertises and serves ATT.
+        return KernelPeripheralTransport(index: index, eventLoop: eventLoop, configuration: configuration, logger: logger)
+    }
+    return H4PeripheralTransport(spec: spec, eventLoop: eventLoop, configuration: configuration, logger: logger)
 }
 
 /// Loads and validates a config and builds its advertising payloads; the

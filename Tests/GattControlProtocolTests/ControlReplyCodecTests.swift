@@ -36,6 +36,21 @@ let poweredOnStatus: ControlStatus = {
     return s
 }()
 
+/// A status with the controller `gattd --probe` would show (a 5.2 controller on the H4 host).
+let controllerStatus: ControlStatus = {
+    var s = ControlStatus(advertising: false, address: .zero, connections: [])
+    var c = ControllerInfo()
+    c.address = BluetoothAddress("C0:FF:EE:00:00:01") ?? .zero
+    c.version = HCILocalVersionInformation(hciVersion: 11, hciSubversion: 0, lmpVersion: 11, companyIdentifier: 0x0059, lmpSubversion: 0)
+    c.leFeatures = [.encryption, .extendedAdvertising]
+    c.aclDataPacketLength = 251
+    c.totalACLDataPackets = 4
+    c.advertisingCommands = .extended(sets: 4, maximumDataLength: 1650)
+    s.controller = ControlStatus.Controller(c)
+    return s
+}()
+let controllerStatusLine = #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[],"controller":{"address":"C0:FF:EE:00:00:01","core_version":"5.2","hci_version":11,"lmp_version":11,"manufacturer":"Nordic Semiconductor","company_id":89,"le_features":["LE Encryption","Extended Advertising"],"acl_buffers":{"length":251,"count":4},"advertising_commands":"extended","advertised_by":"host","max_sets":4,"max_data_length":1650,"extended_pdus":true,"sets_take_turns":false,"advertising":"extended advertising (4 sets, 1650 bytes of data per set)"}}"#
+
 @Suite("Control replies: one codec, exact text")
 struct ControlReplyCodecTests {
     /// Each reply shape: encoded exactly so (`id` last), and decoded back as the reply to its op.
@@ -47,6 +62,7 @@ struct ControlReplyCodecTests {
         (.status(sampleStatus), .rawNumber("4"), "status", sampleStatusLine),
         (.status(ControlStatus(advertising: false, address: .zero, connections: [])), nil, "status",
          #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[]}"#),
+        (.status(controllerStatus), nil, "status", controllerStatusLine),
         (.status(poweredOnStatus), nil, "status",
          #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[],"state":"powered_on"}"#),
         (.status(ControlStatus(advertising: true, address: .zero, connections: [], advertisingData: [0x02, 0x01, 0x06], scanResponse: [])), nil, "status",

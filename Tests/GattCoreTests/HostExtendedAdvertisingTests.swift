@@ -43,7 +43,7 @@ import Testing
         #expect(h.sent.last?.encoded == [0x01, 0x39, 0x20, 0x06, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00])
 
         #expect(h.host.controller.advertisingCommands == .extended(sets: 16, maximumDataLength: 1650))
-        #expect(h.host.controller.summary.hasSuffix("LE ACL 27 bytes x 2, extended advertising (16 sets, 1650 bytes of data per set)"))
+        #expect(h.host.controller.summary.hasSuffix("LE ACL 27 bytes x 2; extended advertising (16 sets, 1650 bytes of data per set)"))
         var info = ControllerInfo()
         info.address = h.controller.address
         info.version = h.controller.version
@@ -76,7 +76,7 @@ import Testing
             ] + HostBringUpTests.tail(h.payloads)
         #expect(h.sent == expected.map { H4Packet(command: $0) }, "lacking \(lacking)")
         #expect(h.host.controller.advertisingCommands == .legacy)
-        #expect(h.host.controller.summary.hasSuffix(", legacy advertising"))
+        #expect(h.host.controller.summary.hasSuffix("; legacy advertising"))
         #expect(h.host.isAdvertising)
     }
 

@@ -16,6 +16,8 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     /// What `open()` answers, in turn (the last one repeats).
     var openResults: [TransportOpenFailure?] = [nil]
     var refusal: String?
+    /// What `.ready` says the controller can do (nil: not reported).
+    var controller: ControllerInfo?
     private(set) var opens = 0
     private(set) var sent: [(ConnectionID, [UInt8])] = []
     private(set) var advertising: [AdvertisingPayloads?] = []
@@ -33,7 +35,7 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
         let result = openResults[min(opens, openResults.count - 1)]
         opens += 1
         if let result { return eventLoop.makeFailedFuture(result) }
-        onEvent?(.ready(address: BluetoothAddress("C0:FF:EE:00:00:01")!, description: "fake"))
+        onEvent?(.ready(address: BluetoothAddress("C0:FF:EE:00:00:01")!, description: "fake", controller: controller))
         return eventLoop.makeSucceededVoidFuture()
     }
     func send(_ pdu: [UInt8], on id: ConnectionID) { sent.append((id, pdu)) }

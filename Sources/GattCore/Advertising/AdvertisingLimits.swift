@@ -2,19 +2,24 @@
 /// LE Read Number of Supported Advertising Sets and LE Read Maximum Advertising Data
 /// Length (Core Spec Vol 4 Part E §7.8.58, §7.8.57), or mgmt Read Advertising Features.
 public struct AdvertisingLimits: Sendable, Hashable {
-    /// How many sets can be on the air at once; nil when the sets take turns (legacy
-    /// advertising has one set, which gattd gives to each in turn): no limit then.
+    /// How many sets the controller (or the kernel) takes; nil: no limit (legacy advertising
+    /// on the H4 host, whose sets take turns on the controller's one set).
     public var numberOfSets: Int?
     /// The most bytes of advertising data, and of scan response data, one set takes
     /// (every byte of the payload, the flags included).
     public var maximumDataLength: Int
     /// Whether extended advertising PDUs can be sent (LE Extended Advertising).
     public var extendedPDUs: Bool
+    /// Whether several sets take turns on the controller's one legacy advertising set
+    /// (gattd's H4 host, or the kernel, gives each a slice of time) rather than all being
+    /// on the air at once.
+    public var setsTakeTurns: Bool
 
-    public init(numberOfSets: Int?, maximumDataLength: Int, extendedPDUs: Bool) {
+    public init(numberOfSets: Int?, maximumDataLength: Int, extendedPDUs: Bool, setsTakeTurns: Bool? = nil) {
         self.numberOfSets = numberOfSets
         self.maximumDataLength = maximumDataLength
         self.extendedPDUs = extendedPDUs
+        self.setsTakeTurns = setsTakeTurns ?? (numberOfSets == nil)
     }
 
     /// Legacy advertising only: the sets take turns, 31 bytes per payload, no extended PDUs.

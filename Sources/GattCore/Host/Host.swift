@@ -143,7 +143,7 @@ public struct Host: Sendable {
     mutating func becameReady() -> [HostOutput] {
         guard !isReady else { return [] }
         isReady = true
-        return [.event(.controllerReady(controller)), .event(.transport(.ready(address: advertisedAddress, description: controller.summary)))]
+        return [.event(.controllerReady(controller)), .event(.transport(.ready(address: advertisedAddress, description: controller.summary, controller: controller)))]
     }
 
     // MARK: - Input

@@ -25,21 +25,62 @@ public struct HostConfiguration: Sendable {
     }
 }
 
-/// The controller's identity, read during bring-up and logged once.
+/// What the controller is and can do, read when a transport brings it up: logged once,
+/// carried by `TransportEvent.ready`, shown by `status` and `gattd --probe`.
 public struct ControllerInfo: Sendable, Equatable {
     public var address: BluetoothAddress = .zero
     public var version: HCILocalVersionInformation?
     public var leFeatures: LEFeatures = []
     public var aclDataPacketLength = 27
     public var totalACLDataPackets = 1
-    /// The advertising commands the host uses with it until the next reset.
+    /// The advertising commands the controller gets until its next reset (from the H4 host,
+    /// or from the kernel, which chooses as its LE features say).
     public var advertisingCommands: AdvertisingCommandSet = .legacy
+    /// Who sends them.
+    public var advertisingOwner: AdvertisingOwner = .host
 
-    /// One line for the log: address, version, LE ACL buffers, advertising.
-    public var summary: String {
-        let v = version.map { "HCI \($0.hciVersion)/LMP \($0.lmpVersion), company \($0.companyIdentifier)" } ?? "unknown version"
-        return "\(address): \(v), LE ACL \(aclDataPacketLength) bytes x \(totalACLDataPackets), \(advertisingCommands)"
+    public init() {}
+
+    /// What advertising sets fit (`AdvertisingLimits.violations(of:)`).
+    public var limits: AdvertisingLimits {
+        switch (advertisingOwner, advertisingCommands) {
+        case (.kernel(_, let limits), _): limits
+        case (.host, .legacy): .legacy
+        case (.host, .extended(let sets, let length)): AdvertisingLimits(numberOfSets: sets, maximumDataLength: length, extendedPDUs: true)
+        }
     }
+
+    /// How the advertising sets go on the air, in words: "extended advertising (16 sets, 1650
+    /// bytes of data per set)"; with legacy advertising and several sets, "... (sets take turns)".
+    public var advertisingSummary: String {
+        switch advertisingOwner {
+        case .host: "\(advertisingCommands)"
+        case .kernel(let extendedManagement, let limits):
+            "\(advertisingCommands) by the kernel, through mgmt \(extendedManagement ? "Add Extended Advertising" : "Add Advertising") ("
+                + "\(limits.numberOfSets.map { "\($0) instances" } ?? "instances"), \(limits.maximumDataLength)-byte data"
+                + "\(limits.setsTakeTurns ? ", sets take turns" : ""))"
+        }
+    }
+
+    /// One line for the log: address, then `details`.
+    public var summary: String { "\(address): \(details)" }
+
+    /// Version and manufacturer, LE features, LE ACL buffers, advertising.
+    public var details: String {
+        let v = version?.summary ?? "unknown version"
+        let features = leFeatures.featureNames
+        return "\(v); LE features: \(features.isEmpty ? "none" : features.joined(separator: ", ")); "
+            + "LE ACL \(aclDataPacketLength) bytes x \(totalACLDataPackets); \(advertisingSummary)"
+    }
+}
+
+/// Who drives the controller's advertising.
+public enum AdvertisingOwner: Sendable, Equatable {
+    /// gattd's H4 host, with `ControllerInfo.advertisingCommands`.
+    case host
+    /// The kernel, asked through mgmt: Add Extended Advertising Parameters/Data
+    /// (`extendedManagement`) or Add Advertising; `limits` from Read Advertising Features.
+    case kernel(extendedManagement: Bool, limits: AdvertisingLimits)
 }
 
 /// The advertising commands the host gives a controller until its next reset: legacy or

@@ -60,12 +60,12 @@ public struct Peripheral: Sendable {
 
     public mutating func handle(_ event: TransportEvent, now: Duration) -> [PeripheralOutput] {
         switch event {
-        case .ready(let address, let description):
+        case .ready(let address, let description, let controller):
             self.address = address
             advertising = .idle
             requestedSets = []
             otherSetsRefused = []
-            return [.event(.controllerReady(address: address, description: description))] + reconcileAdvertising()
+            return [.event(.controllerReady(address: address, description: description, controller: controller))] + reconcileAdvertising()
         case .lost(let reason):
             var out: [PeripheralOutput] = []
             for id in connections.keys.sorted(by: { $0.rawValue < $1.rawValue }) {

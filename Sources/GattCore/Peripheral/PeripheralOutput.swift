@@ -36,7 +36,8 @@ public enum PeripheralOutput: Sendable, Equatable {
 
 /// What happened, for the daemon's log lines, control events, persistence and systemd.
 public enum PeripheralEvent: Sendable, Equatable {
-    case controllerReady(address: BluetoothAddress, description: String)
+    /// (Indirect: a large, rare payload would make every value of the enum as large and as costly to copy.)
+    indirect case controllerReady(address: BluetoothAddress, description: String, controller: ControllerInfo? = nil)
     case controllerLost(reason: String)
     case advertisingChanged(Bool, set: String = AdvertisingSet.primaryID)
     case advertisingRefused(whileConnected: Bool, reason: String, set: String = AdvertisingSet.primaryID)

@@ -18,8 +18,10 @@ public struct TransportPeer: Sendable, Equatable {
 /// core takes from below the seam. Transports assign the `ConnectionID`s.
 public enum TransportEvent: Sendable, Equatable {
     /// The controller is up and usable; `address` is the one centrals see,
-    /// `description` a one-line identity for the log.
-    case ready(address: BluetoothAddress, description: String)
+    /// `description` a one-line identity for the log, `controller` what it is and can do
+    /// (when the transport knows: the limits advertising sets are checked against).
+    /// (Indirect: a large, rare payload would make every value of the enum as large and as costly to copy.)
+    indirect case ready(address: BluetoothAddress, description: String, controller: ControllerInfo? = nil)
     /// The controller went away (transport closed, adapter down, fatal error): every
     /// connection is gone. The daemon opens the transport again.
     case lost(reason: String)

@@ -34,13 +34,16 @@ public final class KernelHCIController: Sendable {
     public let address: KernelBDAddress
     /// LE Read Local Supported Features (Core Spec Vol 4 Part E §7.8.3): bit 0 = LE Encryption...
     public let leFeatures: UInt64
+    /// Read Local Version Information (Vol 4 Part E §7.4.1); nil when the controller did not answer it.
+    public let version: HCILocalVersionInformation?
     public let commandTimeout: Duration
     /// The raw socket; nil once closed. The lock also serialises commands.
     private let socket: Mutex<Int32?>
 
     /// Opens hciN, bringing it up (HCIDEVUP) when it is down, reads its address and LE features.
-    public init(index: Int, commandTimeout: Duration = .seconds(2)) throws(KernelTransportError) {
-        let info = try Self.bringUp(index: index)
+    /// `preparing` false (`gattd --probe`): no mgmt setting is changed; a down adapter is only brought up.
+    public init(index: Int, commandTimeout: Duration = .seconds(2), preparing: Bool = true) throws(KernelTransportError) {
+        let info = try Self.bringUp(index: index, preparing: preparing)
         let fd = try KernelSocket.openHCI()
         guard KernelSocket.bindHCI(fd, device: UInt16(truncatingIfNeeded: index), channel: CBLUEZ_HCI_CHANNEL_RAW) == 0 else {
             throw .system("bind(hci\(index), HCI_CHANNEL_RAW)", closing: fd)
@@ -61,6 +64,10 @@ public final class KernelHCIController: Sendable {
             throw error
         }
         self.leFeatures = features
+        // Informational only: the controller line of the log and `gattd --probe`.
+        let version = try? Self.send(
+            fd: fd, device: "hci\(index)", opcode: 0x1001, parameters: [], name: "Read Local Version Information", timeout: commandTimeout)
+        self.version = version.flatMap { $0.count >= 1 + HCILocalVersionInformation.length ? HCILocalVersionInformation(fields: Array($0.dropFirst())) : nil }
     }
 
     /// Sends an HCI command and returns its Command Complete return parameters (status first;
@@ -140,12 +147,12 @@ public final class KernelHCIController: Sendable {
     /// LE on, bondable, powered, so the kernel's SMP can pair), falling back to HCIDEVUP when
     /// the kernel has no mgmt. EPERM/EACCES/mgmt Permission Denied: "needs CAP_NET_ADMIN".
     @discardableResult
-    public static func bringUp(index: Int) throws(KernelTransportError) -> KernelAdapterInfo {
+    public static func bringUp(index: Int, preparing: Bool = true) throws(KernelTransportError) -> KernelAdapterInfo {
         let fd = try KernelSocket.openHCI()
         defer { Glibc.close(fd) }
         _ = try info(fd: fd, index: index)  // .noSuchAdapter names the adapters there are
         do {
-            try KernelManagement.prepare(index: index)
+            if preparing { try KernelManagement.prepare(index: index) }
         } catch {
             switch error.kind {
             case .permissionDenied, .adapterUnavailable: throw error

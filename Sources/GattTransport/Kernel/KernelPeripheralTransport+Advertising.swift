@@ -18,19 +18,40 @@ extension KernelPeripheralTransport {
         }
 
         /// What sets fit: as many as the kernel holds instances, the data length it reported,
-        /// extended PDUs when it offers a secondary-channel PHY.
-        var limits: AdvertisingLimits {
+        /// extended PDUs when it offers a secondary-channel PHY. On a controller without
+        /// advertising sets (`extendedController` false) the kernel gives its instances turns.
+        func limits(extendedController: Bool) -> AdvertisingLimits {
             let phys: KernelManagement.AdvertisingFlags = [.secondary1M, .secondary2M, .secondaryCoded]
             return AdvertisingLimits(
                 numberOfSets: features.maximumInstances, maximumDataLength: features.maximumAdvertisingDataLength,
-                extendedPDUs: commands == .extended && !features.supportedFlags.isDisjoint(with: phys))
+                extendedPDUs: commands == .extended && !features.supportedFlags.isDisjoint(with: phys), setsTakeTurns: !extendedController)
         }
+    }
 
-        /// For the controller line of the log.
-        var summary: String {
-            let how = commands == .extended ? "mgmt extended advertising" : "mgmt Add Advertising"
-            return "advertising through \(how) (\(features.maximumInstances) instances, \(features.maximumAdvertisingDataLength)-byte data)"
-        }
+    /// What the controller is and can do, from what opening it read: the kernel sends the
+    /// advertising commands, extended ones when the controller has LE Extended Advertising
+    /// (the kernel's `ext_adv_capable`).
+    static func controllerInfo(_ controller: KernelHCIController, _ info: KernelAdapterInfo, _ support: AdvertisingSupport?) -> ControllerInfo {
+        controllerInfo(
+            address: controller.address.address, version: controller.version, leFeatures: LEFeatures(rawValue: controller.leFeatures),
+            info, support)
+    }
+
+    static func controllerInfo(
+        address: BluetoothAddress, version: HCILocalVersionInformation?, leFeatures: LEFeatures, _ info: KernelAdapterInfo, _ support: AdvertisingSupport?
+    ) -> ControllerInfo {
+        var c = ControllerInfo()
+        c.address = address
+        c.version = version
+        c.leFeatures = leFeatures
+        c.aclDataPacketLength = info.aclMTU
+        c.totalACLDataPackets = info.aclPackets
+        let extended = c.leFeatures.contains(.extendedAdvertising)
+        let limits = support?.limits(extendedController: extended)
+            ?? AdvertisingLimits(numberOfSets: 1, maximumDataLength: AdvertisingPayloadBuilder.maximumDataLength, extendedPDUs: false)
+        c.advertisingCommands = extended ? .extended(sets: limits.numberOfSets ?? 1, maximumDataLength: limits.maximumDataLength) : .legacy
+        c.advertisingOwner = .kernel(extendedManagement: support?.commands == .extended, limits: limits)
+        return c
     }
 
     public func setAdvertising(_ sets: [AdvertisingSet]) {
@@ -53,7 +74,7 @@ extension KernelPeripheralTransport {
     /// Why the kernel cannot take this set (beyond its instances, data or PHYs), in words
     /// naming the set's config path; nil when it fits.
     private func advertisingRefusal(of set: AdvertisingSet, among sets: [AdvertisingSet]) -> String? {
-        guard let limits = advertisingSupport?.limits else { return nil }
+        guard let limits = controllerInfo?.limits else { return nil }
         var all = sets.filter { advertisingDrivers[$0.id] != nil }
         all.append(set)
         guard let violation = limits.violations(of: all).first(where: { $0.field.hasPrefix(set.path) }) else { return nil }

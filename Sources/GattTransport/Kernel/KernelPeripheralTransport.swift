@@ -54,6 +54,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     var advertisingInstances: [String: UInt8] = [:]
     /// What the kernel offered at the last open (nil: it did not say).
     var advertisingSupport: AdvertisingSupport?
+    /// What the open adapter is and can do (read at every open).
+    var controllerInfo: ControllerInfo?
     /// Tries of the running advertising operation that the kernel answered Busy.
     var advertisingBusyRetries = 0
 
@@ -233,25 +235,26 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         self.listener = listener
         adapterState = .ready
         advertisingBusyRetries = 0
-        let advertisingSummary: String
         advertisingDrivers = [:]
+        var unknownFeatures: KernelTransportError?
         switch support {
-        case .success(let s):
-            advertisingSupport = s
-            advertisingSummary = s.summary
+        case .success(let s): advertisingSupport = s
         case .failure(let error):
             // A kernel before 4.1 has no advertising instances; Add Advertising will say so.
             advertisingSupport = nil
-            advertisingSummary = "advertising features unknown (\(error))"
+            unknownFeatures = error
         }
+        let controllerInfo = Self.controllerInfo(controller, info, advertisingSupport)
+        self.controllerInfo = controllerInfo
         listener.start(on: eventLoop) { [weak self] bearer in self?.accepted(bearer) }
         // Queued before any advertising command: the keys are in before a central can connect.
         applySecurity()
         kernelKeys = nil
         loadBondsIntoKernel()
         applyPreferredConnection()
-        let description = "\(controller.address.address) (\(adapterName), kernel): LE features 0x\(String(controller.leFeatures, radix: 16)), ACL \(info.aclMTU) bytes x \(info.aclPackets), \(advertisingSummary)"
-        onEvent?(.ready(address: controller.address.address, description: description))
+        var description = "\(controller.address.address) (\(adapterName), kernel): \(controllerInfo.details)"
+        if let unknownFeatures { description += " (advertising features unknown: \(unknownFeatures))" }
+        onEvent?(.ready(address: controller.address.address, description: description, controller: controllerInfo))
     }
 
     /// Closes every socket and the command thread.

@@ -284,7 +284,8 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
                 {"central": "C0:00:00:00:00:01", "address_type": "random", "mtu": 247, "security": "low",
                  "subscriptions": [{"characteristic": "hr", "notify": True, "indicate": False}], "queue": 3}],
                 payloads={"advertising": "0201"}, state="powered_on",
-                sets=[{"id": "primary", "advertising": False, "pdus": "legacy"}, {"id": "beacon", "advertising": True, "pdus": "legacy"}])
+                sets=[{"id": "primary", "advertising": False, "pdus": "legacy"}, {"id": "beacon", "advertising": True, "pdus": "legacy"}],
+                controller={"address": "F0:F0:F0:F0:F0:01", "core_version": "5.2", "max_data_length": 1650, "sets_take_turns": False})
             await peer.receive()
 
         async def body(client: GattdClient, fake: FakeGattd) -> None:
@@ -292,6 +293,8 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             self.assertFalse(status.advertising)
             self.assertEqual(status.state, "powered_on")
             self.assertEqual([(s["id"], s["advertising"]) for s in status.sets], [("primary", False), ("beacon", True)])
+            assert status.controller is not None
+            self.assertEqual((status.controller["core_version"], status.controller["max_data_length"]), ("5.2", 1650))
             self.assertEqual(status.address, "F0:F0:F0:F0:F0:01")
             [c] = status.connections
             self.assertEqual((c.central, c.address_type, c.mtu, c.security, c.queue),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Tuple
 
-_STATUS_KEYS = {"ok", "id", "advertising", "address", "connections", "state", "sets"}
+_STATUS_KEYS = {"ok", "id", "advertising", "address", "connections", "state", "sets", "controller"}
 
 
 @dataclass(frozen=True)
@@ -44,11 +44,17 @@ class Status:
     """The controller's (identity) address."""
     connections: Tuple[Connection, ...]
     state: str = "unknown"
+    """Whether the controller can be used ("powered_on", "powered_off", ...: the `state` event's values)."""
     sets: Tuple[Mapping[str, Any], ...] = ()
     """Every advertising set, the primary first: `id`, `advertising`, `pdus` ("legacy" or
     "extended", with `primary_phy`/`secondary_phy`), `connectable`, `scannable`,
     `advertising_data` and `scan_response` (values as `{"hex": ...}`)."""
-    """Whether the controller can be used ("powered_on", "powered_off", ...: the `state` event's values)."""
+    controller: Optional[Mapping[str, Any]] = None
+    """What the controller is and can do, once one was ready (as `gattd --probe` shows it):
+    `address`, `core_version`, `hci_version`, `lmp_version`, `manufacturer`, `company_id`,
+    `le_features` (names), `acl_buffers` (`length`, `count`), `advertising_commands`
+    ("legacy"/"extended"), `advertised_by` ("host"/"kernel"), `max_sets` (absent: no limit),
+    `max_data_length`, `extended_pdus`, `sets_take_turns`, `advertising` (in words)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Members of the reply this client does not know (newer gattd versions)."""
 
@@ -73,7 +79,8 @@ class Status:
         extra = {k: v for k, v in reply.items() if k not in _STATUS_KEYS}
         return cls(advertising=bool(reply.get("advertising")), address=str(reply.get("address", "")),
                    connections=connections, state=str(reply.get("state", "unknown")),
-                   sets=tuple(s for s in reply.get("sets", []) if isinstance(s, dict)), extra=extra)
+                   sets=tuple(s for s in reply.get("sets", []) if isinstance(s, dict)),
+                   controller=reply["controller"] if isinstance(reply.get("controller"), dict) else None, extra=extra)
 
 
 @dataclass(frozen=True)

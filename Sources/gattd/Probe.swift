@@ -1,0 +1,72 @@
+import ArgumentParser
+import GattCore
+import GattDaemon
+import GattTransport
+import Logging
+import NIOCore
+import NIOPosix
+
+/// `gattd --probe --transport SPEC`: what the controller is and can do, then exit (0; 69 when
+/// it cannot be reached, 77 without the capabilities, 64 for a bad --transport). The first
+/// thing to run on new hardware.
+func runProbe(_ options: Gattd) throws {
+    let level = options.logLevel
+    let format = JournalLogHandler.Format.detect()
+    LoggingSystem.bootstrap { label in
+        var h = JournalLogHandler(label: label, format: format)
+        h.logLevel = level
+        return h
+    }
+    let logger = Logger(label: "gattd")
+    let spec: TransportSpec
+    do {
+        spec = try TransportSpec(parsing: options.transport)
+    } catch {
+        StandardStream.error.write("gattd: --transport: \(error)\n")
+        throw ExitCode(64)
+    }
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    defer { try? group.syncShutdownGracefully() }
+    // Nothing of the config matters to a probe: the controller is only read.
+    let transport = makeTransport(spec, eventLoop: group.next(), configuration: GattConfiguration(name: "gattd"), logger: logger)
+    do {
+        let probe = try transport.probe(timeout: .seconds(15)).wait()
+        StandardStream.output.write(ProbeReport.render(probe, location: "\(spec)"))
+    } catch {
+        let failure = error as? ControllerProbeFailure ?? ControllerProbeFailure("\(error)")
+        StandardStream.error.write("gattd: probing \(spec): \(failure)\n")
+        throw ExitCode(failure.exitCode)
+    }
+}
+
+/// The probe's report: one field per line.
+enum ProbeReport {
+    static func render(_ probe: ControllerProbe, location: String) -> String {
+        guard let c = probe.controller else { return "controller \(probe.description)\n" }
+        var lines = ["controller \(c.address) at \(location)"]
+        func field(_ name: String, _ value: String) { lines.append("  " + name.padding(13) + value) }
+        if let v = c.version {
+            field("version", "Bluetooth \(HCILocalVersionInformation.coreVersion(v.hciVersion)) (HCI \(v.hciVersion), LMP \(v.lmpVersion))")
+            field("manufacturer", "\(v.manufacturer) (\(v.companyIdentifier))")
+        } else {
+            field("version", "unknown (Read Local Version Information not answered)")
+        }
+        let features = c.leFeatures.featureNames
+        field("LE features", features.isEmpty ? "none" : features.joined(separator: ", "))
+        field("LE ACL", "\(c.aclDataPacketLength) bytes x \(c.totalACLDataPackets) buffers")
+        field("advertising", c.advertisingSummary)
+        let limits = c.limits
+        let sets: String
+        switch (limits.numberOfSets, limits.setsTakeTurns) {
+        case (let n?, false): sets = "up to \(n) on the air at once"
+        case (let n?, true): sets = "up to \(n), taking turns on the air"
+        case (nil, _): sets = "any number, taking turns on the air"
+        }
+        field("sets", "\(sets); \(limits.maximumDataLength) bytes of data per set; extended PDUs \(limits.extendedPDUs ? "yes" : "no")")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+extension String {
+    fileprivate func padding(_ width: Int) -> String { count >= width ? self + " " : self + String(repeating: " ", count: width - count) }
+}
