@@ -10,14 +10,7 @@ import NIOPosix
 /// it cannot be reached, 77 without the capabilities, 64 for a bad --transport). The first
 /// thing to run on new hardware.
 func runProbe(_ options: Gattd) throws {
-    let level = options.logLevel
-    let format = JournalLogHandler.Format.detect()
-    LoggingSystem.bootstrap { label in
-        var h = JournalLogHandler(label: label, format: format)
-        h.logLevel = level
-        return h
-    }
-    let logger = Logger(label: "gattd")
+    let logger = bootstrapLogging(options.logLevel)
     let spec: TransportSpec
     do {
         spec = try TransportSpec(parsing: options.transport)

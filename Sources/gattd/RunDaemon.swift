@@ -7,14 +7,7 @@ import NIOCore
 
 /// Runs the daemon with the parsed options until SIGINT/SIGTERM; SIGHUP reloads the config.
 func runDaemon(_ options: Gattd) throws {
-    let level = options.logLevel
-    let format = JournalLogHandler.Format.detect()
-    LoggingSystem.bootstrap { label in
-        var h = JournalLogHandler(label: label, format: format)
-        h.logLevel = level
-        return h
-    }
-    let logger = Logger(label: "gattd")
+    let logger = bootstrapLogging(options.logLevel)
     func fail(_ message: String, _ code: Int32) -> ExitCode {
         StandardStream.error.write("gattd: \(message)\n")
         return ExitCode(code)
@@ -69,6 +62,17 @@ func runDaemon(_ options: Gattd) throws {
     } catch {
         throw fail(error.message, error.exitCode)
     }
+}
+
+/// One line per message on stderr (journald's format under systemd), from `level` up.
+func bootstrapLogging(_ level: Logger.Level) -> Logger {
+    let format = JournalLogHandler.Format.detect()
+    LoggingSystem.bootstrap { label in
+        var h = JournalLogHandler(label: label, format: format)
+        h.logLevel = level
+        return h
+    }
+    return Logger(label: "gattd")
 }
 
 /// The transport `--transport` names: the kernel's stack, or the H4 host on a link to a controller.
