@@ -27,6 +27,9 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     /// Advertise exactly these sets (by `AdvertisingSet.id`), stop the others;
     /// `.advertisingChanged` / `.advertisingRefused` report each set's result.
     func setAdvertising(_ sets: [AdvertisingSet])
+    /// What the controller takes per set, once the transport has read it (nil: unknown, or
+    /// checked by the transport itself); checked before new advertising data is accepted.
+    var advertisingLimits: AdvertisingLimits? { get }
     func disconnect(_ id: ConnectionID, reason: HCIStatus)
     /// Ask the central to pair or encrypt (SMP Security Request), where the transport can.
     func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError)
@@ -76,4 +79,9 @@ public struct TransportOpenFailure: Error, Sendable, CustomStringConvertible {
 extension PeripheralTransport {
     /// Transports whose stack keeps its own identity (the kernel's) ignore ours.
     public func setLocalIRK(_ irk: [UInt8]) {}
+}
+
+extension PeripheralTransport {
+    /// Unknown: the builder's rules (31 bytes per legacy payload) are all that is checked.
+    public var advertisingLimits: AdvertisingLimits? { nil }
 }

@@ -16,6 +16,9 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     /// What `open()` answers, in turn (the last one repeats).
     var openResults: [TransportOpenFailure?] = [nil]
     var refusal: String?
+    /// What `advertisingLimits` answers.
+    var limits: AdvertisingLimits?
+    var advertisingLimits: AdvertisingLimits? { limits }
     private(set) var opens = 0
     private(set) var sent: [(ConnectionID, [UInt8])] = []
     private(set) var advertising: [AdvertisingPayloads?] = []

@@ -33,6 +33,9 @@ extension KernelPeripheralTransport {
         }
     }
 
+    /// The kernel's instances and data length (mgmt Read Advertising Features), once read.
+    public var advertisingLimits: AdvertisingLimits? { advertisingSupport?.limits }
+
     public func setAdvertising(_ sets: [AdvertisingSet]) {
         guard adapterState == .ready else { return }
         var refused: [TransportEvent] = []
