@@ -337,9 +337,9 @@ struct Advertise: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Turn advertising on or off, or replace its manufacturer or service data (the primary set, or one of the config's advertising_sets).",
         discussion: """
-            `gattctl advertise data --manufacturer-data 0xFFFF:0102 --service-data FEAA:10f6` replaces
-            the set's manufacturer_data and service_data (both options repeat); a field not given
-            stays as it is; --no-manufacturer-data and --no-service-data remove one. The data is
+            `gattctl advertise data --manufacturer-data 0xFFFF:0102 --service-data FEAA:10f6` replaces \
+            the set's manufacturer_data and service_data (both options repeat); a field not given \
+            stays as it is; --no-manufacturer-data and --no-service-data remove one. The data is \
             not written to the config: a restart advertises the config's.
             """)
 
@@ -366,7 +366,9 @@ struct Advertise: ParsableCommand {
                 try global.connect().expectOK(.advertise(enable: state == .on, set: set))
                 return
             }
-            try global.connect().expectOK(.advertisingData(set: set, update: try update()))
+            // Checked before connecting: a bad option is a usage error whether gattd runs or not.
+            let update = try update()
+            try global.connect().expectOK(.advertisingData(set: set, update: update))
         }
     }
 
