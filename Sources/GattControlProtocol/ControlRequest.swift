@@ -18,6 +18,10 @@ public enum ControlCommand: Sendable, Equatable {
     case respond(request: UInt64, result: Result<ControlValue, ATTError>)
     /// Advertising on or off, for one set (`set` nil: the primary set, the config's `advertising`).
     case advertise(enable: Bool, set: String? = nil)
+    /// Replace a set's manufacturer or service data while it runs (`set` nil: the primary set):
+    /// `{"op":"advertising_data","set":ID,"manufacturer_data":[...],"service_data":[...]}`, each
+    /// member as in the config; an absent one stays, an empty array removes the field.
+    case advertisingData(set: String?, update: AdvertisingDataUpdate)
     case disconnect(central: String)
     /// Answer a pairing prompt (`central` nil: the only prompt waiting).
     case pairingRespond(central: String?, answer: ControlPairingAnswer)
@@ -44,6 +48,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .watch: "watch"
         case .respond: "respond"
         case .advertise: "advertise"
+        case .advertisingData: "advertising_data"
         case .disconnect: "disconnect"
         case .pairingRespond: "pairing_respond"
         case .bonds: "bonds"
@@ -93,6 +98,9 @@ extension ControlRequest {
         case .advertise(let enable, let set):
             m.append(("enable", .bool(enable)))
             if let set { m.append(("set", .string(set))) }
+        case .advertisingData(let set, let update):
+            if let set { m.append(("set", .string(set))) }
+            m += update.jsonMembers
         case .disconnect(let central), .unbond(let central):
             m.append(("central", .string(central)))
         case .pairingRespond(let central, let answer):
@@ -188,6 +196,8 @@ extension ControlRequest {
             return .respond(request: request, result: .failure(e))
         case "advertise":
             return .advertise(enable: try o.bool("enable"), set: try o.optionalString("set"))
+        case "advertising_data":
+            return try advertisingData(o)
         case "disconnect":
             return .disconnect(central: try o.string("central"))
         case "pairing_respond":
@@ -213,7 +223,7 @@ extension ControlRequest {
             }
             return .capture(file: nil)
         default:
-            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service or list_services")
+            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service or list_services")
         }
     }
 }

@@ -54,7 +54,7 @@ extension PeripheralDaemon: RuntimeServiceControl {
         var database = layout.database(deviceName: configuration.name, appearance: configuration.appearance)
         persisted?.apply(to: &database)
         let before = core.database.serviceFingerprints
-        process(core.reload(database: database, payloads: core.payloads, maxConnections: configuration.advertising.maxConnections, now: now))
+        process(core.reload(database: database, payloads: core.payloads, otherSets: core.otherSets, maxConnections: configuration.advertising.maxConnections, now: now))
         reloadedClientStates(before: before)
     }
 

@@ -37,7 +37,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var serviceLayout: ServiceLayout
     private let origin = ContinuousClock.now
 
+    /// The config as loaded (without run-time advertising data).
     var configuration: GattConfiguration
+    /// Advertising data the `advertising_data` op replaced, over the config's.
+    var advertisingOverrides = AdvertisingDataOverrides()
     var core: Peripheral
     /// The controller's address, kept for `status` while it is away.
     var lastAddress: BluetoothAddress = .zero
@@ -212,6 +215,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             try? self.options.notifier.reloading()
             var database = new.makeDatabase()
             self.persisted?.apply(to: &database)
+            let (primary, otherSets) = self.reloadedAdvertising(from: self.configuration, to: new, payloads: payloads)
             self.configuration = new
             self.serviceLayout = ServiceLayout(config: new.services)  // runtime services go with a reload
             self.transport.configure(new)
@@ -219,7 +223,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             self.core.securityOnConnect = new.security.securityOnConnect
             let before = self.core.database.serviceFingerprints
             self.process(self.core.reload(
-                database: database, payloads: payloads, otherSets: Self.otherSets(new), maxConnections: new.advertising.maxConnections, now: self.now))
+                database: database, payloads: primary, otherSets: otherSets, maxConnections: new.advertising.maxConnections, now: self.now))
             self.reloadedClientStates(before: before)
             try? self.options.notifier.ready(status: self.statusLine())
             self.releaseCleanPages()

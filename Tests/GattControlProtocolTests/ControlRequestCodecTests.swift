@@ -97,7 +97,7 @@ struct ControlRequestCodecTests {
         ("[]", ControlError(.badJSON, "a request must be a JSON object, got an array")),
         ("\"op\"", ControlError(.badJSON, "a request must be a JSON object, got a string")),
         (#"{"op":"get","characteristic":"a","characteristic":"b"}"#, ControlError(.badJSON, "duplicate member \"characteristic\"")),
-        (#"{"op":"fly"}"#, ControlError(.unknownOp, "unknown op \"fly\"; expected notify, set, get, status, watch, respond, advertise, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service or list_services")),
+        (#"{"op":"fly"}"#, ControlError(.unknownOp, "unknown op \"fly\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service or list_services")),
         (#"{"characteristic":"a"}"#, ControlError(.missingField, "missing \"op\"")),
         (#"{"op":"notify","value":{"hex":"01"}}"#, ControlError(.missingField, "missing \"characteristic\"")),
         (#"{"op":"notify","characteristic":"a"}"#, ControlError(.missingField, "missing \"value\"")),

@@ -53,6 +53,14 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
     func status() -> ControlStatus { ControlStatus(advertising: advertising.last ?? true, address: .zero, connections: []) }
     func setAdvertising(_ enabled: Bool, set: String?) { advertising.append(enabled) }
     var advertisingSetIDs: [String] { ["primary", "beacon"] }
+    var advertisingData: [(String?, AdvertisingDataUpdate)] = []
+    /// What `setAdvertisingData` answers next (nil: taken).
+    var advertisingDataRefusal: AdvertisingDataUpdateError?
+    func setAdvertisingData(_ update: AdvertisingDataUpdate, set: String?) -> AdvertisingDataUpdateError? {
+        if let advertisingDataRefusal { return advertisingDataRefusal }
+        advertisingData.append((set, update))
+        return nil
+    }
     func disconnect(_ connection: ConnectionID) { centrals = centrals.filter { $0.value != connection } }
     func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool { pending.remove(request.rawValue) != nil }
     func setControlClientAttached(_ attached: Bool) { attachedHistory.append(attached) }

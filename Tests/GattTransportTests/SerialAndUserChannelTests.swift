@@ -136,7 +136,7 @@ struct SerialAndUserChannelTests {
     func userChannelError() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         // Probe what this kernel offers so the test checks the matching sentence.
-        let probe = socket(31, CInt(SOCK_RAW.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 1)
+        let probe = socket(31, CInt(Glibc.SOCK_RAW.rawValue) | CInt(Glibc.SOCK_CLOEXEC.rawValue), 1)
         let probeErrno = errno
         if probe >= 0 { close(probe) }
         let error = await #expect(throws: HCITransportError.self) {
@@ -169,7 +169,7 @@ struct DatagramFramingTests {
     @Test("one packet per datagram, both ways, even when writes are queued back to back")
     func seqpacketPair() async throws {
         var pair: [CInt] = [-1, -1]
-        let type = CInt(SOCK_SEQPACKET.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
+        let type = CInt(Glibc.SOCK_SEQPACKET.rawValue) | CInt(Glibc.SOCK_CLOEXEC.rawValue)
         try #require(socketpair(AF_UNIX, type, 0, &pair) == 0)
         let controllerSide = pair[1]
         defer { close(controllerSide) }

@@ -64,6 +64,12 @@ expect "gattctl disconnect nonsense" 64 "$GATTCTL" --socket "$TMP/c.sock" discon
 expect_err "disconnect nonsense: message" 'gattctl: "nonsense" is not a Bluetooth address (AA:BB:CC:DD:EE:FF)'
 expect "gattctl bad hex" 64 "$GATTCTL" --socket "$TMP/c.sock" set x "0a--1b"
 expect "gattctl respond bad status" 64 "$GATTCTL" --socket "$TMP/c.sock" respond 1 --status nonsense
+expect "gattctl advertise data, nothing to replace" 64 "$GATTCTL" --socket "$TMP/c.sock" advertise data
+expect "gattctl advertise on with data options" 64 "$GATTCTL" --socket "$TMP/c.sock" advertise on --manufacturer-data 1:01
+expect "gattctl advertise data, bad company" 64 "$GATTCTL" --socket "$TMP/c.sock" advertise data --manufacturer-data 0x10000:01
+expect_err "bad company: message" 'gattctl: --manufacturer-data "0x10000:01": "0x10000" is not a company id (0...65535, or 0x0000...0xFFFF)'
+expect "gattctl advertise data, bad UUID" 64 "$GATTCTL" --socket "$TMP/c.sock" advertise data --service-data nope:01
+expect "gattctl advertise data, bad hex" 64 "$GATTCTL" --socket "$TMP/c.sock" advertise data --service-data FEAA:0g
 
 # 69: gattctl with no gattd.
 expect "gattctl, gattd not running" 69 "$GATTCTL" --socket "$TMP/c.sock" status

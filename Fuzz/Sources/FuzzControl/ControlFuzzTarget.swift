@@ -38,7 +38,7 @@ public func fuzzControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             if let id = error.id, id.text.utf8.count > 64 * 6 + 2 { oracleViolation("an echoed id of \(id.text.utf8.count) bytes") }
         }
     } else {
-        let ops = ["notify", "set", "get", "status", "watch", "respond", "advertise", "disconnect", "capture"]
+        let ops = ["notify", "set", "get", "status", "watch", "respond", "advertise", "advertising_data", "disconnect", "capture"]
         let op = ops[Int(selector >> 1) % ops.count]
         guard let message = try? ControlMessage.decode(line, answering: op) else { return 0 }
         let text: String

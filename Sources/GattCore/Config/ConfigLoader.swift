@@ -172,24 +172,8 @@ struct AdvertisingParser {
                 }
             }
         }
-        if let v = o.value("manufacturer_data"), let list = r.array(v, at: o.path("manufacturer_data")) {
-            for (i, e) in list.enumerated() {
-                let p = ConfigReader.element(o.path("manufacturer_data"), i)
-                guard let m = r.object(e, at: p, keys: ["company_id", "data"], required: ["company_id", "data"]) else { continue }
-                let company = m.value("company_id").flatMap { r.integer($0, at: m.path("company_id"), in: 0...0xFFFF) }
-                let data = m.value("data").flatMap { r.bytes($0, at: m.path("data")) }
-                if let company, let data { adv.manufacturerData.append(.init(companyID: UInt16(company), data: data)) }
-            }
-        }
-        if let v = o.value("service_data"), let list = r.array(v, at: o.path("service_data")) {
-            for (i, e) in list.enumerated() {
-                let p = ConfigReader.element(o.path("service_data"), i)
-                guard let m = r.object(e, at: p, keys: ["uuid", "data"], required: ["uuid", "data"]) else { continue }
-                let uuid = m.value("uuid").flatMap { r.uuid($0, at: m.path("uuid")) }
-                let data = m.value("data").flatMap { r.bytes($0, at: m.path("data")) }
-                if let uuid, let data { adv.serviceData.append(.init(uuid: uuid, data: data)) }
-            }
-        }
+        if let v = o.value("manufacturer_data") { adv.manufacturerData = parseManufacturerData(v, at: o.path("manufacturer_data")) }
+        if let v = o.value("service_data") { adv.serviceData = parseServiceData(v, at: o.path("service_data")) }
         if let v = o.value("tx_power"), let n = r.integer(v, at: o.path("tx_power"), in: -127...20, unit: " dBm") {
             adv.txPower = Int8(n)
         }
@@ -217,6 +201,37 @@ struct AdvertisingParser {
             adv.maxConnections = n
         }
         return o
+    }
+
+    /// `manufacturer_data`: `[{"company_id": 0...65535, "data": VALUE}]` (also the control op
+    /// `advertising_data`'s member).
+    func parseManufacturerData(_ v: JSONValue, at path: String) -> [AdvertisingConfiguration.ManufacturerData] {
+        let r = reader
+        guard let list = r.array(v, at: path) else { return [] }
+        var out: [AdvertisingConfiguration.ManufacturerData] = []
+        for (i, e) in list.enumerated() {
+            let p = ConfigReader.element(path, i)
+            guard let m = r.object(e, at: p, keys: ["company_id", "data"], required: ["company_id", "data"]) else { continue }
+            let company = m.value("company_id").flatMap { r.integer($0, at: m.path("company_id"), in: 0...0xFFFF) }
+            let data = m.value("data").flatMap { r.bytes($0, at: m.path("data")) }
+            if let company, let data { out.append(.init(companyID: UInt16(company), data: data)) }
+        }
+        return out
+    }
+
+    /// `service_data`: `[{"uuid": UUID, "data": VALUE}]` (also the control op `advertising_data`'s member).
+    func parseServiceData(_ v: JSONValue, at path: String) -> [AdvertisingConfiguration.ServiceData] {
+        let r = reader
+        guard let list = r.array(v, at: path) else { return [] }
+        var out: [AdvertisingConfiguration.ServiceData] = []
+        for (i, e) in list.enumerated() {
+            let p = ConfigReader.element(path, i)
+            guard let m = r.object(e, at: p, keys: ["uuid", "data"], required: ["uuid", "data"]) else { continue }
+            let uuid = m.value("uuid").flatMap { r.uuid($0, at: m.path("uuid")) }
+            let data = m.value("data").flatMap { r.bytes($0, at: m.path("data")) }
+            if let uuid, let data { out.append(.init(uuid: uuid, data: data)) }
+        }
+        return out
     }
 
     func parseIBeacon(_ v: JSONValue, path: String) -> AdvertisingConfiguration.IBeacon? {

@@ -29,6 +29,30 @@ extension Peripheral {
         }
     }
 
+    /// New payloads for one set, keeping everything else (the `advertising_data` control op):
+    /// the transport gets the list of sets again only when they changed and the set is wanted
+    /// on the air. An unknown id changes nothing.
+    public mutating func replaceSet(_ set: AdvertisingSet) -> [PeripheralOutput] {
+        if set.isPrimary {
+            guard replacePrimaryPayloads(set.payloads) else { return [] }
+        } else {
+            guard let i = otherSets.firstIndex(where: { $0.id == set.id }), otherSets[i] != set else { return [] }
+            otherSets[i] = set
+            // The controller may take the new data where it refused the old.
+            otherSetsRefused.remove(set.id)
+        }
+        return reconcileAdvertising()
+    }
+
+    /// Sets the primary set's payloads; false when they were these already.
+    mutating func replacePrimaryPayloads(_ new: AdvertisingPayloads) -> Bool {
+        guard new != payloads else { return false }
+        payloads = new
+        // Asked again with the new payloads (the list of sets differs from the last request).
+        if advertising.isOnOrStarting, shouldAdvertise { advertising = .starting }
+        return true
+    }
+
     /// `.setAdvertising(sets)` when the list differs from the last one asked for.
     mutating func requestSetsIfChanged() -> [PeripheralOutput] {
         guard advertising != .noController else { return [] }

@@ -25,12 +25,7 @@ extension Peripheral {
             }
         }
         maxConnections = newMax ?? Int.max
-        if newPayloads != payloads {
-            payloads = newPayloads
-            outcome.advertisingChanged = true
-            // Asked again with the new payloads (the list of sets differs from the last request).
-            if advertising.isOnOrStarting, shouldAdvertise { advertising = .starting }
-        }
+        if replacePrimaryPayloads(newPayloads) { outcome.advertisingChanged = true }
         if newSets != otherSets {
             otherSets = newSets
             otherSetsRefused = []

@@ -69,11 +69,13 @@ public enum ControlDispatcher {
             }
             return .now(.success)
         case .advertise(let enable, let set):
-            if let set, !p.advertisingSetIDs.contains(set) {
-                throw ControlError(.invalidValue, "no advertising set \"\(set)\"; the sets are \(p.advertisingSetIDs.map { "\"\($0)\"" }.joined(separator: ", "))")
-            }
+            try checkSet(set, p)
             p.setAdvertising(enable, set: set)
             return .now(.success)
+        case .advertisingData(let set, let update):
+            try checkSet(set, p)
+            guard let refusal = p.setAdvertisingData(update, set: set) else { return .now(.success) }
+            throw ControlError(refusal.isTooLong ? .valueTooLong : .invalidValue, "\(refusal)")
         case .disconnect(let central):
             p.disconnect(try connection(central, p))
             return .now(.success)
@@ -115,6 +117,12 @@ public enum ControlDispatcher {
             throw ControlError(.unknownCharacteristic, "no characteristic \"\(name)\" (use its config id, or its UUID when unique)")
         }
         return (i, db.characteristics[i])
+    }
+
+    /// An `advertise` or `advertising_data` set that does not exist.
+    private static func checkSet(_ set: String?, _ p: any PeripheralControl) throws(ControlError) {
+        guard let set, !p.advertisingSetIDs.contains(set) else { return }
+        throw ControlError(.invalidValue, "\(AdvertisingDataUpdateError.unknownSet(set, sets: p.advertisingSetIDs))")
     }
 
     private static func connection(_ central: String, _ p: any PeripheralControl) throws(ControlError) -> ConnectionID {

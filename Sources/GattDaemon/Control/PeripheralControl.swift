@@ -23,6 +23,9 @@ public protocol PeripheralControl: AnyObject {
     func status() -> ControlStatus
     /// The `advertise` op for one set (nil: the primary set).
     func setAdvertising(_ enabled: Bool, set: String?)
+    /// The `advertising_data` op for one set (nil: the primary set): nil when taken (and on
+    /// the air if the set is), else why not, the set left as it was.
+    func setAdvertisingData(_ update: AdvertisingDataUpdate, set: String?) -> AdvertisingDataUpdateError?
     /// The advertising sets' ids, the primary set's first.
     var advertisingSetIDs: [String] { get }
     func disconnect(_ connection: ConnectionID)

@@ -309,9 +309,12 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
         seen: List[Dict[str, Any]] = []
 
         async def script(peer: Peer) -> None:
-            for _ in range(5):
+            for _ in range(8):
                 request = await peer.receive()
                 seen.append({k: v for k, v in request.items() if k != "id"})
+                if request["op"] == "advertising_data" and request.get("set") == "long":
+                    await peer.send({"ok": False, "error": "value_too_long", "message": "too long", "id": request["id"]})
+                    continue
                 await peer.ok(request, **({"value": {"hex": "00ff"}} if request["op"] == "get" else {}))
             await peer.receive()
 
@@ -320,6 +323,12 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             self.assertEqual(await client.get("level"), b"\x00\xff")
             await client.advertise(False)
             await client.advertise(True, set="beacon")
+            await client.set_advertising_data(manufacturer_data={0xFFFF: b"\x01\x02"})
+            await client.set_advertising_data("beacon", manufacturer_data=[(76, b"\x01"), (76, b"\x02")], service_data={})
+            with self.assertRaises(ValueTooLongError):
+                await client.set_advertising_data("long", service_data={"FEAA": bytes(40)})
+            with self.assertRaises(ValueError):
+                await client.set_advertising_data("beacon")
             await client.disconnect("C0:00:00:00:00:01")
 
         await self.run_with(script, body)
@@ -328,6 +337,10 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             {"op": "get", "characteristic": "level"},
             {"op": "advertise", "enable": False},
             {"op": "advertise", "enable": True, "set": "beacon"},
+            {"op": "advertising_data", "manufacturer_data": [{"company_id": 65535, "data": {"hex": "0102"}}]},
+            {"op": "advertising_data", "set": "beacon", "service_data": [],
+             "manufacturer_data": [{"company_id": 76, "data": {"hex": "01"}}, {"company_id": 76, "data": {"hex": "02"}}]},
+            {"op": "advertising_data", "set": "long", "service_data": [{"uuid": "FEAA", "data": {"hex": "00" * 40}}]},
             {"op": "disconnect", "central": "C0:00:00:00:00:01"},
         ])
 

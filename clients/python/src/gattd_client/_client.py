@@ -299,6 +299,31 @@ class GattdClient:
             request["set"] = set
         await self.request(request)
 
+    async def set_advertising_data(
+        self,
+        set: Optional[str] = None,
+        *,
+        manufacturer_data: Optional[Union[Mapping[int, Value], List[Tuple[int, Value]]]] = None,
+        service_data: Optional[Union[Mapping[str, Value], List[Tuple[str, Value]]]] = None,
+    ) -> None:
+        """Replaces an advertising set's manufacturer or service data while gattd runs (the
+        primary set, or the set with this id): ``manufacturer_data`` maps company ids to data,
+        ``service_data`` service UUIDs (``"FEAA"``) to data (a mapping, or a list of pairs to
+        repeat a key). A field left as ``None`` stays; an empty one removes it. Raises
+        ``ValueTooLongError`` when the data does not fit (the set is left as it was)."""
+        if manufacturer_data is None and service_data is None:
+            raise ValueError("set_advertising_data needs manufacturer_data, service_data or both")
+        request: Dict[str, Any] = {"op": "advertising_data"}
+        if set is not None:
+            request["set"] = set
+        if manufacturer_data is not None:
+            pairs = manufacturer_data.items() if isinstance(manufacturer_data, Mapping) else manufacturer_data
+            request["manufacturer_data"] = [{"company_id": int(c), "data": encode_value(d)} for c, d in pairs]
+        if service_data is not None:
+            pairs = service_data.items() if isinstance(service_data, Mapping) else service_data
+            request["service_data"] = [{"uuid": str(u), "data": encode_value(d)} for u, d in pairs]
+        await self.request(request)
+
     async def disconnect(self, central: str) -> None:
         """Disconnects a central (by address)."""
         await self.request({"op": "disconnect", "central": central})
