@@ -27,6 +27,9 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     /// Advertise exactly these sets (by `AdvertisingSet.id`), stop the others;
     /// `.advertisingChanged` / `.advertisingRefused` report each set's result.
     func setAdvertising(_ sets: [AdvertisingSet])
+    /// Whether the advertising sets take turns (a controller without extended advertising)
+    /// rather than being on the air together; nil when not known (yet).
+    var advertisingSetsTakeTurns: Bool? { get }
     func disconnect(_ id: ConnectionID, reason: HCIStatus)
     /// Ask the central to pair or encrypt (SMP Security Request), where the transport can.
     func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError)
@@ -48,6 +51,9 @@ public protocol PeripheralTransport: AnyObject, Sendable {
 }
 
 extension PeripheralTransport {
+    /// Transports that do not know say nothing.
+    public var advertisingSetsTakeTurns: Bool? { nil }
+
     /// A transport whose keys are only `setBonds`' set has nothing more to forget.
     public func removeBond(_ bond: Bond) {}
 }

@@ -169,7 +169,7 @@ struct HostFuzzHarness {
         for output in outputs {
             switch output {
             case .send(let id, let pdu): host.send(pdu, on: id)
-            case .setAdvertising(let sets): check(host.setAdvertising(sets.first(where: \.isPrimary)?.payloads, now: now))
+            case .setAdvertising(let sets): check(host.setAdvertising(sets, now: now))
             case .disconnect(let id, let reason): check(host.disconnect(id, reason: reason, now: now))
             case .requestSecurity, .event: break
             }

@@ -35,6 +35,10 @@ public struct ControllerInfo: Sendable, Equatable {
     /// The advertising commands the host uses with it until the next reset.
     public var advertisingCommands: AdvertisingCommandSet = .legacy
 
+    /// Whether several advertising sets take turns on this controller (legacy advertising:
+    /// one advertiser) rather than being on the air together (extended advertising).
+    public var advertisingSetsTakeTurns: Bool { advertisingCommands == .legacy }
+
     /// One line for the log: address, version, LE ACL buffers, advertising.
     public var summary: String {
         let v = version.map { "HCI \($0.hciVersion)/LMP \($0.lmpVersion), company \($0.companyIdentifier)" } ?? "unknown version"
