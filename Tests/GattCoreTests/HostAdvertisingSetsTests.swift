@@ -111,6 +111,49 @@ import Testing
         #expect(h.sentCommands == Self.commands([Self.enable(1)]))
     }
 
+    /// Runs `first` and every batch after it, each command succeeding: the commands and events.
+    static func run(_ sets: inout ExtendedAdvertisingSets, _ first: ExtendedAdvertisingDriver.Batch?) -> ([HCICommand], [TransportEvent]) {
+        var commands: [HCICommand] = []
+        var events: [TransportEvent] = []
+        var next = first
+        while let batch = next {
+            commands += batch.commands
+            let (e, n) = sets.batchFinished(failure: nil, connected: false)
+            events += e
+            next = n
+        }
+        return (commands, events)
+    }
+
+    /// A reload replacing the beacon with the long set on a controller with two sets: the
+    /// beacon's handle goes to the long set (disabled, removed, configured, enabled).
+    @Test func aHandleNoLongerWantedGoesToTheNextSet() {
+        var sets = ExtendedAdvertisingSets(limit: 2, maximumDataLength: 1650)
+        let primary = AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: PeripheralTests.payloads)
+        let (first, firstBatch) = sets.setDesired([primary, Self.beacon], randomAddress: nil)
+        #expect(first.isEmpty)
+        let (_, on) = Self.run(&sets, firstBatch)
+        #expect(on == [.advertisingChanged(true), .advertisingChanged(true, set: "beacon")])
+        #expect(sets.handle(of: "beacon") == 1)
+
+        let (events, batch) = sets.setDesired([primary, Self.long], randomAddress: nil)
+        #expect(events == [.advertisingChanged(false, set: "beacon")])
+        let (commands, after) = Self.run(&sets, batch)
+        #expect(commands == [
+            Self.disable(1), .leRemoveAdvertisingSet(handle: 1),
+            .leSetExtendedAdvertisingParameters(ExtendedAdvertisingParameters(handle: 1, payloads: Self.long.payloads)),
+            .leSetExtendedAdvertisingData(handle: 1, operation: .complete, fragmentPreference: .minimize, data: Self.long.payloads.advertisingData),
+            Self.enable(1),
+        ])
+        #expect(after == [.advertisingChanged(true, set: "long")])
+        #expect(sets.handle(of: "long") == 1 && sets.handle(of: "beacon") == nil)
+        // A third set has no handle left.
+        let (refused, none) = sets.setDesired([primary, Self.long, Self.beacon], randomAddress: nil)
+        #expect(none == nil)
+        #expect(refused == [.advertisingRefused(
+            whileConnected: false, reason: #"the controller has 2 advertising sets, all in use: set "beacon" cannot be added"#, set: "beacon")])
+    }
+
     // MARK: Legacy advertising: the sets take turns
 
     @Test func onALegacyControllerTheSetsTakeTurns() {

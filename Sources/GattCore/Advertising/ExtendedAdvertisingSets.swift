@@ -3,8 +3,8 @@
 /// others the next free ones, as many as LE Read Number of Supported Advertising Sets gives
 /// (§7.8.58), each set's data within LE Read Maximum Advertising Data Length (§7.8.57).
 /// A set that does not fit is refused, naming the limit. A handle stays with its set while
-/// the set is wanted or still on the air; then another set may take it (the driver removes
-/// the old set first, LE Remove Advertising Set).
+/// the set is wanted; then another set may take it (the driver disables the old set and
+/// removes it, LE Remove Advertising Set, before configuring the new one).
 public struct ExtendedAdvertisingSets: Sendable {
     public internal(set) var driver = ExtendedAdvertisingDriver()
     /// The controller's advertising sets (at least the primary's).
@@ -27,12 +27,13 @@ public struct ExtendedAdvertisingSets: Sendable {
     public mutating func setDesired(_ wanted: [AdvertisingSet], randomAddress: BluetoothAddress?) -> (events: [TransportEvent], batch: ExtendedAdvertisingDriver.Batch?) {
         var events: [TransportEvent] = []
         var placed: [(UInt8, AdvertisingSet)] = []
+        let ids = Set(wanted.map(\.id))
         for set in wanted {
             if let reason = refusal(of: set) {
                 events.append(.advertisingRefused(whileConnected: false, reason: reason, set: set.id))
                 continue
             }
-            guard let handle = handle(of: set.id) ?? freeHandle(besides: placed.map(\.0)) else {
+            guard let handle = handle(of: set.id) ?? freeHandle(besides: placed.map(\.0), wanted: ids) else {
                 let reason = "the controller has \(limit) advertising set\(limit == 1 ? "" : "s"), all in use: set \"\(set.id)\" cannot be added"
                 events.append(.advertisingRefused(whileConnected: false, reason: reason, set: set.id))
                 continue
@@ -40,12 +41,16 @@ public struct ExtendedAdvertisingSets: Sendable {
             placed.append((handle, set))
         }
         var batch: ExtendedAdvertisingDriver.Batch?
-        // Unwanted sets first (their handles may be taken next), then the wanted ones in order.
+        // Unwanted sets off, then the wanted ones in order.
         let kept = Set(placed.map(\.0))
         for (handle, id) in driver.handles.sorted(by: { $0.key < $1.key }) where !kept.contains(handle) {
             batch = driver.setDesired(nil, handle: handle, id: id) ?? batch
         }
         for (handle, set) in placed {
+            if let old = driver.id(of: handle), old != set.id, driver.state(of: handle) == .on {
+                // Its handle goes to another set: it is off once that one's batch starts.
+                events.append(.advertisingChanged(false, set: old))
+            }
             let c = ExtendedAdvertisingDriver.Configuration(payloads: set.payloads, randomAddress: randomAddress)
             batch = driver.setDesired(c, handle: handle, id: set.id) ?? batch
         }
@@ -59,12 +64,13 @@ public struct ExtendedAdvertisingSets: Sendable {
         return "set \"\(set.id)\" has \(longest) bytes of data; the controller takes at most \(maximumDataLength) per set"
     }
 
-    /// A handle no set holds, or one whose set is neither wanted nor on the air any more.
-    private func freeHandle(besides taken: [UInt8]) -> UInt8? {
+    /// A handle no set holds, or one whose set is no longer wanted and has no batch running.
+    private func freeHandle(besides taken: [UInt8], wanted: Set<String>) -> UInt8? {
         (1..<UInt8(limit)).first { h in
             guard !taken.contains(h) else { return false }
-            guard driver.id(of: h) != nil else { return true }
-            return driver.desired(of: h) == nil && driver.state(of: h) == .off
+            guard let id = driver.id(of: h) else { return true }
+            guard !wanted.contains(id) else { return false }
+            return driver.state(of: h) == .off || driver.state(of: h) == .on
         }
     }
 
