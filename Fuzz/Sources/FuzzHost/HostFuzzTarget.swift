@@ -83,7 +83,10 @@ struct HostFuzzHarness {
         } catch {
             fatalError("fuzz setup: \(config.name) has no advertising payloads: \(error)")
         }
-        core = Peripheral(database: config.makeDatabase(), payloads: payloads, maxConnections: config.advertising.maxConnections)
+        // Every set of the config (config/advertising-sets.json has three: one handle each, or turns).
+        let otherSets = config.advertisingSets.compactMap { try? $0.build() }
+        core = Peripheral(
+            database: config.makeDatabase(), payloads: payloads, otherSets: otherSets, maxConnections: config.advertising.maxConnections)
         self.answerCommands = answerCommands
     }
 
