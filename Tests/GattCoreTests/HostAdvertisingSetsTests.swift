@@ -65,6 +65,19 @@ import Testing
         #expect(h.host.host.advertisingSetsTakeTurns == false && h.violations.isEmpty && h.fatals.isEmpty)
     }
 
+    /// Every set advertises with the address `advertising.own_address_type` chooses: each
+    /// extended set gets it with LE Set Advertising Set Random Address (§7.8.52).
+    @Test func everySetGetsTheRandomAddress() {
+        let address = BluetoothAddress("C1:22:33:44:55:66")!
+        var beacon = Self.beacon
+        beacon.payloads.parameters.ownAddressType = .random
+        var h = HostHarness(configuration: .test(random: address), controller: .extended, otherSets: [beacon])
+        h.start()
+        #expect(HostExtendedAdvertisingTests.setAddresses(h) == [address, address])
+        #expect(h.sentCommands.contains(H4Packet(command: .leSetAdvertisingSetRandomAddress(handle: 1, address: address))))
+        #expect(h.host.core.isOnAir("beacon") && h.host.isAdvertising)
+    }
+
     /// max_connections 1: the connection to the primary set ends handle 0 only (LE Enhanced
     /// Connection Complete, LE Advertising Set Terminated naming it); 1 and 2 stay enabled.
     @Test func aConnectionToThePrimarySetLeavesTheOthersOnTheAir() {
