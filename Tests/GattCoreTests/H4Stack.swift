@@ -5,6 +5,8 @@ import DequeModule
 enum StackEvent: Equatable {
     case controllerReady(ControllerInfo)
     case advertisingChanged(Bool)
+    /// A set besides the primary one went on or off the air.
+    case setChanged(String, Bool)
     case connected(HostConnection)
     case disconnected(HostConnection, reason: HCIStatus)
     case att(ATTServerEvent)
@@ -28,9 +30,11 @@ struct H4Stack {
     private var pending: Deque<TransportEvent> = []
     private var draining = false
 
-    init(configuration: HostConfiguration, att: ATTServer, payloads: AdvertisingPayloads) {
+    init(configuration: HostConfiguration, att: ATTServer, payloads: AdvertisingPayloads, otherSets: [AdvertisingSet] = []) {
         host = Host(configuration: configuration)
-        core = Peripheral(database: att.database, payloads: payloads, maxConnections: configuration.advertising.maxConnections, att: att.configuration)
+        core = Peripheral(
+            database: att.database, payloads: payloads, otherSets: otherSets, maxConnections: configuration.advertising.maxConnections,
+            att: att.configuration)
     }
 
     // MARK: The old Host surface the tests use
@@ -65,7 +69,9 @@ struct H4Stack {
     mutating func failPendingRequests(now: Duration) -> [StackOutput] {
         perform(core.setControlClientAttached(false, now: now), now)
     }
-    mutating func setAdvertising(_ enabled: Bool, now: Duration) -> [StackOutput] { perform(core.setAdvertisingWanted(enabled), now) }
+    mutating func setAdvertising(_ enabled: Bool, set: String? = nil, now: Duration) -> [StackOutput] {
+        perform(core.setAdvertisingWanted(enabled, set: set), now)
+    }
     mutating func disconnect(_ handle: UInt16, reason: HCIStatus = .remoteUserTerminatedConnection, now: Duration) -> [StackOutput] {
         guard core.connections[ConnectionID(handle)] != nil else { return [] }
         return run(host.disconnect(ConnectionID(handle), reason: reason, now: now), now)
@@ -113,7 +119,7 @@ struct H4Stack {
         for o in outputs {
             switch o {
             case .send(let id, let pdu): host.send(pdu, on: id)
-            case .setAdvertising(let sets): out += run(host.setAdvertising(sets.first(where: \.isPrimary)?.payloads, now: now), now)
+            case .setAdvertising(let sets): out += run(host.setAdvertising(sets, now: now), now)
             case .disconnect(let id, let reason): out += run(host.disconnect(id, reason: reason, now: now), now)
             case .requestSecurity(let id, _, _): out += run(host.requestSecurity(id, now: now), now)
             case .event(let e): out += Self.translate(e, connections: host.connections).map { .event($0) }
@@ -127,7 +133,8 @@ struct H4Stack {
             HostConnection(handle: c.handle ?? c.id.rawValue, peerAddress: c.address, peerAddressType: c.addressType, security: c.security)
         }
         switch e {
-        case .advertisingChanged(let on, _): return [.advertisingChanged(on)]
+        case .advertisingChanged(let on, let set) where set == AdvertisingSet.primaryID: return [.advertisingChanged(on)]
+        case .advertisingChanged(let on, let set): return [.setChanged(set, on)]
         case .advertisingRefused(let whileConnected, let reason, _):
             return [.warning(whileConnected ? "the controller refused to advertise while connected (\(reason)); advertising resumes after a disconnection" : "advertising refused: \(reason)")]
         case .connected(let c): return [.connected(hc(c))]

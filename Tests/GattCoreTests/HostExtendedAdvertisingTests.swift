@@ -269,7 +269,9 @@ import Testing
             _ = d.batchFinished(failure: nil, connected: false)
             _ = d.setDesired(nil)
             _ = d.batchFinished(failure: nil, connected: false)
-            return d
+            var sets = ExtendedAdvertisingSets(limit: 16, maximumDataLength: 1650)
+            sets.driver = d
+            return sets
         }())
         h.clearLogs()
         h.take(h.host.setAdvertising(true, now: h.now))

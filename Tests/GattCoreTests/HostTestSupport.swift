@@ -141,7 +141,7 @@ struct HostHarness {
 
     init(
         configuration: HostConfiguration = .test(), controller: FakeController = FakeController(),
-        att: ATTServerConfiguration = ATTServerConfiguration()
+        att: ATTServerConfiguration = ATTServerConfiguration(), otherSets: [AdvertisingSet] = []
     ) {
         self.controller = controller
         // The fixture configuration always builds.
@@ -151,7 +151,7 @@ struct HostHarness {
                 parameters: AdvertisingParameters(intervalMin: 0xA0, intervalMax: 0xF0, advertisingType: .connectableUndirected),
                 isBeaconOnly: false)
         self.payloads = payloads
-        self.host = H4Stack(configuration: configuration, att: ATTServer(database: ATTFixture.database(), configuration: att), payloads: payloads)
+        self.host = H4Stack(configuration: configuration, att: ATTServer(database: ATTFixture.database(), configuration: att), payloads: payloads, otherSets: otherSets)
     }
 
     // MARK: Logs

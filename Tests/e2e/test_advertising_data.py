@@ -56,13 +56,19 @@ def manufacturer(advertisement) -> tuple[int, bytes] | None:
     return advertisement.data.get(AdvertisingData.MANUFACTURER_SPECIFIC_DATA)
 
 
+def primary_set(address: str) -> Callable[[object], bool]:
+    from_gattd = from_address(address)
+    return lambda a: from_gattd(a) and a.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) == "Counter"
+
+
 async def seen_after(device, address: str, change: Callable[[], Awaitable[None]],
                      matches: Callable[[object], bool], timeout: float = 10.0):
     """Scans (the listener registered and scanning started first), makes the change, and
-    returns the first advertisement from `address` that `matches`."""
+    returns the first advertisement of the primary set ("Counter") from `address` that
+    `matches` (the beacon set is on the air from the same address)."""
     loop = asyncio.get_running_loop()
     found: asyncio.Future = loop.create_future()
-    from_gattd = from_address(address)
+    from_gattd = primary_set(address)
 
     def on_advertisement(advertisement) -> None:
         if not found.done() and from_gattd(advertisement) and matches(advertisement):
@@ -98,7 +104,7 @@ def test_the_primarys_manufacturer_data_changes_on_the_air(controllers, gattd, t
         await wait_for_enable(controllers[0])
         control = await ControlClient.open(socket)
         async with central_device(controllers[1]) as device:
-            first = await scan_for(device, from_address(address), active=False)
+            first = await scan_for(device, primary_set(address), active=False)
             assert manufacturer(first) == (0xFFFF, b"\x00")
 
             # The op: new manufacturer data while advertising; the scanner receives it.

@@ -474,3 +474,39 @@ def test_a_connection_to_a_set_is_reported_as_the_le_event_mask_asks(controllers
                 assert subevents[1] == bytes([0x12, SUCCESS, 0x00]) + handle + bytes([0x00])
 
     run(body())
+
+
+OPCODE_SET_EVENT_MASK = 0x0C01
+# Set 1: legacy ADV_NONCONN_IND (properties 0x0010), otherwise as set 0, SID 1.
+SET_1_PARAMETERS = bytes([0x01, 0x10, 0x00]) + SET_0_PARAMETERS[3:-2] + bytes([0x01, 0x00])
+SET_1_DATA = bytes([0x01]) + SET_0_DATA[1:]
+
+
+@both_link_layers
+def test_a_connection_ends_the_connectable_set_and_leaves_the_others(controllers):
+    """Of several sets advertising with one address, a connection comes from the connectable
+    one: LE Advertising Set Terminated names set 0 after LE Enhanced Connection Complete,
+    and the non-connectable set 1, enabled first, still advertises (its parameters are
+    refused while it is enabled, §7.8.53). Stock Bumble ends the first enabled set."""
+    async def body():
+        async with await RawHost.open(controllers[0].port) as host, \
+                bumble_device(controllers[1], "central", CENTRAL_ADDRESS) as central:
+            await host.command(OPCODE_RESET)
+            # The LE Meta event (bit 61) is masked after Reset (Vol 4 Part E §7.3.1); rootcanal obeys.
+            await host.command(OPCODE_SET_EVENT_MASK, (0x1FFFFFFFFFFF | 1 << 61).to_bytes(8, "little"))
+            await host.command(OPCODE_LE_SET_EVENT_MASK, (0x1F | 1 << 9 | 1 << 17).to_bytes(8, "little"))
+            assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_PARAMETERS, SET_1_PARAMETERS))[0] == SUCCESS
+            assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_DATA, SET_1_DATA))[0] == SUCCESS
+            assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_ENABLE, bytes([0x01, 0x01, 0x01, 0, 0, 0])))[0] == SUCCESS
+            await advertise_set_0(host)
+            start = len(host.events)
+            await central.connect(hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS),
+                                  transport=PhysicalTransport.LE, timeout=5.0)
+            await host.wait_for(lambda e: e[0] == 0x3E and e[2] == 0x12, start)
+            subevents = [e for e in host.le_subevents(start) if e[0] in (0x0A, 0x12)]
+            assert [e[0] for e in subevents] == [0x0A, 0x12]
+            assert subevents[1][:3] == bytes([0x12, SUCCESS, 0x00]), "set 0 terminated"
+            assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_PARAMETERS, SET_1_PARAMETERS))[0] == COMMAND_DISALLOWED
+            assert (await host.command(OPCODE_LE_SET_EXTENDED_ADVERTISING_PARAMETERS, SET_0_PARAMETERS))[0] == SUCCESS
+
+    run(body())

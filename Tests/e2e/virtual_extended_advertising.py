@@ -13,7 +13,8 @@ virtual controllers (a mixin of `VirtualController`; self-tests in test_harness.
   unmasked it (§7.7.65.18; stock sends the legacy event and Terminated to every host);
 * LE Set Extended Advertising Parameters and LE Set Advertising Set Random Address are
   refused with Command Disallowed while the set advertises (§7.8.53, §7.8.52), and a
-  non-connectable set takes no CONNECT_IND (stock connects to any enabled set).
+  non-connectable set takes no CONNECT_IND (stock connects to any enabled set); of several
+  sets with one address the connectable one takes it and ends (stock: the first enabled).
 """
 
 from __future__ import annotations
@@ -83,15 +84,23 @@ class ExtendedAdvertisingFixes:
 
     # ----- connections from a set -------------------------------------------------------------
     def on_le_connect_ind(self, packet) -> None:
-        advertising_set = next((s for s in self.advertising_sets.values()
-                                if s.enabled and s.address == packet.advertiser_address), None)
+        # Several sets may advertise with one address: the connection comes from a connectable
+        # one (stock takes the first enabled set with the address, a beacon as well).
+        enabled = [s for s in self.advertising_sets.values() if s.enabled and s.address == packet.advertiser_address]
+        advertising_set = next((s for s in enabled if set_is_connectable(s)), enabled[0] if enabled else None)
         if advertising_set is not None and not set_is_connectable(advertising_set):
             return  # not connectable: the initiator keeps waiting
         self.connecting_set = advertising_set.handle if advertising_set is not None else None
+        # Stock ends the first enabled set with the address: hide the others from it.
+        others = [s for s in enabled if s is not advertising_set]
+        for s in others:
+            s.enabled = False
         try:
             super().on_le_connect_ind(packet)
         finally:
             self.connecting_set = None
+            for s in others:
+                s.enabled = True
 
     # ----- §7.7.65.10, §7.7.65.18: what the LE event mask lets through ------------------------
     def send_hci_packet(self, packet) -> None:

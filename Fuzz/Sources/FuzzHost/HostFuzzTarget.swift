@@ -83,7 +83,10 @@ struct HostFuzzHarness {
         } catch {
             fatalError("fuzz setup: \(config.name) has no advertising payloads: \(error)")
         }
-        core = Peripheral(database: config.makeDatabase(), payloads: payloads, maxConnections: config.advertising.maxConnections)
+        // Every set of the config (config/advertising-sets.json has three: one handle each, or turns).
+        let otherSets = config.advertisingSets.compactMap { try? $0.build() }
+        core = Peripheral(
+            database: config.makeDatabase(), payloads: payloads, otherSets: otherSets, maxConnections: config.advertising.maxConnections)
         self.answerCommands = answerCommands
     }
 
@@ -169,7 +172,7 @@ struct HostFuzzHarness {
         for output in outputs {
             switch output {
             case .send(let id, let pdu): host.send(pdu, on: id)
-            case .setAdvertising(let sets): check(host.setAdvertising(sets.first(where: \.isPrimary)?.payloads, now: now))
+            case .setAdvertising(let sets): check(host.setAdvertising(sets, now: now))
             case .disconnect(let id, let reason): check(host.disconnect(id, reason: reason, now: now))
             case .requestSecurity, .event: break
             }

@@ -56,6 +56,7 @@ public enum FuzzConfigs {
     public static let files = [
         "config/heart-rate.json", "config/full-example.json", "config/ibeacon.json",
         "config/test/gatt-full.json", "config/test/long-name.json", "config/test/max-one-connection.json",
+        "config/advertising-sets.json",
     ]
 
     public static let repositoryRoot: String = {

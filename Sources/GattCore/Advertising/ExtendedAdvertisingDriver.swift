@@ -1,7 +1,8 @@
 /// Drives a controller's extended advertising (Core Spec Vol 4 Part E §7.8.52–§7.8.59)
 /// towards what the peripheral core asked for, one batch of HCI commands at a time: the H4
 /// host queues a batch's commands one by one and reports its end here. Advertising sets are
-/// keyed by advertising handle; the host drives one set (handle 0) with legacy PDUs today.
+/// keyed by advertising handle, each named by the id of the `AdvertisingSet` it carries (the
+/// events it reports name that id).
 ///
 /// A connection ends the connectable set it came from (Vol 6 Part B §4.4.2): the controller
 /// reports LE (Enhanced) Connection Complete, then LE Advertising Set Terminated naming the
@@ -49,7 +50,9 @@ public struct ExtendedAdvertisingDriver: Sendable {
         case unknown
     }
 
-    struct AdvertisingSet: Sendable {
+    struct SetState: Sendable {
+        /// The `AdvertisingSet.id` the handle carries (its events name it).
+        var id = GattCore.AdvertisingSet.primaryID
         var state: State = .off
         /// What the core asked for: this configuration advertised, or nothing.
         var desired: Configuration?
@@ -60,7 +63,7 @@ public struct ExtendedAdvertisingDriver: Sendable {
         var endedBy: UInt16?
     }
 
-    private(set) var sets: [UInt8: AdvertisingSet] = [:]
+    private(set) var sets: [UInt8: SetState] = [:]
     /// The batch in flight (its set is `.running`).
     private var running: Batch?
 
@@ -68,12 +71,17 @@ public struct ExtendedAdvertisingDriver: Sendable {
 
     public func state(of handle: UInt8 = 0) -> State { sets[handle]?.state ?? .off }
     public func desired(of handle: UInt8 = 0) -> Configuration? { sets[handle]?.desired }
+    /// The set id handle `handle` carries (nil: the handle was never used).
+    public func id(of handle: UInt8) -> String? { sets[handle]?.id }
+    /// The handles in use, with the set id each carries.
+    public var handles: [UInt8: String] { sets.mapValues(\.id) }
     public var isRunning: Bool { running != nil }
 
-    /// The core's intent for set `handle`. Returns the batch to run now (nil: nothing to do,
-    /// or a batch is running and the next one follows its end).
-    public mutating func setDesired(_ configuration: Configuration?, handle: UInt8 = 0) -> Batch? {
-        sets[handle, default: AdvertisingSet()].desired = configuration
+    /// The core's intent for set `handle`, carrying set `id`. Returns the batch to run now
+    /// (nil: nothing to do, or a batch is running and the next one follows its end).
+    public mutating func setDesired(_ configuration: Configuration?, handle: UInt8 = 0, id: String = GattCore.AdvertisingSet.primaryID) -> Batch? {
+        sets[handle, default: SetState()].desired = configuration
+        sets[handle]?.id = id
         return nextBatch()
     }
 
@@ -103,17 +111,17 @@ public struct ExtendedAdvertisingDriver: Sendable {
                 s.interrupted = false
                 sets[batch.handle] = s
                 let refusedWhileConnected = connected && status == .commandDisallowed
-                events.append(.advertisingRefused(whileConnected: refusedWhileConnected, reason: "\(command.name): \(status)"))
+                events.append(.advertisingRefused(whileConnected: refusedWhileConnected, reason: "\(command.name): \(status)", set: s.id))
                 return (events, nextBatch())
             }
             events.append(.warning("\(command.name) failed: \(status)"))
         } else if enabling && !s.interrupted {
             s.state = .on
-            if !batch.addressChange { events.append(.advertisingChanged(true)) }
+            if !batch.addressChange { events.append(.advertisingChanged(true, set: s.id)) }
         } else {
             // Disabled, or enabled and then ended by a connection: off either way.
             s.state = .off
-            events.append(.advertisingChanged(false))
+            events.append(.advertisingChanged(false, set: s.id))
         }
         let makeSure = enabling && s.interrupted && s.desired == nil
         s.interrupted = false
@@ -180,7 +188,7 @@ public struct ExtendedAdvertisingDriver: Sendable {
         switch s.state {
         case .on:
             s.state = .off
-            return [.advertisingChanged(false)]
+            return [.advertisingChanged(false, set: s.id)]
         case .running(enabling: true):
             s.interrupted = true
             return []
@@ -234,7 +242,7 @@ public struct ExtendedAdvertisingDriver: Sendable {
 
     /// Parameters, random address, advertising data and scan response data of a new set.
     static func configuration(_ c: Configuration, handle: UInt8) -> [HCICommand] {
-        let parameters = ExtendedAdvertisingParameters(handle: handle, legacy: c.payloads.parameters)
+        let parameters = ExtendedAdvertisingParameters(handle: handle, payloads: c.payloads)
         var commands: [HCICommand] = [.leSetExtendedAdvertisingParameters(parameters)]
         if let a = c.randomAddress { commands.append(.leSetAdvertisingSetRandomAddress(handle: handle, address: a)) }
         if parameters.eventProperties.carriesAdvertisingData {
@@ -247,13 +255,13 @@ public struct ExtendedAdvertisingDriver: Sendable {
     }
 
     private mutating func run(_ batch: Batch) -> Batch {
-        sets[batch.handle, default: AdvertisingSet()].state = .running(enabling: batch.enabling)
+        sets[batch.handle, default: SetState()].state = .running(enabling: batch.enabling)
         running = batch
         return batch
     }
 }
 
-extension ExtendedAdvertisingDriver.AdvertisingSet {
+extension ExtendedAdvertisingDriver.SetState {
     /// On (or being enabled, or being disabled) with connectable PDUs: a connection may come from it.
     var mayHaveTakenAConnection: Bool {
         guard state != .off, case .configured(let c) = contents else { return false }

@@ -61,6 +61,19 @@ public struct ExtendedAdvertisingParameters: Sendable, Hashable {
             ownAddressType: p.ownAddressType, peerAddressType: p.peerAddressType, peerAddress: p.peerAddress, filterPolicy: p.filterPolicy)
     }
 
+    /// Set `handle` sending `payloads`: legacy PDUs as `init(handle:legacy:)` configures
+    /// them, extended PDUs with their event properties and PHYs; the handle's low four bits
+    /// as Advertising_SID, so that scanners tell the sets apart (Vol 6 Part B §2.3.4.6;
+    /// legacy PDUs carry none).
+    public init(handle: UInt8, payloads: AdvertisingPayloads) {
+        self.init(handle: handle, legacy: payloads.parameters)
+        sid = handle & 0x0F
+        guard case .extended(let primary, let secondary) = payloads.pdus else { return }
+        eventProperties = payloads.advertisingEventProperties
+        primaryPHY = primary
+        secondaryPHY = secondary
+    }
+
     /// The 25 parameter bytes of LE Set Extended Advertising Parameters [v1].
     public var encoded: [UInt8] {
         var w = CodecByteWriter(capacity: 25)

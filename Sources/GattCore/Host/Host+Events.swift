@@ -166,7 +166,7 @@ extension Host {
         let (events, next) = advertising.batchFinished(failure: status == .success ? nil : (command, status), connected: !connections.isEmpty)
         var out: [HostOutput] = []
         for e in events {
-            if case .advertisingRefused(let whileConnected, _, _) = e, !whileConnected {
+            if case .advertisingRefused(let whileConnected, _, let set) = e, !whileConnected, set == AdvertisingSet.primaryID {
                 // A controller that will not advertise at all is not usable as a peripheral.
                 out.append(.event(.fatal("\(command.name) failed: \(status)")))
                 continue

@@ -7,7 +7,9 @@ extension Host {
         }
         guard c.status == .success else {
             // A failed attempt (e.g. directed advertising timeout) ends legacy advertising.
-            return [.event(.warning("connection attempt failed: \(c.status)"))] + advertising.connectionOpened(c).map { .event(.transport($0)) }
+            var out: [HostOutput] = [.event(.warning("connection attempt failed: \(c.status)"))]
+            advertisingEnded(by: c, into: &out)
+            return out + pumpCommands()
         }
         guard connections[c.handle] == nil else {
             // Re-initialising the handle would forget packets in flight (credits) and partial frames.
@@ -21,7 +23,7 @@ extension Host {
         let peer = TransportPeer(address: c.peerAddress, addressType: c.peerAddressType, handle: c.handle)
         var out: [HostOutput] = [.event(.transport(.connected(conn.id, peer)))]
         // A connection ends legacy advertising, or the extended set it came from (Vol 6 Part B §4.4.2).
-        out += advertising.connectionOpened(c).map { .event(.transport($0)) }
+        advertisingEnded(by: c, into: &out)
         if configuration.requestDataLengthAndPHY {
             let dle = HCICommand.leSetDataLength(handle: c.handle, txOctets: 251, txTime: 2120)
             if controller.leFeatures.contains(.dataPacketLengthExtension), supports(dle) { commands.append(dle) }
@@ -35,6 +37,14 @@ extension Host {
         out += pumpCommands()
         out += pumpACL()
         return out
+    }
+
+    /// A connection (or a failed attempt) ended legacy advertising or an extended set: the
+    /// sets it ended, and the next legacy turn's commands.
+    private mutating func advertisingEnded(by c: LEConnectionComplete, into out: inout [HostOutput]) {
+        let (events, next) = advertising.connectionOpened(c)
+        out += events.map { .event(.transport($0)) }
+        if let next { commands.append(contentsOf: next) }
     }
 
     mutating func connectionClosed(_ handle: UInt16, reason: HCIStatus) -> [HostOutput] {

@@ -14,7 +14,7 @@ public struct Host: Sendable {
     /// True after a `.fatal` event: the host sends nothing more until `start` again.
     public private(set) var hasFailed = false
     /// The controller's advertising, as commands drive it (legacy until bring-up chooses).
-    var advertising: HostAdvertising = .legacy(AdvertisingDriver())
+    var advertising: HostAdvertising = .legacy(AdvertisingRotation())
 
     var commands: HCICommandQueue
     /// Bring-up read the controller's ACL buffers (its last step is then the defaults).
@@ -58,7 +58,7 @@ public struct Host: Sendable {
         isReady = false
         buffersKnown = false
         hasFailed = false
-        advertising = .legacy(AdvertisingDriver())
+        advertising = .legacy(AdvertisingRotation())
         controller.advertisingCommands = .legacy
         commands.reset(with: [.reset, .readLocalVersionInformation, .readBDADDR, .readLocalSupportedCommands])
         return pumpCommands()
@@ -91,6 +91,13 @@ public struct Host: Sendable {
         }
     }
 
+    /// Whether the advertising sets take turns (a controller with legacy advertising only,
+    /// `AdvertisingRotation`) rather than all being on the air at once (extended
+    /// advertising, one advertising handle per set). Nil until bring-up chose.
+    public var advertisingSetsTakeTurns: Bool? {
+        isReady ? controller.advertisingSetsTakeTurns : nil
+    }
+
     /// Whether the controller reported support for `command` (false before bring-up read it).
     public func supports(_ command: HCICommand) -> Bool { supportedCommands?.isSupported(command.opcode) ?? false }
 
@@ -113,7 +120,7 @@ public struct Host: Sendable {
         let extended = controller.leFeatures.contains(.extendedAdvertising)
             && Self.extendedAdvertisingCommands.allSatisfy { supportedCommands?.isSupported($0) == true }
         controller.advertisingCommands = extended ? .extended(sets: 1, maximumDataLength: AdvertisingPayloadBuilder.maximumDataLength) : .legacy
-        advertising = extended ? .extended(ExtendedAdvertisingDriver()) : .legacy(AdvertisingDriver())
+        advertising = .legacy(AdvertisingRotation())  // the extended sets' limits come next (`becameReady`)
         commands.append(supports(.leReadBufferSizeV2) ? .leReadBufferSizeV2 : .leReadBufferSize)
         commands.append(.setEventMask(.lePeripheral))
         commands.append(.leSetEventMask(extended ? .lePeripheralExtendedAdvertising : .lePeripheral))
@@ -143,6 +150,9 @@ public struct Host: Sendable {
     mutating func becameReady() -> [HostOutput] {
         guard !isReady else { return [] }
         isReady = true
+        if case .extended(let sets, let length) = controller.advertisingCommands {
+            advertising = .extended(ExtendedAdvertisingSets(limit: sets, maximumDataLength: length))
+        }
         return [.event(.controllerReady(controller)), .event(.transport(.ready(address: advertisedAddress, description: controller.summary, controller: controller)))]
     }
 
@@ -182,7 +192,11 @@ public struct Host: Sendable {
         self.now = now
         guard !hasFailed else { return [] }
         let smp = tickSecurity(now: now)
-        let renewed = renewPrivateAddressIfDue()
+        var renewed = renewPrivateAddressIfDue()
+        if isReady, let turn = advertising.tick(now: now) {
+            commands.append(contentsOf: turn)
+            renewed = true
+        }
         guard let command = commands.expire(now: now) else { return smp.isEmpty && !renewed ? [] : smp + pumpCommands() + pumpACL() }
         consecutiveTimeouts += 1
         let what = "the controller did not answer \(command.name) within \(configuration.commandTimeout)"
@@ -208,6 +222,7 @@ public struct Host: Sendable {
         var next = commands.deadline
         if let d = securityDeadline, next.map({ d < $0 }) ?? true { next = d }
         if isReady, let d = addressRenewal, next.map({ d < $0 }) ?? true { next = d }
+        if isReady, let d = advertising.deadline, next.map({ d < $0 }) ?? true { next = d }
         return next
     }
 
@@ -225,12 +240,21 @@ public struct Host: Sendable {
         return pumpACL()
     }
 
-    /// Advertise with these payloads, or stop (nil).
-    public mutating func setAdvertising(_ payloads: AdvertisingPayloads?, now: Duration) -> [HostOutput] {
+    /// Advertise exactly these sets, stop the others: on a controller with extended
+    /// advertising all at once (as many as it has), else taking turns. A set that cannot be
+    /// advertised is reported refused (`TransportEvent.advertisingRefused`, naming the set).
+    public mutating func setAdvertising(_ sets: [AdvertisingSet], now: Duration) -> [HostOutput] {
         self.now = now
-        guard isReady, !hasFailed, let batch = advertising.setDesired(payloads, randomAddress: advertisingRandomAddress) else { return [] }
-        commands.append(contentsOf: batch)
-        return pumpCommands()
+        guard isReady, !hasFailed else { return [] }
+        let (events, batch) = advertising.setDesired(sets, randomAddress: advertisingRandomAddress, now: now)
+        if let batch { commands.append(contentsOf: batch) }
+        return events.map { .event(.transport($0)) } + pumpCommands()
+    }
+
+    /// Advertise with these payloads as the primary set alone, or stop (nil).
+    public mutating func setAdvertising(_ payloads: AdvertisingPayloads?, now: Duration) -> [HostOutput] {
+        let primary = payloads.map { AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: $0) }
+        return setAdvertising(primary.map { [$0] } ?? [], now: now)
     }
 
     /// Reload: a new random address or preferred connection parameters apply from now on.

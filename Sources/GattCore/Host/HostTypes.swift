@@ -41,6 +41,10 @@ public struct ControllerInfo: Sendable, Equatable {
 
     public init() {}
 
+    /// Whether several advertising sets take turns on this controller (legacy advertising:
+    /// one advertiser) rather than being on the air together (extended advertising).
+    public var advertisingSetsTakeTurns: Bool { limits.setsTakeTurns }
+
     /// What advertising sets fit (`AdvertisingLimits.violations(of:)`).
     public var limits: AdvertisingLimits {
         switch (advertisingOwner, advertisingCommands) {

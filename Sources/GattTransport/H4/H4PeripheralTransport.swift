@@ -89,14 +89,9 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
         sendQueued = false
         process(host.flush(now: now))
     }
-    public func setAdvertising(_ sets: [AdvertisingSet]) {
-        let primary = sets.first(where: \.isPrimary)?.payloads
-        process(host.setAdvertising(primary, now: now))
-        // The H4 host advertises one set (the primary) so far: the others are refused, once per request.
-        for set in sets where !set.isPrimary {
-            onEvent?(.advertisingRefused(whileConnected: false, reason: "the H4 host advertises only the primary set so far", set: set.id))
-        }
-    }
+    /// Every set goes to the host: all on the air at once with extended advertising, taking
+    /// turns with legacy advertising (`ControllerInfo.limits.setsTakeTurns`, in `.ready`).
+    public func setAdvertising(_ sets: [AdvertisingSet]) { process(host.setAdvertising(sets, now: now)) }
     public func disconnect(_ id: ConnectionID, reason: HCIStatus) { process(host.disconnect(id, reason: reason, now: now)) }
     /// A Security Request from the host's Security Manager (when pairing is configured).
     public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) { process(host.requestSecurity(id, now: now)) }
