@@ -19,8 +19,13 @@ import NIOCore
 ///
 /// Every method but `init` is called on the one event loop that runs the daemon.
 public final class PersistedValues: @unchecked Sendable {
+    /// Runs one commit off the event loop: on a private serial queue, or, in tests, when
+    /// the test chooses (a deterministic interleaving).
+    public typealias CommitRunner = @Sendable (@escaping @Sendable () -> Void) -> Void
+
     private let store: PersistentStore
     private let queue = DispatchQueue(label: "gattd.persisted-values")
+    private let run: CommitRunner
     private let logger: Logger
 
     private struct Change {
@@ -39,9 +44,11 @@ public final class PersistedValues: @unchecked Sendable {
         self.init(store: PersistentStore(directory: stateDirectory), logger: logger)
     }
 
-    public init(store: PersistentStore, logger: Logger) {
+    /// `runner` nil: the private serial queue (a test's runner must not overlap `flush`).
+    public init(store: PersistentStore, logger: Logger, runner: CommitRunner? = nil) {
         self.store = store
         self.logger = logger
+        self.run = runner ?? { [queue] work in queue.async(execute: work) }
         let loaded = store.load()
         for p in loaded.problems { logger.warning("\(p)") }
         durable = loaded.values
@@ -115,7 +122,7 @@ public final class PersistedValues: @unchecked Sendable {
         waiting = []
         let changes = inFlight.map { (key: $0.key, value: $0.value) }
         let store = self.store
-        queue.async {
+        run {
             let result = Result { () throws(PersistentStore.Error) in try store.commit(changes) }
             eventLoop.execute { self.finished(result, on: eventLoop) }
         }

@@ -61,7 +61,9 @@ public final class PersistentStore: @unchecked Sendable {
     private var logNeedsCut = false
     private var needsCompaction = false
 
-    public init(directory: any StateDirectory, compactionThreshold: Int = 256 * 1024) {
+    public static let defaultCompactionThreshold = 256 * 1024
+
+    public init(directory: any StateDirectory, compactionThreshold: Int = defaultCompactionThreshold) {
         self.directory = directory
         self.compactionThreshold = compactionThreshold
     }
