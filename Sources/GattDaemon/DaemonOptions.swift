@@ -8,6 +8,14 @@ public struct DaemonOptions: Sendable {
     public var requestTimeout: Duration = .seconds(5)
     /// Where `persist` characteristics' values are kept; nil: not kept.
     public var stateDirectory: String?
+    /// Log size (bytes) above which a commit of persisted values compacts
+    /// (`PersistentStore.compactionThreshold`; `GATTD_COMPACTION_THRESHOLD` for tests).
+    public var compactionThreshold = PersistentStore.defaultCompactionThreshold
+    /// The files of `stateDirectory`'s persisted values; nil: the real directory (tests
+    /// put a fake that fails on demand here).
+    public var stateFiles: (any StateDirectory & Sendable)?
+    /// Where commits of persisted values run; nil: a serial queue (`PersistedValues.CommitRunner`).
+    public var commitRunner: PersistedValues.CommitRunner?
     /// systemd notifications (no-ops unless started by systemd with Type=notify).
     public var notifier = SystemdNotifier()
     /// Where the controller is (`tcp:127.0.0.1:9000`, `hci0`), for the systemd status
@@ -31,7 +39,10 @@ public struct DaemonOptions: Sendable {
 
     /// The persisted values in `stateDirectory`; nil when values are not kept.
     func persistedValues(logger: Logger) -> PersistedValues? {
-        stateDirectory.map { PersistedValues(stateDirectory: $0, logger: logger) }
+        guard let path = stateDirectory else { return nil }
+        var files: any StateDirectory = SystemStateDirectory(path)
+        if let stateFiles { files = stateFiles }
+        return PersistedValues(store: PersistentStore(directory: files, compactionThreshold: compactionThreshold), logger: logger, runner: commitRunner)
     }
 
     /// `configuration`'s database with the persisted values put back (logged when any).

@@ -11,19 +11,22 @@ extension PeripheralDaemon {
     public func notify(characteristic: Int, value: [UInt8], only: ConnectionID?) -> NotifyResult {
         let (result, outputs) = core.notify(characteristic: characteristic, value: value, only: only, now: now)
         process(outputs)
-        if case .queued = result { persisted?.record(database, characteristic: characteristic, value: value, on: eventLoop) }
         return result
     }
 
     public func setValue(characteristic: Int, value: [UInt8]) -> Bool {
-        guard core.setValue(characteristic: characteristic, value: value) else { return false }
-        persisted?.record(database, characteristic: characteristic, value: value, on: eventLoop)
-        return true
+        core.setValue(characteristic: characteristic, value: value)
     }
 
     /// Makes the persisted values among `writes` durable without changing the served values;
     /// nil when none is persisted. A failure also sends watchers `persist_failed`.
-    public func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<Void>? {
+    /// (`setValue`/`notify` then serve a persisted value: no new write, nothing to record.)
+    public func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<PersistOutcome>? {
+        guard let future = durable(writes, central: central) else { return nil }
+        return future.map { committed -> PersistOutcome in committed.overtaken.isEmpty ? .newest : .overtaken }
+    }
+
+    private func durable(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<PersistedValues.Committed>? {
         let db = database
         guard let persisted, writes.contains(where: { db.characteristics.indices.contains($0.characteristic) && db.characteristics[$0.characteristic].persist })
         else { return nil }
@@ -38,16 +41,26 @@ extension PeripheralDaemon {
 
     /// Answers a `.persistRequest` once the values are durable (Unlikely Error when they cannot
     /// be); a durable value whose request is gone (its central left) is still put in place.
+    /// Putting them in place is no new write (`PersistedValues.applying`), and a value overtaken
+    /// by a newer Write Command leaves that newer one served.
     func answerPersistRequest(_ request: PendingRequestID, _ writes: [PersistedWrite], central: String?) {
-        guard let future = persist(writes, central: central) else {
+        guard let persisted, let future = durable(writes, central: central) else {
             eventLoop.execute { _ = self.respond(to: request, result: .success([])) }
             return
         }
         future.whenComplete { result in
             switch result {
-            case .success:
-                if !self.respond(to: request, result: .success([])) {
-                    for w in writes { _ = self.core.setValue(characteristic: w.characteristic, value: w.value) }
+            case .success(let committed):
+                let db = self.database
+                persisted.applying(db, writes) {
+                    if !self.respond(to: request, result: .success([])) {
+                        for w in writes { _ = self.core.setValue(characteristic: w.characteristic, value: w.value) }
+                    }
+                }
+                for w in writes where db.characteristics.indices.contains(w.characteristic) {
+                    if let newer = committed.overtaken[PersistedValues.key(db.characteristics[w.characteristic])] {
+                        _ = self.core.setValue(characteristic: w.characteristic, value: newer)
+                    }
                 }
             case .failure:
                 _ = self.respond(to: request, result: .failure(.unlikelyError))

@@ -362,7 +362,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             let db = core.database
             eventLog.att(e, database: db) { _ in central?.description }
             if case .written(let id, let c, let v) = e {
-                persisted?.record(db, characteristic: c, value: v, on: eventLoop)  // persist: Write Commands
+                persisted?.record(db, characteristic: c, value: v, on: eventLoop)  // persist: Write Commands, Signed Writes
                 if signingBonds[id] != nil { keepSignCounter(id) }
             }
             if case .persistRequest(let request, _, let writes) = e { answerPersistRequest(request, writes, central: central?.description) }

@@ -12,6 +12,11 @@ import NIOCore
 /// runs joins the next one, so a burst costs a flush per batch, not per write. Each
 /// caller's future completes on its event loop, in submission order.
 ///
+/// Order (`CommitQueue`): every write of a key is submitted once, when it happens, and a
+/// commit writes only the newest value of each key, so an older value is never written
+/// after a newer one; a future completes with the commit of its value or a newer one.
+/// Serving a durable value (`applying`, the `set` after its commit) is no new write.
+///
 /// Failures: the futures of the batch fail with the store's error and the batch is
 /// dropped (the durable values stay as they were). The log gets one error line per
 /// condition (errno) and one line when saving works again; each later commit retries, so
@@ -19,41 +24,50 @@ import NIOCore
 ///
 /// Every method but `init` is called on the one event loop that runs the daemon.
 public final class PersistedValues: @unchecked Sendable {
+    /// Runs one commit off the event loop: on a private serial queue, or, in tests, when
+    /// the test chooses (a deterministic interleaving).
+    public typealias CommitRunner = @Sendable (@escaping @Sendable () -> Void) -> Void
+
     private let store: PersistentStore
     private let queue = DispatchQueue(label: "gattd.persisted-values")
+    private let run: CommitRunner
     private let logger: Logger
 
-    private struct Change {
-        var key: String
-        var value: [UInt8]
-        var promise: EventLoopPromise<Void>?
-    }
     /// Loop-confined state.
-    private var durable: [String: [UInt8]]
-    private var inFlight: [Change] = []
-    private var waiting: [Change] = []
-    private var committing = false
+    private var commits: CommitQueue
+    private var promises: [Int: EventLoopPromise<Committed>] = [:]
+    private var nextTicket = 0
     private var failure: String?
+    /// Values being put in place because they are durable (not new writes): see `applying`.
+    private var applyingDurable: [String: [UInt8]] = [:]
+
+    /// A durable write's outcome: `overtaken` lists its keys whose served value is newer
+    /// (a Write Command that came after it), with that value: leave those as they are.
+    public struct Committed: Sendable, Equatable {
+        public var overtaken: [String: [UInt8]]
+    }
 
     public convenience init(stateDirectory: String, logger: Logger) {
         self.init(store: PersistentStore(directory: stateDirectory), logger: logger)
     }
 
-    public init(store: PersistentStore, logger: Logger) {
+    /// `runner` nil: the private serial queue (a test's runner must not overlap `flush`).
+    public init(store: PersistentStore, logger: Logger, runner: CommitRunner? = nil) {
         self.store = store
         self.logger = logger
+        self.run = runner ?? { [queue] work in queue.async(execute: work) }
         let loaded = store.load()
         for p in loaded.problems { logger.warning("\(p)") }
-        durable = loaded.values
+        commits = CommitQueue(durable: loaded.values)
     }
 
     public static func key(_ c: Characteristic) -> String { c.id ?? c.uuid.description }
 
     /// The durable values.
-    public var values: [String: [UInt8]] { durable }
+    public var values: [String: [UInt8]] { commits.durable.mapValues(\.value) }
 
     /// Whether a commit is running or waiting.
-    public var isBusy: Bool { committing || !waiting.isEmpty }
+    public var isBusy: Bool { commits.isBusy }
 
     /// Puts saved values into `db` (persisted characteristics only; a saved value
     /// longer than the maximum length is ignored with a warning). Returns how many.
@@ -61,7 +75,7 @@ public final class PersistedValues: @unchecked Sendable {
     public func apply(to db: inout GATTDatabase) -> Int {
         var n = 0
         for c in db.characteristics where c.persist {
-            guard let v = durable[Self.key(c)] else { continue }
+            guard let v = commits.durable[Self.key(c)]?.value else { continue }
             guard v.count <= c.maxLength else {
                 logger.warning("saved value of \(c.displayName) (\(v.count) bytes) is longer than its maximum length \(c.maxLength); ignored")
                 continue
@@ -73,8 +87,9 @@ public final class PersistedValues: @unchecked Sendable {
     }
 
     /// Makes the values of persisted characteristics durable (others are ignored); the
-    /// future succeeds once they are, or fails with `PersistentStore.Error`.
-    public func commit(_ db: GATTDatabase, _ writes: [PersistedWrite], on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+    /// future succeeds once they are (or newer values of the same characteristics), or fails
+    /// with `PersistentStore.Error`.
+    public func commit(_ db: GATTDatabase, _ writes: [PersistedWrite], on eventLoop: any EventLoop) -> EventLoopFuture<Committed> {
         let changes = writes.compactMap { w -> (String, [UInt8])? in
             guard db.characteristics.indices.contains(w.characteristic), db.characteristics[w.characteristic].persist else { return nil }
             return (Self.key(db.characteristics[w.characteristic]), w.value)
@@ -82,74 +97,88 @@ public final class PersistedValues: @unchecked Sendable {
         return commit(changes, on: eventLoop)
     }
 
-    /// Makes `changes` durable (in order; later ones win).
-    public func commit(_ changes: [(key: String, value: [UInt8])], on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
-        guard let last = changes.last else { return eventLoop.makeSucceededVoidFuture() }
-        let promise = eventLoop.makePromise(of: Void.self)
-        for c in changes.dropLast() { waiting.append(Change(key: c.key, value: c.value, promise: nil)) }
-        waiting.append(Change(key: last.key, value: last.value, promise: promise))
+    /// Makes `changes` durable (in order; a later one of a key is newer).
+    public func commit(_ changes: [(key: String, value: [UInt8])], on eventLoop: any EventLoop) -> EventLoopFuture<Committed> {
+        guard !changes.isEmpty else { return eventLoop.makeSucceededFuture(Committed(overtaken: [:])) }
+        let promise = eventLoop.makePromise(of: Committed.self)
+        nextTicket += 1
+        promises[nextTicket] = promise
+        commits.submit(changes, ticket: nextTicket)
         startCommit(on: eventLoop)
         return promise.futureResult
     }
 
-    /// Best effort (Write Commands, values set while not held): commits the value of a
-    /// persisted characteristic when it differs from the latest one submitted; a failure
-    /// is only logged.
+    /// Best effort (Write Commands, Signed Writes: served at once): saves the value of a
+    /// persisted characteristic in the background unless it is the newest submitted already;
+    /// a failure is only logged. A value `applying` puts in place is no new write: skipped.
     public func record(_ db: GATTDatabase, characteristic index: Int, value: [UInt8], on eventLoop: any EventLoop) {
         guard db.characteristics.indices.contains(index), db.characteristics[index].persist else { return }
         let key = Self.key(db.characteristics[index])
-        guard latest(key) != value else { return }
-        waiting.append(Change(key: key, value: value, promise: nil))
+        if applyingDurable[key] == value {
+            applyingDurable[key] = nil
+            return
+        }
+        guard commits.record(key, value) else { return }
         startCommit(on: eventLoop)
     }
 
-    /// The value a restart will have once the commits submitted so far finish.
-    private func latest(_ key: String) -> [UInt8]? {
-        waiting.last { $0.key == key }?.value ?? inFlight.last { $0.key == key }?.value ?? durable[key]
+    /// Runs `body`, which serves `writes` that are durable already (an answered Write
+    /// Request or Execute Write): their `.written` events are not recorded as new writes.
+    public func applying<T>(_ db: GATTDatabase, _ writes: [PersistedWrite], _ body: () -> T) -> T {
+        for w in writes where db.characteristics.indices.contains(w.characteristic) && db.characteristics[w.characteristic].persist {
+            applyingDurable[Self.key(db.characteristics[w.characteristic])] = w.value
+        }
+        defer { applyingDurable = [:] }
+        return body()
     }
 
     private func startCommit(on eventLoop: any EventLoop) {
-        guard !committing, !waiting.isEmpty else { return }
-        committing = true
-        inFlight = waiting
-        waiting = []
-        let changes = inFlight.map { (key: $0.key, value: $0.value) }
+        guard let changes = commits.startCommit() else { return }
         let store = self.store
-        queue.async {
+        run {
             let result = Result { () throws(PersistentStore.Error) in try store.commit(changes) }
             eventLoop.execute { self.finished(result, on: eventLoop) }
         }
     }
 
     private func finished(_ result: Result<Void, PersistentStore.Error>, on eventLoop: any EventLoop) {
-        let batch = inFlight
-        inFlight = []
-        committing = false
+        let completions = commits.finish(durable: result.isSuccess)
+        report(result)
+        complete(completions, result)
+        startCommit(on: eventLoop)
+    }
+
+    private func report(_ result: Result<Void, PersistentStore.Error>) {
         switch result {
         case .success:
-            for c in batch { durable[c.key] = c.value }
             if let f = failure {
                 failure = nil
                 logger.notice("persisted values are saved again in \(store.directory.path) (after: \(f))")
             }
-            for c in batch { c.promise?.succeed() }
         case .failure(let error):
             let condition = error.errno.map { "\($0)" } ?? error.message
             if failure != condition {
                 failure = condition
                 logger.error("cannot save persisted values: \(error); writes of persisted values are answered with an error until saving works again")
             }
-            for c in batch { c.promise?.fail(error) }
         }
-        startCommit(on: eventLoop)
+    }
+
+    private func complete(_ completions: [CommitQueue.Completion], _ result: Result<Void, PersistentStore.Error>) {
+        for c in completions {
+            guard let promise = promises.removeValue(forKey: c.ticket) else { continue }
+            switch result {
+            case .success: promise.succeed(Committed(overtaken: c.overtaken))
+            case .failure(let error): promise.fail(error)
+            }
+        }
     }
 
     /// At shutdown: commits what waits, then compacts (one snapshot, empty log). Blocks
-    /// until the commit in flight, queued before, is done.
+    /// until the commit in flight, queued before, is done (with the default runner).
     public func flush() {
-        let pending = waiting
-        waiting = []
-        let changes = pending.map { (key: $0.key, value: $0.value) }
+        let pending = commits.takeWaiting()
+        let changes = pending.values.mapValues(\.value)
         let store = self.store
         let (committed, compacted): (Result<Void, PersistentStore.Error>, PersistentStore.Error?) = queue.sync {
             if case .failure(let e) = Result(catching: { () throws(PersistentStore.Error) in try store.commit(changes) }) {
@@ -161,15 +190,14 @@ public final class PersistedValues: @unchecked Sendable {
             return (.success(()), nil)
         }
         if let compacted { logger.warning("cannot compact persisted values at shutdown: \(compacted)") }
-        switch committed {
-        case .success:
-            for c in pending {
-                durable[c.key] = c.value
-                c.promise?.succeed()
-            }
-        case .failure(let error):
-            logger.warning("cannot save persisted values at shutdown: \(error)")
-            for c in pending { c.promise?.fail(error) }
-        }
+        if case .failure(let error) = committed { logger.warning("cannot save persisted values at shutdown: \(error)") }
+        complete(commits.finish(pending, durable: committed.isSuccess), committed)
+    }
+}
+
+extension Result {
+    fileprivate var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
     }
 }

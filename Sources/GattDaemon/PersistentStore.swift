@@ -61,7 +61,9 @@ public final class PersistentStore: @unchecked Sendable {
     private var logNeedsCut = false
     private var needsCompaction = false
 
-    public init(directory: any StateDirectory, compactionThreshold: Int = 256 * 1024) {
+    public static let defaultCompactionThreshold = 256 * 1024
+
+    public init(directory: any StateDirectory, compactionThreshold: Int = defaultCompactionThreshold) {
         self.directory = directory
         self.compactionThreshold = compactionThreshold
     }
@@ -122,12 +124,11 @@ public final class PersistentStore: @unchecked Sendable {
 
     // MARK: - Commit
 
-    /// Makes `changes` (applied in order, later ones win) durable. On failure nothing
-    /// changed as far as `values` and a restart are concerned.
-    public func commit(_ changes: [(key: String, value: [UInt8])]) throws(Error) {
+    /// Makes `changes` (one value per key) durable. On failure nothing changed as far as
+    /// `values` and a restart are concerned.
+    public func commit(_ changes: [String: [UInt8]]) throws(Error) {
         guard !changes.isEmpty else { return }
-        var next = values
-        for c in changes { next[c.key] = c.value }
+        let next = values.merging(changes) { _, new in new }
         if needsCompaction || logLength >= compactionThreshold {
             return try compact(next)
         }

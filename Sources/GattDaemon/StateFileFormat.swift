@@ -15,7 +15,7 @@ import GattCore
 /// ```
 ///
 /// `values.log`, the changes since that snapshot, one line per commit (group commit: one
-/// line may carry several values), appended and fdatasync'ed:
+/// line may carry several keys, one value each, sorted by key), appended and fdatasync'ed:
 ///
 /// ```
 /// {"crc32":"1c291ca3","generation":3,"values":{"device_label":{"hex":"4b"}}}
@@ -91,11 +91,11 @@ enum StateFileFormat {
     // MARK: Log
 
     /// One log line (with its newline) recording `changes` in `generation`.
-    static func logRecord(_ changes: [(key: String, value: [UInt8])], generation: UInt64) -> [UInt8] {
+    static func logRecord(_ changes: [String: [UInt8]], generation: UInt64) -> [UInt8] {
         var body = "\"generation\":\(generation),\"values\":{"
-        for (i, c) in changes.enumerated() {
+        for (i, key) in changes.keys.sorted().enumerated() {
             if i > 0 { body += "," }
-            body += "\(JSONText.string(c.key).text):{\"hex\":\"\(AttributeValueLiteral.hexString(c.value))\"}"
+            body += "\(JSONText.string(key).text):{\"hex\":\"\(AttributeValueLiteral.hexString(changes[key] ?? []))\"}"
         }
         body += "}"
         let bodyBytes = Array(body.utf8)

@@ -24,7 +24,7 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
     var controlEventHandler: ((ControlEvent) -> Void)?
     /// Characteristics whose `set`/`notify` wait for `persistPromises` (answered by the test).
     var persistedCharacteristics: Set<Int> = []
-    var persistPromises: [EventLoopPromise<Void>] = []
+    var persistPromises: [EventLoopPromise<PersistOutcome>] = []
     var eventLoop: (any EventLoop)?
 
     init() {
@@ -80,9 +80,9 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
         bondList.removeAll { $0.bond.address == address }
         return bondList.count < before
     }
-    func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<Void>? {
+    func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<PersistOutcome>? {
         guard let eventLoop, writes.contains(where: { persistedCharacteristics.contains($0.characteristic) }) else { return nil }
-        let p = eventLoop.makePromise(of: Void.self)
+        let p = eventLoop.makePromise(of: PersistOutcome.self)
         persistPromises.append(p)
         return p.futureResult
     }
@@ -220,7 +220,7 @@ struct ControlServerTests {
         // The second commit fails first: nothing is sent until the first reply is known.
         try f.onLoop { f.peripheral.persistPromises[1].fail(PersistentStore.Error("cannot write /s/values.log: No space left on device")) }
         #expect(c.line(timeout: 0.3) == nil)
-        try f.onLoop { f.peripheral.persistPromises[0].succeed() }
+        try f.onLoop { f.peripheral.persistPromises[0].succeed(.newest) }
         #expect(c.line() == #"{"ok":true,"id":1}"#)
         // The get was executed when it arrived, before the set was durable.
         #expect(c.line() == #"{"ok":true,"value":{"hex":"64"},"id":2}"#)

@@ -25,7 +25,7 @@ import Testing
         }
 
         func commit(_ key: String, _ value: [UInt8]) throws -> EventLoopFuture<Void> {
-            try loop.submit { self.values.commit([(key, value)], on: self.loop) }.wait()
+            try loop.submit { self.values.commit([(key, value)], on: self.loop).map { _ in } }.wait()
         }
 
         func shutdown() { try? group.syncShutdownGracefully() }

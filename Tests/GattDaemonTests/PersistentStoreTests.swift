@@ -44,11 +44,11 @@ final class TempDirectory {
         let dir = FakeStateDirectory()
         let store = PersistentStore(directory: dir)
         #expect(store.load() == PersistentStore.LoadResult(values: [:], problems: []))
-        try store.commit([("label", Array("Kitchen".utf8))])
-        try store.commit([("alert", [0x01]), ("empty", []), ("alert", [0x02])])
+        try store.commit(["label": Array("Kitchen".utf8)])
+        try store.commit(["alert": [0x02], "empty": []])
         #expect(dir.text("values.log") == """
             {"crc32":"\(StateFileFormat.hex8(CRC32.checksum(Array(#""generation":0,"values":{"label":{"hex":"4b69746368656e"}}"#.utf8))))","generation":0,"values":{"label":{"hex":"4b69746368656e"}}}
-            {"crc32":"\(StateFileFormat.hex8(CRC32.checksum(Array(#""generation":0,"values":{"alert":{"hex":"01"},"empty":{"hex":""},"alert":{"hex":"02"}}"#.utf8))))","generation":0,"values":{"alert":{"hex":"01"},"empty":{"hex":""},"alert":{"hex":"02"}}}
+            {"crc32":"\(StateFileFormat.hex8(CRC32.checksum(Array(#""generation":0,"values":{"alert":{"hex":"02"},"empty":{"hex":""}}"#.utf8))))","generation":0,"values":{"alert":{"hex":"02"},"empty":{"hex":""}}}
 
             """)
         #expect(dir.files["values.json"] == nil)
@@ -82,7 +82,7 @@ final class TempDirectory {
         dir.state.withLock { $0.files["values.json"] = Array("{\n  \"version\": 1,\n  \"values\": {\n    \"label\": {\"hex\": \"41\"}\n  }\n}\n".utf8) }
         let store = PersistentStore(directory: dir)
         #expect(store.load().values == ["label": [0x41]])
-        try store.commit([("other", [0x01])])
+        try store.commit(["other": [0x01]])
         #expect(reload(dir).values == ["label": [0x41], "other": [0x01]])
     }
 
@@ -90,11 +90,11 @@ final class TempDirectory {
         let dir = FakeStateDirectory()
         let store = PersistentStore(directory: dir)
         _ = store.load()
-        try store.commit([("a", [1])])
-        try store.commit([("a", [2])])
+        try store.commit(["a": [1]])
+        try store.commit(["a": [2]])
         let intact = dir.files["values.log"] ?? []
         // A crash in the middle of the third line.
-        let third = StateFileFormat.logRecord([("a", [3])], generation: 0)
+        let third = StateFileFormat.logRecord(["a": [3]], generation: 0)
         for cut in [1, third.count / 2, third.count - 1] {
             dir.state.withLock { $0.files["values.log"] = intact + third.prefix(cut) }
             let r = reload(dir)
@@ -110,7 +110,7 @@ final class TempDirectory {
         // The next commit after a load cuts the tail first, so nothing valid follows garbage.
         let next = PersistentStore(directory: dir)
         _ = next.load()
-        try next.commit([("b", [9])])
+        try next.commit(["b": [9]])
         #expect(reload(dir) == PersistentStore.LoadResult(values: ["a": [2], "b": [9]], problems: []))
     }
 
@@ -118,19 +118,19 @@ final class TempDirectory {
         let dir = FakeStateDirectory()
         let store = PersistentStore(directory: dir)
         _ = store.load()
-        try store.commit([("a", [1])])
+        try store.commit(["a": [1]])
         dir.setFailing(.noSpace)
         #expect(throws: PersistentStore.Error("cannot write /fake/values.log: No space left on device", errno: .noSpace)) {
-            try store.commit([("a", [2])])
+            try store.commit(["a": [2]])
         }
         #expect(store.values == ["a": [1]])
         dir.setFailing(nil)
         #expect(reload(dir).values == ["a": [1]])
         // Writable again: the next commit compacts (the log may hold part of the failed line).
-        try store.commit([("b", [3])])
+        try store.commit(["b": [3]])
         #expect(dir.state.withLock { $0.replaces } == 1)
         #expect(reload(dir) == PersistentStore.LoadResult(values: ["a": [1], "b": [3]], problems: []))
-        try store.commit([("b", [4])])
+        try store.commit(["b": [4]])
         #expect(dir.state.withLock { $0.replaces } == 1)
         #expect(reload(dir).values == ["a": [1], "b": [4]])
     }
@@ -139,12 +139,12 @@ final class TempDirectory {
         let dir = FakeStateDirectory()
         let store = PersistentStore(directory: dir)
         _ = store.load()
-        try store.commit([("a", [1])])
+        try store.commit(["a": [1]])
         dir.state.withLock { $0.tearNextWriteAfter = 20 }
-        #expect(throws: PersistentStore.Error.self) { try store.commit([("a", [2])]) }
+        #expect(throws: PersistentStore.Error.self) { try store.commit(["a": [2]]) }
         #expect(reload(dir).values == ["a": [1]])
-        try store.commit([("a", [3])])
-        try store.commit([("c", [4])])
+        try store.commit(["a": [3]])
+        try store.commit(["c": [4]])
         #expect(reload(dir) == PersistentStore.LoadResult(values: ["a": [3], "c": [4]], problems: []))
     }
 
@@ -152,12 +152,12 @@ final class TempDirectory {
         let dir = FakeStateDirectory()
         let store = PersistentStore(directory: dir)
         _ = store.load()
-        try store.commit([("a", [1])])
-        try store.commit([("a", [2])])
+        try store.commit(["a": [1]])
+        try store.commit(["a": [2]])
         let log = dir.files["values.log"] ?? []
         // Crash after the new snapshot's rename, before the log was cut.
         try store.compact()
-        try store.commit([("a", [3])])
+        try store.commit(["a": [3]])
         let newLine = dir.files["values.log"] ?? []
         dir.state.withLock { $0.files["values.log"] = log + newLine }
         #expect(reload(dir) == PersistentStore.LoadResult(values: ["a": [3]], problems: []))
@@ -169,7 +169,7 @@ final class TempDirectory {
         let dir = FakeStateDirectory()
         let store = PersistentStore(directory: dir, compactionThreshold: 200)
         _ = store.load()
-        for n in 0..<20 { try store.commit([("k\(n % 3)", [UInt8(n)])]) }
+        for n in 0..<20 { try store.commit(["k\(n % 3)": [UInt8(n)]]) }
         #expect(dir.state.withLock { $0.replaces } >= 4)
         #expect((dir.files["values.log"]?.count ?? 0) < 300)
         #expect(reload(dir) == PersistentStore.LoadResult(values: ["k0": [18], "k1": [19], "k2": [17]], problems: []))
@@ -184,7 +184,7 @@ final class TempDirectory {
         #expect(r.problems.count == 1)
         #expect(r.problems[0].hasPrefix("/fake/values.json is not a valid state file (not valid JSON); moved it to /fake/values.json.corrupt-2026"))
         #expect(dir.files.keys.contains { $0.hasPrefix("values.json.corrupt-") })
-        try store.commit([("a", [1])])
+        try store.commit(["a": [1]])
         #expect(reload(dir).values == ["a": [1]])
     }
 
@@ -212,8 +212,8 @@ final class TempDirectory {
         let stateDir = tmp.path + "/var/lib/gattd"
         let store = PersistentStore(directory: stateDir)
         _ = store.load()
-        try store.commit([("a", [1, 2])])
-        try store.commit([("quote\"back\\slash\nnl", [0xFF])])
+        try store.commit(["a": [1, 2]])
+        try store.commit(["quote\"back\\slash\nnl": [0xFF]])
         var st = stat()
         #expect(stat(stateDir, &st) == 0)
         #expect(st.st_mode & 0o777 == 0o700)
@@ -233,7 +233,7 @@ final class TempDirectory {
         let tmp = TempDirectory()
         let store = PersistentStore(directory: tmp.path)
         _ = store.load()
-        try store.commit([("label", [0x41])])
+        try store.commit(["label": [0x41]])
         try store.compact()
         tmp.write("values.json.tmp-4242", "{\n  \"version\": 1,\n  \"values\": {\n    \"label\": {\"hex\": \"42")
         let loaded = PersistentStore(directory: tmp.path).load()
@@ -249,10 +249,10 @@ final class TempDirectory {
         tmp.write("blocker", "not a directory")
         let store = PersistentStore(directory: tmp.path + "/blocker/state")
         #expect(store.load().values == [:])
-        #expect(throws: PersistentStore.Error.self) { try store.commit([("a", [1])]) }
+        #expect(throws: PersistentStore.Error.self) { try store.commit(["a": [1]]) }
         #expect(store.values == [:])
         unlink(tmp.path + "/blocker")
-        try store.commit([("a", [2])])
+        try store.commit(["a": [2]])
         #expect(PersistentStore(directory: tmp.path + "/blocker/state").load().values == ["a": [2]])
     }
 }

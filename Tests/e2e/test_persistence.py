@@ -5,6 +5,7 @@ with an error (ATT Unlikely Error, `persist_failed`) instead of a lie."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import subprocess
@@ -90,78 +91,139 @@ async def close_central(device_cm, peer=None):
 TRIALS = int(os.environ.get("GATTD_PERSIST_TRIALS", "50"))
 SEED = int(os.environ.get("GATTD_PERSIST_SEED", "20261123"))
 
+# "label" is written by the central and both control clients; "ctr_a" and "ctr_b" by one
+# control client each. Every value is 4 bytes, big-endian: the writer (1 central, 2 client
+# A, 3 client B) in the top byte, that writer's own counter below it, increasing.
+KILL_CONFIG = """{
+  "name": "Persist Test",
+  "advertising": { "local_name": "PST", "interval_ms": [20, 30] },
+  "services": [
+    { "id": "svc", "uuid": "%s", "characteristics": [
+        { "id": "label", "uuid": "%s", "properties": ["read", "write"], "persist": true, "max_length": 4,
+          "value": { "hex": "00000000" } },
+        { "id": "ctr_a", "uuid": "%s", "properties": ["read"], "persist": true, "max_length": 4,
+          "value": { "hex": "00000000" } },
+        { "id": "ctr_b", "uuid": "%s", "properties": ["read"], "persist": true, "max_length": 4,
+          "value": { "hex": "00000000" } } ] }
+  ]
+}
+""" % (uuid(0), uuid(1), uuid(3), uuid(4))
+CENTRAL, CLIENT_A, CLIENT_B = 1, 2, 3
+PIPELINE = 16  # control requests in flight per client
 
-def test_no_acknowledged_write_is_lost_across_seeded_kill_9(controllers, gattd, tmp_path):
-    """A central writes persisted values back to back while gattd is killed with SIGKILL at a
-    seeded random moment; after each restart the value is the last acknowledged one, or the
-    one in flight at the kill (durable but not yet acknowledged) — never older."""
+
+def test_no_acknowledged_write_is_lost_across_seeded_kill_9(controllers, gattd, tmp_path, monkeypatch):
+    """A central writes "label" back to back while two control clients pipeline `set`s (16 in
+    flight each) of "label" and of a characteristic of their own; the log is compacted every
+    few commits; gattd is killed with SIGKILL at a seeded random moment and restarted. After
+    each restart no characteristic is older than a value acknowledged before the kill: a
+    client's own characteristic holds at least its last acknowledged value, and "label" holds
+    a value of some writer at least as new as that writer's last acknowledged one."""
+    monkeypatch.setenv("GATTD_COMPACTION_THRESHOLD", "512")
     rng = random.Random(SEED)
-    last_acked: str | None = None  # across trials
-    total_acked = 0
+    counters = {CENTRAL: 0, CLIENT_A: 0, CLIENT_B: 0}
+    # The newest value acknowledged: per (characteristic, writer); and every value sent.
+    acked: dict[tuple[str, int], int] = {}
+    sent: set[tuple[str, int]] = {("label", 0), ("ctr_a", 0), ("ctr_b", 0)}
+    totals = {"acked": 0}
+
+    def value(writer: int) -> int:
+        counters[writer] += 1
+        return writer << 24 | counters[writer]
+
+    def check(number: int, restored: dict[str, int]) -> None:
+        for key, v in restored.items():
+            assert (key, v) in sent, f"trial {number} (seed {SEED}): {key} holds {v:#010x}, never written"
+            newest = acked.get((key, v >> 24), 0)
+            assert v >= newest, (f"trial {number} (seed {SEED}): {key} restored {v:#010x}, older than the "
+                                 f"acknowledged {newest:#010x} of the same writer")
+        for writer in (CLIENT_A, CLIENT_B):
+            key = "ctr_a" if writer == CLIENT_A else "ctr_b"
+            newest = acked.get((key, writer), 0)
+            assert restored[key] >= newest, (f"trial {number} (seed {SEED}): {key} restored {restored[key]:#010x}, "
+                                             f"older than the acknowledged {newest:#010x}")
 
     async def start_gattd():
         """gattd, once it reset the controller: the killed one's advertising, still on the air
         until then, would take the central's connection, then the Reset drops it."""
         started = time.time()
-        process = gattd(CONFIG)
+        process = gattd(KILL_CONFIG)
         await controllers[0].wait_for_command(OPCODE_RESET, after=started)
         return process
 
-    async def trial(number: int) -> None:
-        nonlocal last_acked, total_acked
-        process = await start_gattd()
+    async def restored_values(process) -> dict[str, int]:
+        client = await ControlClient.open(tmp_path / "control.sock")
+        values = {}
+        for key in ("label", "ctr_a", "ctr_b"):
+            reply = await client.request({"op": "get", "characteristic": key})
+            assert reply["ok"], reply
+            values[key] = int(reply["value"]["hex"], 16)
+        await client.close()
+        return values
+
+    async def control_writer(client: ControlClient, writer: int, own: str) -> None:
+        """Keeps PIPELINE `set`s in flight; replies come in request order."""
+        in_flight: list[tuple[str, int]] = []
+        while True:
+            while len(in_flight) < PIPELINE:
+                key = own if (counters[writer] & 1) else "label"
+                v = value(writer)
+                sent.add((key, v))
+                in_flight.append((key, v))
+                client.send({"op": "set", "characteristic": key, "value": {"hex": f"{v:08x}"}})
+            await client.writer.drain()
+            reply = await client.reply(timeout=30)
+            key, v = in_flight.pop(0)
+            if reply.get("ok"):
+                acked[(key, writer)] = max(acked.get((key, writer), 0), v)
+                totals["acked"] += 1
+
+    async def central_writer(peer) -> None:
+        while True:
+            v = value(CENTRAL)
+            sent.add(("label", v))
+            await write(peer, LABEL, v.to_bytes(4, "big"))
+            acked[("label", CENTRAL)] = v
+            totals["acked"] += 1
+
+    async def trial(number: int, process) -> None:
         device_cm, peer = await connect_central(controllers)
-        # What the restart must show: this trial's first write may not have been acknowledged.
-        restored = (await read(peer, LABEL)).decode()
-        expected_start = last_acked or "default"
-        assert restored == expected_start, f"trial {number}: restored {restored!r}, expected {expected_start!r}"
-        acked: list[str] = []
-        in_flight: list[str] = []
-
-        async def writer() -> None:
-            n = 0
-            while True:
-                value = f"t{number:03d}n{n:05d}"
-                in_flight.append(value)
-                await write(peer, LABEL, value.encode())
-                acked.append(value)
-                n += 1
-
-        task = asyncio.ensure_future(writer())
-        await asyncio.sleep(rng.uniform(0.02, 0.5))
+        clients = [await ControlClient.open(tmp_path / "control.sock") for _ in range(2)]
+        tasks = [asyncio.ensure_future(central_writer(peer)),
+                 asyncio.ensure_future(control_writer(clients[0], CLIENT_A, "ctr_a")),
+                 asyncio.ensure_future(control_writer(clients[1], CLIENT_B, "ctr_b"))]
+        await asyncio.sleep(rng.uniform(0.05, 0.4))
         process.kill()
-        task.cancel()
+        for task in tasks:
+            task.cancel()
         # A Write Request in flight at the kill is not interrupted by the cancellation: Bumble's
-        # client waits out its 30 s ATT transaction timeout. Give the task a moment, then let
-        # the central's teardown end it (its outcome no longer matters: `acked` is final).
-        await asyncio.wait({task}, timeout=1)
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        # client waits out its 30 s ATT transaction timeout. Give the tasks a moment, then let
+        # the central's teardown end them (their outcome no longer matters: `acked` is final).
+        await asyncio.wait(set(tasks), timeout=1)
+        for task in tasks:
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        for client in clients:
+            await client.close()
         await close_central(device_cm)
-        total_acked += len(acked)
-        # The value after the restart must be the last acknowledged one or the one in flight.
-        if acked:
-            last_acked = acked[-1]
-        allowed = {last_acked or "default"} | ({in_flight[-1]} if in_flight else set())
-        state[number] = allowed
-
-    state: dict[int, set[str]] = {}
 
     async def body() -> None:
-        nonlocal last_acked
         for number in range(TRIALS):
-            await trial(number)
-            # Check this trial's outcome through a fresh daemon before the next kill.
             process = await start_gattd()
-            device_cm, peer = await connect_central(controllers)
-            restored = (await read(peer, LABEL)).decode()
-            await close_central(device_cm, peer)
-            process.stop()
-            assert restored in state[number], f"trial {number} (seed {SEED}): restored {restored!r}, allowed {state[number]}"
-            last_acked = restored  # an in-flight value that became durable is the new baseline
+            check(number, await restored_values(process))
+            await trial(number, process)
+        process = await start_gattd()
+        check(TRIALS, await restored_values(process))
+        process.stop()
 
     run(body(), timeout=60 + 20 * TRIALS)
-    print(f"\n{TRIALS} kill -9 trials (seed {SEED}): {total_acked} acknowledged writes, none lost")
-    assert total_acked > TRIALS  # the trials did write
+    # Each snapshot is a new generation; only the last stop compacts at shutdown, so the others
+    # are compactions while the writes went on.
+    generation = json.loads((tmp_path / "state" / "values.json").read_text())["generation"]
+    print(f"\n{TRIALS} kill -9 trials (seed {SEED}): {totals['acked']} acknowledged writes, none lost; "
+          f"{generation - 1} compactions")
+    assert totals["acked"] > TRIALS  # the trials did write
+    assert generation > TRIALS  # and compacted
+    assert acked.get(("label", CENTRAL)) and acked.get(("ctr_a", CLIENT_A)) and acked.get(("ctr_b", CLIENT_B))
 
 
 # ----------------------------------------------------------------------------------------

@@ -31,7 +31,9 @@ public enum ControlDispatcher {
             }
             // (Only a persisted characteristic builds a write: no allocation on the plain path.)
             if c.persist, let durable = p.persist([PersistedWrite(characteristic: index, value: value.bytes)], central: nil) {
-                return .later(durable.assumeIsolated().map {
+                return .later(durable.assumeIsolated().map { outcome in
+                    // Overtaken by a newer value (a central's Write Command): neither set nor sent.
+                    guard outcome == .newest else { return .sent(0) }
                     let result = p.notify(characteristic: index, value: value.bytes, only: only)
                     if result == .busy {
                         _ = p.setValue(characteristic: index, value: value.bytes)  // memory matches the disk
@@ -53,7 +55,7 @@ public enum ControlDispatcher {
                 return .failure(error(refusal, name, value, c))
             }
             if let durable = p.persist([PersistedWrite(characteristic: index, value: value.bytes)], central: nil) {
-                return .later(durable.assumeIsolated().map { set() }.nonisolated())
+                return .later(durable.assumeIsolated().map { $0 == .newest ? set() : .success }.nonisolated())
             }
             return .now(set())
         case .get(let name):

@@ -3,14 +3,22 @@ import GattCore
 @_exported import GattControlProtocol
 import NIOCore
 
+/// What became of a persisted write once durable (`PeripheralControl.persist`).
+public enum PersistOutcome: Sendable, Equatable {
+    /// The newest value: serve it.
+    case newest
+    /// A newer value is served already (and saved after this one).
+    case overtaken
+}
+
 /// What the control socket drives: the running peripheral, whatever its transport
 /// (H4 `PeripheralDaemon`, the kernel transport). Every member is called on, and
 /// every event is delivered on, the implementation's event loop (`ControlServer`
 /// runs its sockets on that same loop).
 ///
-/// Implementations persist values themselves (`setValue`/`notify` on a
-/// `persist` characteristic), and translate their ATT server events with
-/// `ControlEvent.from(_:database:central:)`.
+/// A `persist` characteristic's value is made durable first (`persist`), then served
+/// (`setValue`/`notify`, which do not save it again). Implementations translate their
+/// ATT server events with `ControlEvent.from(_:database:central:)`.
 public protocol PeripheralControl: AnyObject {
     /// The database being served: ids, properties, maximum lengths and values.
     var database: GATTDatabase { get }
@@ -34,8 +42,10 @@ public protocol PeripheralControl: AnyObject {
     func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool
     /// Makes the values of `"persist": true` characteristics among `writes` durable, without
     /// changing the served values; nil when none is persisted (or values are not kept).
-    /// A failure also sends watchers `persist_failed` (`central`: who wrote, if a central).
-    func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<Void>?
+    /// `.overtaken`: durable, but a newer value (a central's Write Command that came after)
+    /// is served already: leave it. A failure also sends watchers `persist_failed`
+    /// (`central`: who wrote, if a central).
+    func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<PersistOutcome>?
     /// Whether at least one control client watches. Going to false must fail
     /// pending requests (`ATTServer.failPendingRequests(now:)`).
     func setControlClientAttached(_ attached: Bool)
