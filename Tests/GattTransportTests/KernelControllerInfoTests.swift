@@ -42,6 +42,16 @@ struct KernelControllerInfoTests {
         #expect(c.advertisingSummary.hasSuffix("(5 instances, 31-byte data, sets take turns)"))
     }
 
+    /// Read Local Version Information as a Bluetooth 5.2 controller answers it: status, HCI 0x0B
+    /// rev 0x1234, LMP 0x0B, company 0x05F1, LMP subversion 0x5678.
+    @Test func versionInformationFromTheRawSocketsReply() {
+        let reply: [UInt8] = [0x00, 0x0B, 0x34, 0x12, 0x0B, 0xF1, 0x05, 0x78, 0x56]
+        #expect(KernelHCIController.versionInformation(reply)
+            == HCILocalVersionInformation(hciVersion: 11, hciSubversion: 0x1234, lmpVersion: 11, companyIdentifier: 0x05F1, lmpSubversion: 0x5678))
+        #expect(KernelHCIController.versionInformation(Array(reply.dropLast())) == nil)
+        #expect(KernelHCIController.versionInformation([0x01] + reply.dropFirst()) == nil)
+    }
+
     @Test func unknownAdvertisingFeaturesMeanOneLegacySet() {
         let c = KernelPeripheralTransport.controllerInfo(address: .zero, version: nil, leFeatures: [], Self.adapter, nil)
         #expect(c.limits.numberOfSets == 1 && !c.limits.extendedPDUs && c.limits.maximumDataLength == 31)

@@ -9,6 +9,13 @@ import Glibc
 
 @testable import GattTransport
 
+// <bits/socket_type.h>'s SOCK_RAW, SOCK_SEQPACKET and SOCK_CLOEXEC, spelled out: which Clang
+// module owns that header (Glibc's or CBlueZ's, which includes it too) varies between builds,
+// and with it whether the names are visible here.
+private let socketRaw: CInt = 3
+private let socketSeqpacket: CInt = 5
+private let socketCloexec: CInt = 0o2_000_000
+
 /// A pseudo-terminal pair: the transport opens the subsidiary side by path, the test plays the
 /// controller on the main side.
 struct PseudoTerminal: ~Copyable {
@@ -136,7 +143,7 @@ struct SerialAndUserChannelTests {
     func userChannelError() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         // Probe what this kernel offers so the test checks the matching sentence.
-        let probe = socket(31, CInt(Glibc.SOCK_RAW.rawValue) | CInt(Glibc.SOCK_CLOEXEC.rawValue), 1)
+        let probe = socket(31, socketRaw | socketCloexec, 1)
         let probeErrno = errno
         if probe >= 0 { close(probe) }
         let error = await #expect(throws: HCITransportError.self) {
@@ -169,7 +176,7 @@ struct DatagramFramingTests {
     @Test("one packet per datagram, both ways, even when writes are queued back to back")
     func seqpacketPair() async throws {
         var pair: [CInt] = [-1, -1]
-        let type = CInt(Glibc.SOCK_SEQPACKET.rawValue) | CInt(Glibc.SOCK_CLOEXEC.rawValue)
+        let type = socketSeqpacket | socketCloexec
         try #require(socketpair(AF_UNIX, type, 0, &pair) == 0)
         let controllerSide = pair[1]
         defer { close(controllerSide) }

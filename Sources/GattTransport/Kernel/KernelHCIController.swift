@@ -67,7 +67,14 @@ public final class KernelHCIController: Sendable {
         // Informational only: the controller line of the log and `gattd --probe`.
         let version = try? Self.send(
             fd: fd, device: "hci\(index)", opcode: 0x1001, parameters: [], name: "Read Local Version Information", timeout: commandTimeout)
-        self.version = version.flatMap { $0.count >= 1 + HCILocalVersionInformation.length ? HCILocalVersionInformation(fields: Array($0.dropFirst())) : nil }
+        self.version = version.flatMap(Self.versionInformation)
+    }
+
+    /// Read Local Version Information's return parameters (status first, Vol 4 Part E §7.4.1);
+    /// nil when too short or not a success.
+    static func versionInformation(_ reply: [UInt8]) -> HCILocalVersionInformation? {
+        guard reply.count >= HCILocalVersionInformation.length, reply.first == 0 else { return nil }
+        return HCILocalVersionInformation(fields: Array(reply.dropFirst()))
     }
 
     /// Sends an HCI command and returns its Command Complete return parameters (status first;
