@@ -59,6 +59,8 @@ expect_err "invalid config: same report" "$served"
 printf '{"name": "ok"}\n' >"$TMP/ok.json"
 expect "gattd unknown option" 64 "$GATTD" --bogus
 expect "gattd bad --transport" 64 "$GATTD" --config "$TMP/ok.json" --transport "bogus:x" --control "$TMP/c.sock" --state-dir "$TMP/state"
+expect "gattd --probe bad --transport" 64 "$GATTD" --probe --transport "bogus:x"
+expect "gattd --probe, no controller there" 69 "$GATTD" --probe --transport tcp:127.0.0.1:9
 expect "gattctl unknown command" 64 "$GATTCTL" bogus
 expect "gattctl disconnect nonsense" 64 "$GATTCTL" --socket "$TMP/c.sock" disconnect nonsense
 expect_err "disconnect nonsense: message" 'gattctl: "nonsense" is not a Bluetooth address (AA:BB:CC:DD:EE:FF)'
