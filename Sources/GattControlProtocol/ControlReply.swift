@@ -78,7 +78,8 @@ public struct ControlStatus: Sendable, Equatable {
     public var controller: Controller?
 
     /// One advertising set in `status`: `{"id","advertising","pdus","primary_phy","secondary_phy",
-    /// "connectable","scannable","advertising_data","scan_response"}` (PHYs for extended sets only).
+    /// "connectable","scannable","address","advertising_data","scan_response"}` (PHYs for extended
+    /// sets only; `address` when gattd knows it: the kernel picks a non-connectable set's).
     public struct AdvertisingSetStatus: Sendable, Equatable {
         public var id: String
         public var advertising: Bool
@@ -87,8 +88,11 @@ public struct ControlStatus: Sendable, Equatable {
         public var scannable: Bool
         public var advertisingData: [UInt8]
         public var scanResponse: [UInt8]
+        /// The address the set advertises from, when known.
+        public var address: BluetoothAddress?
 
-        public init(id: String, advertising: Bool, payloads p: AdvertisingPayloads) {
+        public init(id: String, advertising: Bool, payloads p: AdvertisingPayloads, address: BluetoothAddress? = nil) {
+            self.address = address
             self.id = id
             self.advertising = advertising
             pdus = p.pdus
@@ -103,7 +107,9 @@ public struct ControlStatus: Sendable, Equatable {
             if case .extended(let primary, let secondary) = pdus {
                 m += [("primary_phy", .string(primary.configName)), ("secondary_phy", .string(secondary.configName))]
             }
-            m += [("connectable", .bool(connectable)), ("scannable", .bool(scannable)), ("advertising_data", ControlValue(hex: advertisingData).json)]
+            m += [("connectable", .bool(connectable)), ("scannable", .bool(scannable))]
+            if let address { m.append(("address", .string(address.description))) }
+            m.append(("advertising_data", ControlValue(hex: advertisingData).json))
             if scannable { m.append(("scan_response", ControlValue(hex: scanResponse).json)) }
             return .object(m)
         }
@@ -123,6 +129,7 @@ public struct ControlStatus: Sendable, Equatable {
             scannable = try o.bool("scannable")
             advertisingData = try o.value("advertising_data").bytes
             scanResponse = o.has("scan_response") ? try o.value("scan_response").bytes : []
+            address = o.has("address") ? try ControlStatus.address(o, "address") : nil
         }
     }
     /// The controller's (identity) address.
@@ -230,7 +237,7 @@ public struct ControlStatus: Sendable, Equatable {
         }
     }
 
-    private static func address(_ o: ControlObjectReader, _ key: String) throws(ControlError) -> BluetoothAddress {
+    fileprivate static func address(_ o: ControlObjectReader, _ key: String) throws(ControlError) -> BluetoothAddress {
         let s = try o.string(key)
         guard let a = BluetoothAddress(s) else {
             throw ControlError(.invalidValue, "\(o.path(key)) must be a Bluetooth address (AA:BB:CC:DD:EE:FF), got \"\(s)\"")

@@ -81,7 +81,15 @@ extension PeripheralDaemon {
                 ? core.payloads.scanResponseData : nil)
         status.state = controllerState.state
         status.controller = controller.map(ControlStatus.Controller.init)
-        status.sets = core.allSets.map { ControlStatus.AdvertisingSetStatus(id: $0.id, advertising: core.isOnAir($0.id), payloads: $0.payloads) }
+        // The H4 host advertises every set from the controller's address (public, static or
+        // private); the kernel does so for connectable sets and picks a non-resolvable private
+        // address for the others itself.
+        let address = core.address
+        let kernel = controller?.advertisingOwner != .host
+        status.sets = core.allSets.map {
+            ControlStatus.AdvertisingSetStatus(
+                id: $0.id, advertising: core.isOnAir($0.id), payloads: $0.payloads, address: kernel && !$0.payloads.isConnectable ? nil : address)
+        }
         return status
     }
 

@@ -103,7 +103,7 @@ enum Rendering {
         for set in status.sets where set.id != AdvertisingSet.primaryID {
             let kind = [set.connectable ? "connectable" : "non-connectable", set.scannable ? "scannable" : nil].compactMap { $0 }.joined(separator: ", ")
             lines.append("")
-            lines.append("set \(set.id): \(set.advertising ? "advertising" : "off"), \(set.pdus), \(kind)")
+            lines.append("set \(set.id): \(set.advertising ? "advertising" : "off"), \(set.pdus), \(kind)" + (set.address.map { ", from \($0)" } ?? ""))
             lines += AdvertisingDataStructure.describe(payload: set.advertisingData, title: "advertising data")
             if set.scannable { lines += AdvertisingDataStructure.describe(payload: set.scanResponse, title: "scan response") }
         }

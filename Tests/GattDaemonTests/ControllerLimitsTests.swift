@@ -69,6 +69,9 @@ import Testing
         #expect(failures.withLockedValue { $0 }.isEmpty)
         #expect(transport.advertisingRequests.last?.map(\.id) == ["primary", "beacon", "long"])
         let status = try group.next().submit { daemon.status() }.wait()
+        // The H4 host advertises every set from the controller's address; the kernel picks a
+        // non-connectable set's address itself.
+        #expect(status.sets.map(\.address) == [BluetoothAddress("C0:FF:EE:00:00:01")!, BluetoothAddress("C0:FF:EE:00:00:01")!, BluetoothAddress("C0:FF:EE:00:00:01")!])
         let c = try #require(status.controller)
         #expect((c.maximumSets, c.maximumDataLength, c.extendedPDUs, c.setsTakeTurns, c.advertisedByKernel) == (3, 1650, true, false, false))
         try daemon.stop().wait()
@@ -106,7 +109,14 @@ import Testing
         #expect(failures.withLockedValue { $0 }.isEmpty)
         #expect(transport.advertisingRequests.last?.count == 3)
         #expect(try group.next().submit { daemon.status().controller?.setsTakeTurns }.wait() == true)
+        // Through the kernel, a non-connectable set's address is the kernel's choice: not reported.
         try daemon.stop().wait()
+        var kernelController = Self.controller(.legacy)
+        kernelController.advertisingOwner = .kernel(extendedManagement: true, limits: AdvertisingLimits(numberOfSets: 5, maximumDataLength: 31, extendedPDUs: false))
+        let (kernelDaemon, _, _) = try self.daemon(legacyOnly, controller: kernelController)
+        try kernelDaemon.start().wait()
+        #expect(try group.next().submit { kernelDaemon.status().sets.map { $0.address != nil } }.wait() == [true, false, false])
+        try kernelDaemon.stop().wait()
     }
 }
 

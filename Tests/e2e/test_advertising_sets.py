@@ -93,6 +93,8 @@ def test_status_lists_every_set_and_the_advertise_op_takes_a_set(controllers, ga
         sets = {s["id"]: s for s in status["sets"]}
         assert list(sets) == ["primary", "beacon", "long"]
         assert all(s["advertising"] for s in sets.values())
+        # The H4 host advertises every set from the controller's address.
+        assert {s["address"] for s in sets.values()} == {controllers[0].address}
         assert (sets["primary"]["pdus"], sets["primary"]["connectable"]) == ("legacy", True)
         assert (sets["beacon"]["pdus"], sets["beacon"]["connectable"], sets["beacon"]["scannable"]) == ("legacy", False, False)
         assert bytes.fromhex(sets["beacon"]["advertising_data"]["hex"])[3:9] == bytes([0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15])
