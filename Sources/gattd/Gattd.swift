@@ -53,18 +53,19 @@ struct Gattd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Capture to FILE in the btsnoop format (Wireshark, btmon -r): every HCI packet on H4 transports, the ATT PDUs on the kernel transport. Also at run time: gattctl capture.", valueName: "file"))
     var btsnoop: String?
 
-    @Flag(name: .long, help: "Open the controller --transport names, print what it is and can do (version, manufacturer, LE features, advertising sets and data length, ACL buffers, how gattd advertises on it) and exit; nothing goes on the air.")
+    @Flag(name: .long, help: "Open the controller --transport names, print what it is and can do (version, manufacturer, LE features, advertising sets and data length, ACL buffers, how gattd advertises on it) and exit; nothing goes on the air. With --check-config FILE: also check FILE's advertising sets against that controller (65 when one does not fit).")
     var probe = false
 
     func run() throws {
-        if probe { return try runProbe(self) }
         if let file = checkConfig {
             let (code, out, err) = CheckConfig.run(path: file)
             if !out.isEmpty { StandardStream.output.write(out) }
             if !err.isEmpty { StandardStream.error.write(err) }
             if code != 0 { throw ExitCode(code) }
+            if probe { try checkConfigAgainstController(file, self) }
             return
         }
+        if probe { return try runProbe(self) }
         try runDaemon(self)
     }
 }

@@ -10,6 +10,33 @@ import NIOPosix
 /// it cannot be reached, 77 without the capabilities, 64 for a bad --transport). The first
 /// thing to run on new hardware.
 func runProbe(_ options: Gattd) throws {
+    let (probe, location) = try probeController(options)
+    StandardStream.output.write(ProbeReport.render(probe, location: location))
+}
+
+/// `gattd --check-config FILE --probe --transport SPEC`: after the config's own rules, its
+/// advertising sets against what that controller takes, each violation naming the set's path
+/// and the bytes as gattd would report them at start (exit 65 when one does not fit).
+func checkConfigAgainstController(_ path: String, _ options: Gattd) throws {
+    guard case .success(let (configuration, payloads)) = loadConfig(path) else { return }
+    let (probe, location) = try probeController(options)
+    StandardStream.output.write("\n" + ProbeReport.render(probe, location: location))
+    guard let controller = probe.controller else { return }
+    let sets = [AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: payloads)]
+        + configuration.advertisingSets.compactMap { try? $0.build() }
+    let violations = controller.limits.violations(of: sets)
+    guard !violations.isEmpty else {
+        let turns = sets.count > 1 && controller.limits.setsTakeTurns ? " (taking turns on the air)" : ""
+        StandardStream.output.write("\(path): the \(sets.count) advertising set\(sets.count == 1 ? "" : "s") fit this controller\(turns)\n")
+        return
+    }
+    for v in violations { StandardStream.error.write("\(path): \(v)\n") }
+    StandardStream.error.write("\(path): \(violations.count) advertising set error\(violations.count == 1 ? "" : "s") with this controller\n")
+    throw ExitCode(CheckConfig.dataError)
+}
+
+/// Probes the controller `--transport` names; failures print and exit as `--probe` documents.
+func probeController(_ options: Gattd) throws -> (ControllerProbe, location: String) {
     let logger = bootstrapLogging(options.logLevel)
     let spec: TransportSpec
     do {
@@ -23,8 +50,7 @@ func runProbe(_ options: Gattd) throws {
     // Nothing of the config matters to a probe: the controller is only read.
     let transport = makeTransport(spec, eventLoop: group.next(), configuration: GattConfiguration(name: "gattd"), logger: logger)
     do {
-        let probe = try transport.probe(timeout: .seconds(15)).wait()
-        StandardStream.output.write(ProbeReport.render(probe, location: "\(spec)"))
+        return (try transport.probe(timeout: .seconds(15)).wait(), "\(spec)")
     } catch {
         let failure = error as? ControllerProbeFailure ?? ControllerProbeFailure("\(error)")
         StandardStream.error.write("gattd: probing \(spec): \(failure)\n")

@@ -106,3 +106,22 @@ def test_probe_of_a_controller_that_is_not_there_fails_clearly(tmp_path):
     assert result.stderr.strip().endswith("gattd: probing tcp:127.0.0.1:1: cannot open tcp:127.0.0.1:1: Connection refused")
     result = probe("nonsense:x")
     assert result.returncode == 64 and "--transport" in result.stderr
+
+
+@both_link_layers
+@BOTH_KINDS
+def test_check_config_with_probe_checks_the_sets_against_the_controller(controllers, legacy_only):
+    """`gattd --check-config FILE --probe --transport SPEC`: the config's rules, then its sets
+    against that controller, as gattd would report them at start."""
+    require_built(GATTD_BINARY)
+    result = subprocess.run([str(GATTD_BINARY), "--check-config", str(SETS_CONFIG), "--probe", "--transport", controllers[0].transport],
+                            capture_output=True, text=True, timeout=30)
+    assert f"controller {controllers[0].address} at {controllers[0].transport}" in result.stdout
+    if legacy_only:
+        assert result.returncode == 65, result.stderr
+        assert (f"{SETS_CONFIG}: advertising_sets[1].extended: extended advertising PDUs need LE Extended Advertising"
+                in result.stderr)
+        assert result.stderr.strip().endswith(f"{SETS_CONFIG}: 1 advertising set error with this controller")
+    else:
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip().endswith(f"{SETS_CONFIG}: the 3 advertising sets fit this controller")
