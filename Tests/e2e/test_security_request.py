@@ -19,9 +19,15 @@ async def security_request(controllers, timeout: float):
     comes within `timeout`), then pairs if one came."""
     async with central_device(controllers[1]) as device:
         device.pairing_config_factory = pairing(sc=True)
-        peer = await connect_peer(device, gattd_address(controllers))
+        # The listener goes on the connection as it comes up, before anything else runs on it:
+        # gattd sends its Security Request right after the connection.
         requested = asyncio.get_running_loop().create_future()
-        peer.connection.on("security_request", lambda auth_req: requested.done() or requested.set_result(auth_req))
+
+        def on_connection(connection) -> None:
+            connection.on("security_request", lambda auth_req: requested.done() or requested.set_result(auth_req))
+
+        device.on("connection", on_connection)
+        peer = await connect_peer(device, gattd_address(controllers))
         try:
             auth_req = await asyncio.wait_for(requested, timeout)
         except asyncio.TimeoutError:
