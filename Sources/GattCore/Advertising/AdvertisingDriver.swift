@@ -1,7 +1,7 @@
 /// Drives a controller's legacy advertising (Core Spec Vol 4 Part E §7.8.5–§7.8.9) towards
-/// what the peripheral core asked for, one batch of HCI commands at a time. Both
-/// transports use it: the H4 host queues a batch's commands one by one, the kernel
-/// transport runs a batch on its command thread; each reports the batch's end here.
+/// what the peripheral core asked for, one batch of HCI commands at a time: the H4 host
+/// queues a batch's commands one by one and reports the batch's end here. (The kernel
+/// transport never sends advertising commands: `KernelAdvertisingDriver`.)
 ///
 /// A connection ends legacy advertising (Vol 6 Part B §4.4.2). One that arrives while an
 /// enabling batch is in flight makes that batch's "on" unknowable, so it counts as off
