@@ -1,0 +1,36 @@
+import GattCore
+import NIOCore
+
+// SIGHUP: a new config served without dropping connections.
+extension PeripheralDaemon {
+    /// Switches to a new, already validated config without dropping connections
+    /// (`Peripheral.reload`). Fails, changing nothing, when the transport refuses it.
+    public func reload(configuration new: GattConfiguration, payloads: AdvertisingPayloads) -> EventLoopFuture<Void> {
+        eventLoop.submit {
+            if let refusal = self.transport.refusal(of: new) ?? self.advertisingLimitsRefusal(of: new, payloads: payloads) {
+                throw ReloadRefused(message: refusal)
+            }
+            try? self.options.notifier.reloading()
+            var database = new.makeDatabase()
+            self.persisted?.apply(to: &database)
+            let (primary, otherSets) = self.reloadedAdvertising(from: self.configuration, to: new, payloads: payloads)
+            self.configuration = new
+            self.serviceLayout = ServiceLayout(config: new.services)  // runtime services go with a reload
+            self.transport.configure(new)
+            self.core.setMinimumEncryptionKeySize(new.security.minimumKeySize)
+            self.core.securityOnConnect = new.security.securityOnConnect
+            let before = self.core.database.serviceFingerprints
+            self.process(self.core.reload(
+                database: database, payloads: primary, otherSets: otherSets, maxConnections: new.advertising.maxConnections, now: self.now))
+            self.reloadedClientStates(before: before)
+            try? self.options.notifier.ready(status: self.statusLine())
+            self.releaseCleanPages()
+        }
+    }
+
+    /// A reload the transport cannot serve.
+    public struct ReloadRefused: Error, Sendable, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+}
