@@ -53,11 +53,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// The deadline `timer` is armed for (re-armed only when the core's changes).
     private var timerDeadline: Duration?
     private var watchdog: RepeatedTask?
-    private var backoff = Backoff()
-    private var retryTask: Scheduled<Void>?
-    private var opening = false
-    /// READY=1 was sent (once the first attempt to open the transport is over).
-    private var readyNotified = false
+    private(set) var backoff = Backoff()
+    /// Starting, serving (with the transport's state), stopping or stopped.
+    private(set) var lifecycle = DaemonLifecycle.created
     private var refusalLogged = false
     /// Whether the controller can be used, as `state` events told watchers.
     var controllerState: (state: ControlControllerState, reason: String?) = (.unknown, nil)
@@ -65,11 +63,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     private var startupPagesHeld = true
     /// The next hand-back of clean pages (`StartupPages`), when one is due.
     private var pageRelease: Scheduled<Void>?
-    private var stopPromise: EventLoopPromise<Void>?
-    private var stopped = false
     /// Transport events wait here while outputs are being performed (no re-entry into the core).
     private var pendingEvents: Deque<TransportEvent> = []
-    private var processing = 0
+    /// Whether a turn of `process` runs: its outputs and events go through that turn.
+    private var turn = CoreTurn.quiet
     /// `PeripheralControl`: where control events go (set by `ControlServer`).
     public var controlEventHandler: ((ControlEvent) -> Void)?
 
@@ -97,7 +94,6 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var eventLog: PeripheralEventLog { PeripheralEventLog(logger: logger) }
     /// Debug level is on: ATT PDUs are logged (asked once; the level is set at bootstrap).
     private let logsPDUs: Bool
-    private var stopping: Bool { stopPromise != nil }
 
     // MARK: - Lifecycle
 
@@ -106,6 +102,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// reached yet is retried.
     public func start() -> EventLoopFuture<Void> {
         eventLoop.flatSubmit {
+            guard case .created = self.lifecycle else { return self.eventLoop.makeSucceededVoidFuture() }
             self.transport.onEvent = { [weak self] event in self?.transportEvent(event) }
             self.transport.onAvailable = { [weak self] in self?.openTransport() }
             self.loadBonds()
@@ -114,9 +111,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             if self.watchdog != nil, let every = self.options.notifier.watchdogPingInterval {
                 self.logger.debug("systemd watchdog: pinging every \(TimeAmount(every).logDescription)")
             }
-            self.opening = true
+            self.lifecycle = .starting(.opening)
             return self.transport.open().flatMapError { error in
-                self.opening = false
                 if let f = error as? TransportOpenFailure, case .never = f.retry {
                     self.setControllerState(for: f)
                     return self.eventLoop.makeFailedFuture(f)
@@ -124,8 +120,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
                 self.openFailed(error)
                 return self.eventLoop.makeSucceededVoidFuture()
             }.map {
-                self.opening = false
-                self.backoff.reset()
+                self.opened()
                 self.notifyReady()
             }
         }
@@ -135,56 +130,71 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// been tried, whether it answered or not: systemd must not time out (and restart gattd
     /// in a loop) while a dongle or UART is missing. STATUS= says what gattd waits for.
     private func notifyReady() {
-        guard !readyNotified, !stopping else { return }
-        readyNotified = true
+        guard case .starting(let link) = lifecycle else { return }
+        lifecycle = .serving(link)
         try? options.notifier.ready(status: core.isAdvertising ? statusLine() : options.waitingStatus)
     }
 
+    /// Opens the transport again (after the backoff delay, or when it says the controller
+    /// appeared: the kernel's adapter came back after it closed); not while it is opening,
+    /// nor once stopping.
     private func openTransport() {
-        guard !stopping, !opening else { return }
-        retryTask?.cancel()
-        retryTask = nil
-        opening = true
+        switch lifecycle.link {
+        case .retrying(let task)?: task.cancel()
+        case .awaitingController?, .open?: break
+        case .opening?, nil: return
+        }
+        lifecycle.setLink(.opening)
         transport.open().whenComplete { result in
-            self.opening = false
             switch result {
-            case .success: self.backoff.reset()
+            case .success: self.opened()
             case .failure(let error): self.openFailed(error)
             }
         }
     }
 
+    /// `open()` succeeded (a controller lost meanwhile has already scheduled its retry).
+    private func opened() {
+        guard case .opening? = lifecycle.link else { return }
+        lifecycle.setLink(.open)
+        backoff.reset()
+    }
+
     private func openFailed(_ error: any Error) {
+        guard lifecycle.link != nil else { return }
         let f = error as? TransportOpenFailure ?? TransportOpenFailure("\(error)", retry: .withBackoff)
         setControllerState(for: f)
         if f.retry == .whenAvailable {
+            lifecycle.setLink(.awaitingController)
             logger.warning("\(f.message)")
         } else {
             retry(after: f.message)
         }
     }
 
-
     /// Opens the transport again after the backoff delay. A controller that is away for
     /// hours must not fill the journal: the first failure is a warning, repeats are debug lines.
     private func retry(after message: String) {
-        guard !stopping else { return }
+        guard let link = lifecycle.link else { return }
         let (delay, first) = backoff.next()
         let line: Logger.Message = "\(message); retrying in \(delay.logDescription)"
         if first { logger.warning(line) } else { logger.debug(line) }
-        retryTask?.cancel()
-        retryTask = eventLoop.scheduleTask(in: delay) { self.openTransport() }
+        link.retry?.cancel()
+        lifecycle.setLink(.retrying(eventLoop.scheduleTask(in: delay) { self.openTransport() }))
     }
 
     /// Stops advertising, disconnects centrals politely and closes the transport. The
     /// future completes when done (at most ~2 s).
     public func stop() -> EventLoopFuture<Void> {
         eventLoop.flatSubmit {
-            if let p = self.stopPromise { return p.futureResult }
+            switch self.lifecycle {
+            case .stopping(let p), .stopped(let p): return p.futureResult
+            case .created, .starting, .serving: break
+            }
+            self.lifecycle.link?.retry?.cancel()
             let p = self.eventLoop.makePromise(of: Void.self)
-            self.stopPromise = p
+            self.lifecycle = .stopping(p)
             try? self.options.notifier.stopping()
-            self.retryTask?.cancel()
             guard self.core.address != nil else {
                 self.finishStop()
                 return p.futureResult
@@ -197,8 +207,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     }
 
     private func finishStop() {
-        guard let p = stopPromise, !stopped else { return }
-        stopped = true
+        guard case .stopping(let p) = lifecycle else { return }
+        lifecycle = .stopped(p)
         timer?.cancel()
         watchdog?.cancel()
         persisted?.flush()
@@ -210,20 +220,16 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     private func transportEvent(_ event: TransportEvent) {
         if case .ready(_, let description, let c?) = event, !advertisingSetsFit(c, description: description) { return }
         pendingEvents.append(event)
-        if processing == 0 { process([]) }
+        if case .quiet = turn { process([]) }
     }
 
     /// Performs the core's outputs, then feeds it the transport events that came meanwhile
     /// (and those the flush brings: a `.readyToSend`), and once all is quiet persists client
     /// state, flushes the transport and re-arms the timer: once per turn, not per event.
     func process(_ outputs: [PeripheralOutput]) {
-        processing += 1
+        guard case .quiet = turn else { return perform(outputs) }  // the running turn drains the rest
+        turn = .running  // transport events from here on queue in `pendingEvents`
         perform(outputs)
-        guard processing == 1 else {
-            processing -= 1
-            return
-        }
-        // Still counted as processing: transport events from here on queue in `pendingEvents`.
         repeat {
             while let e = pendingEvents.popFirst() {
                 if case .received(let id, let pdu) = e, logsPDUs { eventLog.attPDU(pdu, sent: false, central: self.centralName(id)) }
@@ -233,9 +239,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             syncClientStates()
             transport.flush()
         } while !pendingEvents.isEmpty
-        processing -= 1
+        turn = .quiet
         armTimer()
-        if stopping, core.isIdle { finishStop() }
+        if case .stopping = lifecycle, core.isIdle { finishStop() }
     }
 
     private func perform(_ outputs: [PeripheralOutput]) {
@@ -254,7 +260,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
 
     /// Schedules the core's next `tick`.
     private func armTimer() {
-        let deadline = stopped ? nil : Self.nextDeadline(of: &core)
+        let deadline: Duration?
+        if case .stopped = lifecycle { deadline = nil } else { deadline = Self.nextDeadline(of: &core) }
         // Most requests leave the deadline as it was: no cancel and schedule per request.
         if deadline == timerDeadline, timer != nil || deadline == nil { return }
         timer?.cancel()
@@ -278,8 +285,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         case .controllerReady(let address, let description, let controller):
             controllerReady(address: address, description: description, controller: controller)
         case .controllerLost(let reason):
-            if stopping { finishStop() } else { setControllerState(.resetting, reason: reason); retry(after: reason) }
-            if readyNotified, !stopping { try? options.notifier.status(options.waitingStatus) }
+            if lifecycle.isShuttingDown { finishStop() } else { setControllerState(.resetting, reason: reason); retry(after: reason) }
+            if lifecycle.isServing { try? options.notifier.status(options.waitingStatus) }
         case .advertisingChanged(let on, let set) where set != AdvertisingSet.primaryID:
             logger.info("advertising set \"\(set)\" \(on ? "on the air" : "stopped")")
             controlEventHandler?(.advertising(set: set, on ? .started : .stopped, reason: nil))
@@ -294,7 +301,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
                 startupPagesHeld = false
                 releaseCleanPages()
             }
-            if on, readyNotified { try? options.notifier.status(statusLine()) }
+            if on, lifecycle.isServing { try? options.notifier.status(statusLine()) }
         case .advertisingRefused(let whileConnected, let reason, _):
             controlEventHandler?(.advertising(set: "primary", .failed, reason: reason))
             if whileConnected {
@@ -368,4 +375,11 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     }
 
     var advertisedName: String { configuration.advertising.localName ?? configuration.name }
+}
+
+/// A turn of `PeripheralDaemon.process`: outputs performed, transport events drained, then
+/// one flush. Events that arrive during a turn wait for it (the core is never re-entered).
+private enum CoreTurn {
+    case quiet
+    case running
 }
