@@ -17,22 +17,12 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     let transport: any PeripheralTransport
     let options: DaemonOptions
     let persisted: PersistedValues?
-    /// Where bonds are kept (`<state-dir>/bonds`); nil: bonds last until the daemon stops.
-    let bondStore: BondStore?
-    /// The bonds, oldest first, as the transport was last given them.
-    var bonds: [StoredBond] = []
+    /// Bonds and bonded centrals' GATT state, and their files (`<state-dir>/bonds`).
+    var bondCoordinator: BondCoordinator
     /// Pairing prompts waiting for a control client's answer.
     var prompts = PairingPrompts()
     /// Whether a control client watches (and can answer pairing prompts).
     var controlWatched = false
-    /// Connections whose signed writes verify with a bond's CSRK: the bond's identity address.
-    var signingBonds: [ConnectionID: BluetoothAddress] = [:]
-    /// Bonded centrals' GATT state (`<state-dir>/bonds/<address>.gatt`); nil: kept in memory only.
-    let clientStateStore: ClientStateStore?
-    /// The GATT state of each bond, by identity address.
-    var clientStates: [BluetoothAddress: GATTClientState] = [:]
-    /// Connections recognised as bonded centrals, with their bond identity address.
-    var bondedConnections: [ConnectionID: BluetoothAddress] = [:]
     /// The services served: the config's, and those `add_service` added (where their handles are).
     var serviceLayout: ServiceLayout
     private let origin = ContinuousClock.now
@@ -78,8 +68,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.logsPDUs = logger.logLevel <= .debug
         self.options = options
         self.persisted = options.persistedValues(logger: logger)
-        self.bondStore = options.stateDirectory.map { BondStore(stateDirectory: $0) }
-        self.clientStateStore = options.stateDirectory.map { ClientStateStore(stateDirectory: $0) }
+        self.bondCoordinator = BondCoordinator(stateDirectory: options.stateDirectory, logger: logger)
         self.serviceLayout = ServiceLayout(config: configuration.services)
         let database = DaemonOptions.initialDatabase(configuration, persisted: persisted, logger: logger)
         var att = options.attServerConfiguration
@@ -322,15 +311,14 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             recogniseBondedCentral(c)
         case .disconnected(let c, let reason, let detail):
             prompts.closed(c.id)
-            signingBonds[c.id] = nil
-            bondedConnections[c.id] = nil
+            bondCoordinator.closed(c.id)
             eventLog.disconnected(c.address, reason: detail ?? "\(reason)")
             try? options.notifier.status(statusLine())
             controlEventHandler?(.disconnected(central: c.address.description, reason: reason.controlName))
             if core.connections.isEmpty { releaseCleanPages(whenIdle: true) }
         case .securityChanged(let c):
             logger.info("\(c.address): security \(c.security)")
-            if c.security.isEncrypted { bondSeen(c) }
+            if c.security.isEncrypted { bondCoordinator.seen(c.address) }
             recogniseBondedCentral(c)
         case .pairing(let c, let e):
             pairing(c, e)
@@ -339,7 +327,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             eventLog.att(e, database: db) { _ in central?.description }
             if case .written(let id, let c, let v) = e {
                 persisted?.record(db, characteristic: c, value: v, on: eventLoop)  // persist: Write Commands, Signed Writes
-                if signingBonds[id] != nil { keepSignCounter(id) }
+                if bondCoordinator.isSigning(id) { bondCoordinator.keepSignCounter(id, core.att.signCounter(for: id)) }
             }
             if case .persistRequest(let request, _, let writes) = e { answerPersistRequest(request, writes, central: central?.description) }
             if case .clientStateRequest(let request, let id, let state) = e { answerClientStateRequest(request, id, state) }

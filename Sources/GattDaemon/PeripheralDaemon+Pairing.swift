@@ -24,9 +24,9 @@ extension PeripheralDaemon {
         case .pairingComplete(let bond, let bonded):
             let kind = "\(bond.secureConnections ? "LE Secure Connections" : "legacy"), \(bond.authenticated ? "authenticated" : "unauthenticated"), key size \(bond.keySize)"
             if bonded {
-                saveBond(bond)
-                if bond.peerCSRK != nil { signingBonds[c.id] = bond.address }
-                centralBonded(c, identity: bond.address)
+                transport.setBonds(bondCoordinator.save(bond, maxBonds: configuration.maxBonds))
+                bondCoordinator.bonded(c.id, identity: bond.address, signs: bond.peerCSRK != nil)
+                core.setBonded(c.id)
                 logger.info("\(c.address): paired and bonded as \(bond.address) (\(kind))")
             } else {
                 logger.info("\(c.address): paired without bonding (\(kind))")
@@ -57,119 +57,38 @@ extension PeripheralDaemon {
         }
     }
 
-    /// The bond whose IRK resolves `address` when it is a resolvable private address
-    /// (Vol 6 Part B §1.3.2.3), not the bond's own identity address.
-    func bondResolving(_ address: BluetoothAddress) -> Bond? {
-        bonds.lazy.map(\.bond).first { $0.address != address && $0.resolves(address) }
-    }
-
-    private func removeBondFile(_ address: BluetoothAddress) {
-        do {
-            try bondStore?.remove(address)
-        } catch {
-            logger.error("\(error)")
-        }
-    }
+    /// The bond whose IRK resolves `address` when it is a resolvable private address.
+    func bondResolving(_ address: BluetoothAddress) -> Bond? { bondCoordinator.resolving(address) }
 
     /// Reads the bond store and gives its bonds to the transport (at start).
     func loadBonds() {
-        guard let store = bondStore else { return }
-        let (loaded, problems) = store.load()
-        for p in problems { logger.warning("\(p)") }
-        bonds = loaded
-        if !loaded.isEmpty { logger.info("loaded \(loaded.count) bond\(loaded.count == 1 ? "" : "s") from \(store.directory.path)") }
-        transport.setBonds(loaded.map(\.bond))
-        do {
-            let (irk, problem) = try store.localIRK()
-            if let problem { logger.warning("\(problem)") }
-            transport.setLocalIRK(irk)
-        } catch {
-            logger.error("\(error); our identity (IRK) lasts only until gattd stops")
-        }
+        let (bonds, irk) = bondCoordinator.load()
+        guard bondCoordinator.store != nil else { return }
+        transport.setBonds(bonds)
+        if let irk { transport.setLocalIRK(irk) }
     }
 
-    /// Keeps a completed bond: written durably before the pairing is reported complete,
-    /// the oldest evicted beyond `security.max_bonds`, and the transport given the new set.
-    func saveBond(_ bond: Bond) {
-        let stored = StoredBond(bond: bond, created: BondStore.unixTime())
-        bonds.removeAll { $0.bond.address == bond.address }
-        bonds.append(stored)
-        if let store = bondStore {
-            do {
-                try store.save(stored)
-            } catch {
-                logger.error("\(error); the bond lasts only until gattd stops")
-            }
-        }
-        if let max = configuration.maxBonds, bonds.count > max {
-            for old in bonds.prefix(bonds.count - max) {
-                removeBondFile(old.bond.address)
-                forgetClientState(old.bond.address)
-                logger.info("\(old.bond.address): bond evicted (max_bonds \(max))")
-            }
-            bonds.removeFirst(bonds.count - max)
-        }
-        transport.setBonds(bonds.map(\.bond))
-    }
-}
-
-// Signed writes (Core Spec Vol 3 Part C §10.4): the bonded central's CSRK and Sign Counter.
-extension PeripheralDaemon {
-    /// A bonded central (by identity address or an RPA its IRK resolves) that distributed a
-    /// CSRK: its signed writes verify on this link, counters at or below the stored one refused.
+    /// A bonded central that distributed a CSRK: its signed writes verify on this link,
+    /// counters at or below the stored one refused (Core Spec Vol 3 Part C §10.4).
     func restoreSigningKey(_ c: PeripheralConnection) {
-        guard let stored = bonds.first(where: { $0.bond.address == c.address || $0.bond.resolves(c.address) }),
-            let csrk = stored.bond.peerCSRK
-        else { return }
-        core.setSigningKey(c.id, csrk: csrk, lastSignCounter: stored.peerSignCounter)
-        signingBonds[c.id] = stored.bond.address
-    }
-
-    /// A bonded central encrypted its link: `last_seen` in its bond file (a failure to write
-    /// it only costs the date, so it is logged and nothing else).
-    func bondSeen(_ c: PeripheralConnection) {
-        guard let i = bonds.firstIndex(where: { $0.bond.address == c.address || $0.bond.resolves(c.address) }) else { return }
-        bonds[i].lastSeen = BondStore.unixTime()
-        do {
-            try bondStore?.save(bonds[i])
-        } catch {
-            logger.warning("\(error); the bond's last-seen time is not updated")
-        }
-    }
-
-    /// After a write on a signing link: a newer accepted Sign Counter is written to the bond,
-    /// so a replay is refused after a restart too.
-    func keepSignCounter(_ id: ConnectionID) {
-        guard let identity = signingBonds[id], let counter = core.att.signCounter(for: id),
-            let i = bonds.firstIndex(where: { $0.bond.address == identity }), bonds[i].peerSignCounter != counter
-        else { return }
-        bonds[i].peerSignCounter = counter
-        guard let store = bondStore else { return }
-        do {
-            try store.save(bonds[i])
-        } catch {
-            logger.error("\(error); the sign counter of \(identity) lasts only until gattd stops")
-        }
+        guard let key = bondCoordinator.signingKey(for: c.id, address: c.address) else { return }
+        core.setSigningKey(c.id, csrk: key.csrk, lastSignCounter: key.lastSignCounter)
     }
 }
 
 // Bonds for the control socket (`gattctl bonds`, `gattctl unbond`).
 extension PeripheralDaemon {
     /// The bonds, oldest first.
-    public var bondList: [StoredBond] { bonds }
+    public var bondList: [StoredBond] { bondCoordinator.bonds }
 
     /// Forgets the bond of `address` (its file, the transport's copy) and disconnects the
     /// central if it is connected (by that address or an RPA its IRK resolves), so it must
     /// pair again. False when there is no such bond.
     public func unbond(_ address: BluetoothAddress) -> Bool {
-        guard let stored = bonds.first(where: { $0.bond.address == address }) else { return false }
-        bonds.removeAll { $0.bond.address == address }
-        removeBondFile(address)
-        forgetClientState(address)
-        transport.removeBond(stored.bond)
-        transport.setBonds(bonds.map(\.bond))
-        logger.info("\(address): bond removed")
-        let linked = core.connections.values.filter { $0.address == address || stored.bond.resolves($0.address) }
+        guard let bond = bondCoordinator.remove(address) else { return false }
+        transport.removeBond(bond)
+        transport.setBonds(bondCoordinator.bonds.map(\.bond))
+        let linked = core.connections.values.filter { $0.address == address || bond.resolves($0.address) }
         for c in linked.sorted(by: { $0.id.rawValue < $1.id.rawValue }) { process(core.disconnect(c.id)) }
         return true
     }
