@@ -11,7 +11,7 @@ import Glibc
 import Musl
 #endif
 
-/// Runs a ``GattPeripheralDaemon`` as gattd does, whatever the transport: the control
+/// Runs a ``PeripheralDaemon`` as gattd does, whatever the transport: the control
 /// socket, SIGINT/SIGTERM (stop advertising, disconnect politely, exit 0), SIGHUP (reload
 /// the config) and systemd notifications (through ``DaemonOptions/notifier``).
 public struct DaemonRunner {
