@@ -18,7 +18,7 @@ extension ControlRequest {
 
 extension AdvertisingDataUpdate {
     /// The request's members for the fields this update replaces, as the config spells them.
-    var jsonMembers: [(String, JSONText)] {
+    public var jsonMembers: [(String, JSONText)] {
         var m: [(String, JSONText)] = []
         if let manufacturerData {
             m.append(("manufacturer_data", .array(manufacturerData.map { .object([("company_id", .int(Int($0.companyID))), ("data", .hexValue($0.data))]) })))

@@ -9,18 +9,23 @@ public struct ControlService: Sendable, Equatable {
     public var start: Int
     public var end: Int
     public var runtime: Bool
-    public init(id: String?, uuid: String, start: Int, end: Int, runtime: Bool) {
+    /// A runtime service put back from the state directory at start (state restoration),
+    /// not added by a program since.
+    public var restored: Bool
+    public init(id: String?, uuid: String, start: Int, end: Int, runtime: Bool, restored: Bool = false) {
         self.id = id
         self.uuid = uuid
         self.start = start
         self.end = end
         self.runtime = runtime
+        self.restored = restored
     }
 
     var json: JSONText {
         var m: [(String, JSONText)] = []
         if let id { m.append(("id", .string(id))) }
         m += [("uuid", .string(uuid)), ("start", .int(start)), ("end", .int(end)), ("runtime", .bool(runtime))]
+        if restored { m.append(("restored", .bool(true))) }
         return .object(m)
     }
 
@@ -30,5 +35,6 @@ public struct ControlService: Sendable, Equatable {
         start = try o.count("start")
         end = try o.count("end")
         runtime = try o.bool("runtime")
+        restored = o.has("restored") ? try o.bool("restored") : false
     }
 }

@@ -8,6 +8,9 @@ public struct DaemonOptions: Sendable {
     public var requestTimeout: Duration = .seconds(5)
     /// Where `persist` characteristics' values are kept; nil: not kept.
     public var stateDirectory: String?
+    /// Whether runtime services and advertising choices are kept in `stateDirectory` and put
+    /// back at start (state restoration; the config's `state_restoration` can turn it off too).
+    public var restoresState = true
     /// Log size (bytes) above which a commit of persisted values compacts
     /// (`PersistentStore.compactionThreshold`; `GATTD_COMPACTION_THRESHOLD` for tests).
     public var compactionThreshold = PersistentStore.defaultCompactionThreshold
@@ -43,16 +46,6 @@ public struct DaemonOptions: Sendable {
         var files: any StateDirectory = SystemStateDirectory(path)
         if let stateFiles { files = stateFiles }
         return PersistedValues(store: PersistentStore(directory: files, compactionThreshold: compactionThreshold), logger: logger, runner: commitRunner)
-    }
-
-    /// `configuration`'s database with the persisted values put back (logged when any).
-    static func initialDatabase(_ configuration: GattConfiguration, persisted: PersistedValues?, logger: Logger) -> GATTDatabase {
-        var database = configuration.makeDatabase()
-        if let persisted {
-            let n = persisted.apply(to: &database)
-            if n > 0 { PeripheralEventLog(logger: logger).restored(persistedValues: n) }
-        }
-        return database
     }
 }
 

@@ -45,6 +45,9 @@ public struct DaemonRunner {
     public var loadConfig: ConfigLoading
     /// Where the controller is, as `--transport` named it (for the systemd status).
     public var controllerLocation: String?
+    /// False with `--no-state-restoration`: runtime services and advertising choices are
+    /// not kept (the config's `state_restoration` can turn it off too).
+    public var restoresState = true
 
     public init(
         requestTimeout: Double, stateDirectory: String?, control: ControlServer.Options, logger: Logger, configName: String,
@@ -77,6 +80,7 @@ public struct DaemonRunner {
         }
         options.controllerLocation = controllerLocation
         options.configName = configName
+        options.restoresState = restoresState
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let transport = makeTransport(group.next())

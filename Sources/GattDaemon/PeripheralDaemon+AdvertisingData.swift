@@ -3,8 +3,8 @@ import GattTransport
 
 // The `advertising_data` op: a set's manufacturer and service data replaced while gattd runs,
 // built by the config's rules and checked against the controller's limits when the transport
-// knows them. Kept in memory only (`AdvertisingDataOverrides`): a restart advertises the
-// config; a reload keeps it unless the new config changes that field of that set.
+// knows them (`AdvertisingDataOverrides`). A reload keeps it unless the new config changes that
+// field of that set; with state restoration a restart keeps it too (`restore.json`).
 extension PeripheralDaemon {
     public func setAdvertisingData(_ update: AdvertisingDataUpdate, set: String?) -> AdvertisingDataUpdateError? {
         let id = set ?? AdvertisingSet.primaryID
@@ -19,6 +19,7 @@ extension PeripheralDaemon {
             logger.debug("advertising set \"\(id)\": new data \(AttributeValueLiteral.hexString(built.payloads.advertisingData)), scan response \(AttributeValueLiteral.hexString(built.payloads.scanResponseData))")
         }
         process(outputs)
+        keepAdvertisingData()
         return nil
     }
 

@@ -93,7 +93,10 @@ extension PeripheralDaemon {
         return status
     }
 
-    public func setAdvertising(_ enabled: Bool, set: String?) { process(core.setAdvertisingWanted(enabled, set: set)) }
+    public func setAdvertising(_ enabled: Bool, set: String?) {
+        process(core.setAdvertisingWanted(enabled, set: set))
+        keepAdvertisingChoice(enabled, set: set)
+    }
 
     public var advertisingSetIDs: [String] { core.allSets.map(\.id) }
 

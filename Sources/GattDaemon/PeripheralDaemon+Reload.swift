@@ -11,11 +11,15 @@ extension PeripheralDaemon {
                 throw ReloadRefused(message: refusal)
             }
             try? self.options.notifier.reloading()
-            var database = new.makeDatabase()
+            // Runtime services stay (at their handles) with state restoration, else go.
+            let (layout, kept, _) = Self.restoredLayout(new, self.restoration.state, logger: self.logger)
+            var database = layout.database(deviceName: new.name, appearance: new.appearance)
             self.persisted?.apply(to: &database)
             let (primary, otherSets) = self.reloadedAdvertising(from: self.configuration, to: new, payloads: payloads)
             self.configuration = new
-            self.serviceLayout = ServiceLayout(config: new.services)  // runtime services go with a reload
+            self.serviceLayout = layout
+            self.restoration.keep(kept, what: "the runtime services")
+            self.keepAdvertisingData()
             self.transport.configure(new)
             self.core.setMinimumEncryptionKeySize(new.security.minimumKeySize)
             self.core.securityOnConnect = new.security.securityOnConnect

@@ -3,10 +3,11 @@ import GattCore
 
 // Services added and removed while gattd runs. Handles never move (ServiceLayout); every
 // change indicates Service Changed for exactly the service's range and updates the Database
-// Hash; bonded centrals away are owed it. Runtime services are not written into the config
-// and do not survive a restart or a SIGHUP reload: the config file stays the one description
-// of what gattd serves, and, as with Core Bluetooth (an app's services go when the app goes),
-// the program that added them adds them again when it reconnects to the control socket.
+// Hash; bonded centrals away are owed it. With state restoration (a state directory, on by
+// default) a runtime service is kept in `<state-dir>/restore.json` before `add_service` is
+// answered, and comes back at the same handles after a restart or a SIGHUP reload;
+// `remove_service` removes it for good. Without it, runtime services last until gattd stops
+// or reloads, and the program that added them adds them again.
 extension PeripheralDaemon: RuntimeServiceControl {
     public func runServiceCommand(_ command: ControlCommand) -> ControlReply {
         switch command {
@@ -20,10 +21,18 @@ extension PeripheralDaemon: RuntimeServiceControl {
             case .success(let d): definition = d
             }
             var layout = serviceLayout
+            let start: UInt16
             do {
-                try layout.add(definition, after: core.database)
+                start = try layout.add(definition, after: core.database)
             } catch {
                 return .failure(ControlError(.invalidValue, Self.describe(error)))
+            }
+            var state = restoration.state
+            state.services.append(.init(start: start, definition: JSONText(json), id: definition.id))
+            do {
+                try restoration.save(state)
+            } catch {
+                return .failure(ControlError(.persistFailed, "\(error); the service is not added"))
             }
             apply(layout)
             guard let added = serviceList().last else { return .success }
@@ -36,6 +45,13 @@ extension PeripheralDaemon: RuntimeServiceControl {
                 try layout.remove(id: id, current: core.database)
             } catch {
                 return .failure(ControlError(.unknownService, Self.describe(error)))
+            }
+            var state = restoration.state
+            state.services.removeAll { $0.id == id }
+            do {
+                try restoration.save(state)
+            } catch {
+                return .failure(ControlError(.persistFailed, "\(error); the service is not removed"))
             }
             apply(layout)
             if let old {
@@ -64,7 +80,8 @@ extension PeripheralDaemon: RuntimeServiceControl {
         return db.services.dropFirst(GATTDatabase.builtInServiceCount).enumerated().map { i, s in
             ControlService(
                 id: s.id, uuid: s.uuid.description, start: Int(s.handle.rawValue), end: Int(s.endHandle.rawValue),
-                runtime: i < serviceLayout.fromConfig.count && !serviceLayout.fromConfig[i])
+                runtime: i < serviceLayout.fromConfig.count && !serviceLayout.fromConfig[i],
+                restored: restoredServices.contains(s.handle.rawValue))
         }
     }
 

@@ -25,6 +25,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var controlWatched = false
     /// The services served: the config's, and those `add_service` added (where their handles are).
     var serviceLayout: ServiceLayout
+    /// What programs changed at run time, kept for a restart (`<state-dir>/restore.json`).
+    var restoration: RestorationCoordinator
+    /// First handles of the runtime services put back from `restoration` (not added by this run).
+    var restoredServices: Set<UInt16> = []
     private let origin = ContinuousClock.now
 
     /// The config as loaded (without run-time advertising data).
@@ -69,13 +73,21 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.options = options
         self.persisted = options.persistedValues(logger: logger)
         self.bondCoordinator = BondCoordinator(stateDirectory: options.stateDirectory, logger: logger)
-        self.serviceLayout = ServiceLayout(config: configuration.services)
-        let database = DaemonOptions.initialDatabase(configuration, persisted: persisted, logger: logger)
+        var restoration = RestorationCoordinator(
+            stateDirectory: options.stateDirectory, enabled: options.restoresState && configuration.stateRestoration, logger: logger)
+        let saved = restoration.load()
+        let (layout, kept, restored) = Self.restoredLayout(configuration, saved, logger: logger)
+        self.serviceLayout = layout
+        self.restoredServices = restored
+        var database = layout.database(deviceName: configuration.name, appearance: configuration.appearance)
+        if let n = persisted?.apply(to: &database), n > 0 { PeripheralEventLog(logger: logger).restored(persistedValues: n) }
         var att = options.attServerConfiguration
         att.minimumKeySize = configuration.security.minimumKeySize
         self.core = Peripheral(
             database: database, payloads: payloads, otherSets: Self.otherSets(configuration), maxConnections: configuration.advertising.maxConnections, att: att)
         self.core.securityOnConnect = configuration.security.securityOnConnect
+        self.restoration = restoration
+        restoreAdvertising(kept)
     }
 
 

@@ -70,11 +70,11 @@ struct ListServices: ParsableCommand {
 }
 
 enum ServiceRendering {
-    /// `0x0037-0x0039  5ED0  id=heart  runtime`
+    /// `0x0037-0x0039  5ED0  id=heart  runtime` (`runtime, restored` when put back at start)
     static func line(_ s: ControlService) -> String {
         var parts = ["\(AttributeHandle(UInt16(clamping: s.start)))-\(AttributeHandle(UInt16(clamping: s.end)))", s.uuid]
         if let id = s.id { parts.append("id=\(id)") }
-        parts.append(s.runtime ? "runtime" : "config")
+        parts.append(s.runtime ? (s.restored ? "runtime, restored" : "runtime") : "config")
         return parts.joined(separator: "  ")
     }
 }

@@ -44,6 +44,9 @@ struct Gattd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where bonds and persisted values are kept.", valueName: "dir"))
     var stateDir: String = "/var/lib/gattd"
 
+    @Flag(name: .long, help: "Do not keep services added at run time, advertising turned on or off and run-time advertising data across restarts and reloads (state restoration); the config file alone says what is served.")
+    var noStateRestoration = false
+
     @Option(name: .long, help: ArgumentHelp("Seconds a control client has to answer a forwarded read or write before the central gets Unlikely Error.", valueName: "seconds"))
     var requestTimeout: Double = 5
 

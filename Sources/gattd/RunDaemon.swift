@@ -50,6 +50,7 @@ func runDaemon(_ options: Gattd) throws {
         requestTimeout: options.requestTimeout, stateDirectory: options.stateDir, control: control, logger: logger,
         configName: options.config, loadConfig: { loadConfig(options.config) })
     runner.controllerLocation = "\(spec)"
+    runner.restoresState = !options.noStateRestoration
     do {
         try runner.run(configuration: configuration, payloads: payloads) { eventLoop in
             let transport = makeTransport(spec, eventLoop: eventLoop, configuration: configuration, logger: logger)

@@ -74,6 +74,9 @@ public struct GattConfiguration: Sendable, Equatable {
     /// `security.restore_without_encryption`: a bonded central recognised by an RPA its IRK
     /// resolves gets its subscriptions back when it connects, before it encrypts.
     public var restoreWithoutEncryption = false
+    /// `state_restoration`: runtime services and advertising choices come back after a
+    /// restart (with a state directory); false: the config file is the only truth.
+    public var stateRestoration = true
 
     public init(name: String, appearance: UInt16 = 0, advertising: AdvertisingConfiguration = AdvertisingConfiguration(), services: [ServiceDefinition] = []) {
         self.name = name

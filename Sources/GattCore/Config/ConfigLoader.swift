@@ -9,7 +9,7 @@ import Darwin
 /// Reads and validates a gattd JSON config (docs/config.md). Every problem is
 /// reported at once, each with its JSON path, in document order.
 public enum ConfigLoader {
-    static let topLevelKeys = ["$schema", "name", "appearance", "advertising", "advertising_sets", "connection", "security", "services"]
+    static let topLevelKeys = ["$schema", "name", "appearance", "advertising", "advertising_sets", "connection", "security", "services", "state_restoration"]
 
     /// The largest config file accepted.
     public static let maximumFileSize = 16 << 20
@@ -128,6 +128,7 @@ public enum ConfigLoader {
             config.advertisingSets = AdvertisingParser(reader: r).parseSets(v, primary: advertising, appearance: appearance)
         }
         if let v = obj.value("security") { SecurityParser(reader: r).parse(v, into: &config) }
+        if let v = obj.value("state_restoration"), let b = r.bool(v, at: "state_restoration") { config.stateRestoration = b }
         return config
     }
 }

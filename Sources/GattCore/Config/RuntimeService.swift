@@ -55,9 +55,12 @@ public struct ServiceLayout: Sendable, Equatable {
         case included(by: String)
     }
 
-    /// Adds `service` after the last handle of `current` (the database built from this layout).
-    public mutating func add(_ service: ServiceDefinition, after current: GATTDatabase) throws(Refusal) {
-        let start = Int(current.lastHandle.rawValue) + 1
+    /// Adds `service` after the last handle of `current` (the database built from this layout),
+    /// or at `start` when that is past it (a service put back where it was before a restart,
+    /// its handles unchanged). Returns its first handle.
+    @discardableResult
+    public mutating func add(_ service: ServiceDefinition, after current: GATTDatabase, at requested: UInt16? = nil) throws(Refusal) -> UInt16 {
+        let start = max(Int(current.lastHandle.rawValue) + 1, requested.map(Int.init) ?? 0)
         var placements = self.placements
         // Pin every existing service where it is now, so nothing moves.
         for (i, s) in current.services.dropFirst(GATTDatabase.builtInServiceCount).enumerated() where i < placements.count {
@@ -68,6 +71,7 @@ public struct ServiceLayout: Sendable, Equatable {
         self.services.append(service)
         self.placements = placements + [UInt16(start)]
         self.fromConfig.append(false)
+        return UInt16(start)
     }
 
     /// Removes the service with config id `id` (its handles become a gap).
