@@ -14,7 +14,7 @@ from bumble.core import UUID
 
 from control_client import ControlClient
 from gatt_central import att_error, central_device, connect_peer, raw_request, wait_for_log
-from harness import REPO_ROOT, att_round_trip, record_updates, run
+from harness import REPO_ROOT, att_round_trip, both_link_layers, record_updates, run
 from test_bonded_state import SERVICE_CHANGED, SERVICE_CHANGED_CCCD, updates_for, write_cccd
 from test_pairing import config_with, gattd_address, pairing
 
@@ -130,5 +130,83 @@ def test_a_bonded_central_away_during_add_service_gets_service_changed_on_reconn
             assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x37, 0x00, 0x3A, 0x00])]
             await asyncio.wait_for(peer.connection.disconnect(), 5)
         await control.close()
+
+    run(body(), timeout=60)
+
+
+BATTERY = {"id": "fuel", "uuid": "180F", "characteristics": [{"uuid": "2A19", "properties": ["read"], "value": {"hex": "64"}}]}
+
+
+@both_link_layers
+def test_state_restoration_a_runtime_service_is_back_at_its_handles_after_kill_9(controllers, gattd, tmp_path):
+    """State restoration: add_service is answered once the service is kept in the state
+    directory, so after kill -9 and a restart it is served at the same handles, and a bonded
+    central reads it by its cached handle with no rediscovery and no Service Changed; a service
+    removed with remove_service stays removed."""
+    config = config_with()
+    first = gattd(config)
+
+    async def body():
+        async with central_device(controllers[1]) as device:
+            device.pairing_config_factory = pairing(sc=True)
+            peer = await connect_peer(device, gattd_address(controllers))
+            await asyncio.wait_for(peer.connection.pair(), 15)
+            await wait_for_log(first, r"paired and bonded as C0:00:00:00:00:01")
+            await write_cccd(peer, SERVICE_CHANGED_CCCD, 0x0002)
+            indicated = record_updates(peer)
+            control = await ControlClient.open(tmp_path / "control.sock")
+            heart = await control.request({"op": "add_service", "service": HEART})
+            assert heart["services"][0]["start"] == 0x37
+            battery = await control.request({"op": "add_service", "service": BATTERY})
+            assert battery["services"][0]["start"] == 0x3B  # 0x3B-0x3D, value 0x3D
+            assert bytes(await peer.gatt_client.read_value(0x3D)) == b"\x64"
+            assert await control.request({"op": "remove_service", "service": "fuel"}) == {"ok": True}
+            await control.close()
+            # Every Service Changed confirmed (a request after the confirmations: gattd has them),
+            # so none is owed when the central comes back.
+            assert len(await updates_for(indicated, SERVICE_CHANGED, count=3)) == 3
+            await att_round_trip(peer)
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+            await wait_for_log(first, r"disconnected: C0:00:00:00:00:01")
+
+            first.kill()
+            second = gattd(config)
+            await wait_for_log(second, r"restored 1 runtime service")
+            control = await ControlClient.open(tmp_path / "control.sock")
+            listed = await control.request({"op": "list_services"})
+            await control.close()
+            runtime = [(s.get("id"), s["start"], s["end"], s.get("restored")) for s in listed["services"] if s["runtime"]]
+            assert runtime == [("heart", 0x37, 0x3A, True)]
+
+            peer = await connect_peer(device, gattd_address(controllers))
+            received = record_updates(peer)
+            await asyncio.wait_for(peer.connection.encrypt(), 10)
+            await wait_for_log(second, r"bonded central C0:00:00:00:00:01")
+            # The cached handle of heart's value, read with no discovery on this connection.
+            assert bytes(await peer.gatt_client.read_value(0x39)) == b"\x00"
+            # fuel stays removed: its handles are not served.
+            att_error(await raw_request(peer, bytes([0x0A, 0x3D, 0x00])), 0x0A, 0x003D, 0x01)
+            # The database is the one the central knew: no Service Changed.
+            await att_round_trip(peer)
+            assert [h for h, _ in received if h == SERVICE_CHANGED] == []
+            await asyncio.wait_for(peer.connection.disconnect(), 5)
+
+    run(body(), timeout=60)
+
+
+def test_without_state_restoration_a_runtime_service_goes_with_a_restart(controllers, gattd, tmp_path):
+    config = config_with()
+    first = gattd(config, extra_args=["--no-state-restoration"])
+
+    async def body():
+        control = await ControlClient.open(tmp_path / "control.sock")
+        assert (await control.request({"op": "add_service", "service": HEART}))["ok"] is True
+        await control.close()
+        first.stop()
+        gattd(config, extra_args=["--no-state-restoration"])
+        control = await ControlClient.open(tmp_path / "control.sock")
+        listed = await control.request({"op": "list_services"})
+        await control.close()
+        assert [s for s in listed["services"] if s["runtime"]] == []
 
     run(body(), timeout=60)
