@@ -394,7 +394,7 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
                 if request["op"] == "add_service":
                     await peer.ok(request, services=[added])
                 elif request["op"] == "list_services":
-                    await peer.ok(request, services=[added])
+                    await peer.ok(request, services=[dict(added, restored=True)])
                 elif request["service"] == "nope":
                     await peer.error(request, "unknown_service")
                 else:
@@ -404,7 +404,7 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
         async def body(client: GattdClient, fake: FakeGattd) -> None:
             service = {"id": "extra", "uuid": "5E60", "characteristics": []}
             self.assertEqual(await client.add_service(service), Service("extra", "5E60", 40, 42, True))
-            self.assertEqual(await client.list_services(), [Service("extra", "5E60", 40, 42, True)])
+            self.assertEqual(await client.list_services(), [Service("extra", "5E60", 40, 42, True, restored=True)])
             await client.remove_service("extra")
             with self.assertRaises(UnknownServiceError):
                 await client.remove_service("nope")

@@ -117,9 +117,11 @@ class Service:
     """Its last handle."""
     runtime: bool
     """Added with `add_service` (not from the config)."""
+    restored: bool = False
+    """A runtime service put back from the state directory at start (state restoration)."""
 
     @classmethod
     def from_json(cls, o: Mapping[str, Any]) -> "Service":
         sid = o.get("id")
         return cls(id=sid if isinstance(sid, str) else None, uuid=str(o["uuid"]), start=int(o["start"]),
-                   end=int(o["end"]), runtime=bool(o.get("runtime")))
+                   end=int(o["end"]), runtime=bool(o.get("runtime")), restored=bool(o.get("restored")))
