@@ -97,14 +97,11 @@ extension PeripheralDaemon {
         }
     }
 
-    /// A bonded central's CCCD or Client Supported Features write: answered once durable.
-    func answerClientStateRequest(_ request: PendingRequestID, _ id: ConnectionID, _ state: GATTClientState) {
-        guard let address = bondedConnections[id] else {
-            eventLoop.execute { _ = self.respond(to: request, result: .success([])) }
-            return
-        }
-        let saved = saveClientState(address, state)
-        eventLoop.execute { _ = self.respond(to: request, result: saved ? .success([]) : .failure(.unlikelyError)) }
+    /// A commit's client state (a bonded central's CCCD or Client Supported Features write):
+    /// saved for its bond; false when it could not be written.
+    func saveBondedClientState(_ id: ConnectionID, _ state: GATTClientState) -> Bool {
+        guard let address = bondedConnections[id] else { return true }
+        return saveClientState(address, state)
     }
 
     /// A bond removed: its GATT state goes too.

@@ -47,11 +47,11 @@ import Testing
         let humidity = c.services[0].characteristics[1]
         #expect(humidity.id == nil && humidity.permissions == [.readEncryptionRequired])
         let interval = c.services[1].characteristics[0]
-        #expect(interval.persist && interval.properties.contains([.reliableWrite, .writableAuxiliaries]))
+        #expect(interval.valueSource == .storedOnCommit && interval.properties.contains([.reliableWrite, .writableAuxiliaries]))
         #expect(interval.permissions == [.readable, .writeEncryptionRequired])
         #expect(c.services[2].characteristics[0].value == Array("Example Corp".utf8))
         let rx = c.services[3].characteristics[0]
-        #expect(rx.handler == .control && rx.permissions == [.writeable] && rx.maxLength == 244)
+        #expect(rx.valueSource == .deferred && rx.permissions == [.writeable] && rx.maxLength == 244)
         #expect(c.services[3].characteristics[1].permissions == [])
     }
 
@@ -70,7 +70,7 @@ import Testing
         #expect(c.advertising == expected)
         let ch = c.services[0].characteristics[0]
         #expect(ch.permissions == [.readable, .writeable])
-        #expect(ch.maxLength == 512 && ch.value == [] && ch.handler == .store && !ch.persist && ch.userDescription == nil)
+        #expect(ch.maxLength == 512 && ch.value == [] && ch.valueSource == .stored && ch.userDescription == nil)
         #expect(c.services[0].isPrimary && c.services[0].id == nil)
         #expect(try F.load(#"{"name": "No services"}"#).services == [])
     }

@@ -16,7 +16,7 @@ import Testing
         configuration.security = SecurityManagerConfiguration()
         var h = HostHarness(configuration: configuration)
         h.bringUp()
-        h.host.setControlClientAttached(true)
+        h.host.setDeferredAccessAvailable(true)
         for cycle in 0..<Self.cycles {
             let handle = UInt16(0x0001 + cycle % 0x0EFF)
             h.connect(handle)
@@ -49,7 +49,7 @@ import Testing
     /// IDs never reused, each with a subscription, queued notifications and a pending request.
     @Test func peripheralCoreForgetsEveryClosedConnection() {
         var core = Peripheral(database: ATTFixture.database(), payloads: PeripheralTests.payloads, maxConnections: 1)
-        _ = core.setControlClientAttached(true, now: .zero)
+        _ = core.setDeferredAccessAvailable(true, now: .zero)
         _ = core.handle(.ready(address: PeripheralTests.address, description: "test"), now: .zero)
         _ = core.handle(.advertisingChanged(true), now: .zero)
         for cycle in 0..<Self.cycles {
