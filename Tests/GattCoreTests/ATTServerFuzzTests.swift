@@ -53,7 +53,7 @@ import Testing
             let pdu = Self.generate(&rng)
             let now = Duration.milliseconds(i)
             var outputs = server.receive(pdu, from: c, now: now)
-            // The control client answers at once, at random.
+            // Deferred accesses are answered at once, at random.
             var k = 0
             while k < outputs.count {
                 if case .event(let e) = outputs[k] {

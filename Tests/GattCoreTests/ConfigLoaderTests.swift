@@ -216,6 +216,26 @@ import Testing
             == [#"services[0].characteristics[0].handler: "stor" is not a handler; did you mean "store"?"#])
         #expect(F.errors(F.oneCharacteristic(#""id": "c", "uuid": "2A37", "properties": ["read"], "handler": "control", "persist": true"#))
             == [#"services[0].characteristics[0].persist: only "handler": "store" values can persist; with "control" the control client owns the value"#])
+        // The same whichever key comes first.
+        #expect(F.errors(F.oneCharacteristic(#""id": "c", "uuid": "2A37", "properties": ["read"], "persist": true, "handler": "control""#))
+            == [#"services[0].characteristics[0].persist: only "handler": "store" values can persist; with "control" the control client owns the value"#])
+    }
+
+    /// `"handler"` and `"persist"` map to one `CharacteristicValueSource`.
+    @Test func handlerAndPersistMapToTheValueSource() throws {
+        let cases: [(String, CharacteristicValueSource)] = [
+            ("", .stored),
+            (#", "handler": "store""#, .stored),
+            (#", "persist": false"#, .stored),
+            (#", "handler": "store", "persist": true"#, .storedOnCommit),
+            (#", "persist": true"#, .storedOnCommit),
+            (#", "handler": "control""#, .deferred),
+            (#", "handler": "control", "persist": false"#, .deferred),
+        ]
+        for (keys, source) in cases {
+            let c = try F.load(F.oneCharacteristic(#""id": "c", "uuid": "2A37", "properties": ["read"]"# + keys))
+            #expect(c.services[0].characteristics[0].valueSource == source, "\(keys)")
+        }
     }
 
     // MARK: - Descriptors

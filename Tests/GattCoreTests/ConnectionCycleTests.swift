@@ -3,7 +3,7 @@ import Testing
 
 /// Issue #12: 1,000 connect/disconnect cycles leave no per-connection state behind in the host
 /// (connections, ACL reassembly, flow control, Security Managers), the peripheral core
-/// (connection table) or the ATT server (bearers, pending control requests, busy set), so the
+/// (connection table) or the ATT server (bearers, pending deferred accesses, busy set), so the
 /// daemon's memory cannot grow with the number of connections it has served.
 @Suite struct ConnectionCycleTests {
     static let cycles = 1_000
