@@ -35,8 +35,7 @@ public struct DaemonOptions: Sendable {
     /// The ATT server settings these options ask for.
     var attServerConfiguration: ATTServerConfiguration {
         var c = ATTServerConfiguration()
-        c.controlTimeout = requestTimeout
-        c.persistWrites = stateDirectory != nil  // persist: acknowledge persisted writes once durable
+        c.deferredAccessTimeout = requestTimeout
         return c
     }
 

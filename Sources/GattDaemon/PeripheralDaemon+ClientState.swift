@@ -30,9 +30,9 @@ extension PeripheralDaemon {
         bondCoordinator.sync { core.clientState(for: $0) }
     }
 
-    /// A bonded central's CCCD or Client Supported Features write: answered once durable.
-    func answerClientStateRequest(_ request: PendingRequestID, _ id: ConnectionID, _ state: GATTClientState) {
-        let saved = bondCoordinator.commitClientState(state, of: id)
-        eventLoop.execute { _ = self.respond(to: request, result: saved ? .success([]) : .failure(.unlikelyError)) }
+    /// A commit's client state (a bonded central's CCCD or Client Supported Features write):
+    /// saved for its bond; false when it could not be written.
+    func saveBondedClientState(_ id: ConnectionID, _ state: GATTClientState) -> Bool {
+        bondCoordinator.commitClientState(state, of: id)
     }
 }

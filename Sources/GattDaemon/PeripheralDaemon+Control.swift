@@ -21,14 +21,14 @@ extension PeripheralDaemon {
     /// Makes the persisted values among `writes` durable without changing the served values;
     /// nil when none is persisted. A failure also sends watchers `persist_failed`.
     /// (`setValue`/`notify` then serve a persisted value: no new write, nothing to record.)
-    public func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<PersistOutcome>? {
+    public func persist(_ writes: [CommittedValue], central: String?) -> EventLoopFuture<PersistOutcome>? {
         guard let future = durable(writes, central: central) else { return nil }
         return future.map { committed -> PersistOutcome in committed.overtaken.isEmpty ? .newest : .overtaken }
     }
 
-    private func durable(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<PersistedValues.Committed>? {
+    private func durable(_ writes: [CommittedValue], central: String?) -> EventLoopFuture<PersistedValues.Committed>? {
         let db = database
-        guard let persisted, writes.contains(where: { db.characteristics.indices.contains($0.characteristic) && db.characteristics[$0.characteristic].persist })
+        guard let persisted, writes.contains(where: { db.characteristics.indices.contains($0.characteristic) && db.characteristics[$0.characteristic].valueSource == .storedOnCommit })
         else { return nil }
         let future = persisted.commit(db, writes, on: eventLoop)
         future.whenFailure { error in
@@ -39,11 +39,16 @@ extension PeripheralDaemon {
         return future
     }
 
-    /// Answers a `.persistRequest` once the values are durable (Unlikely Error when they cannot
-    /// be); a durable value whose request is gone (its central left) is still put in place.
-    /// Putting them in place is no new write (`PersistedValues.applying`), and a value overtaken
-    /// by a newer Write Command leaves that newer one served.
-    func answerPersistRequest(_ request: PendingRequestID, _ writes: [PersistedWrite], central: String?) {
+    /// Answers a commit (`DeferredAccess.commit`) once, when a bonded central's client state is
+    /// saved and the values are durable; Unlikely Error when either cannot be. Without a state
+    /// directory it succeeds at once. A durable value whose request is gone (its central left)
+    /// is still put in place. Putting them in place is no new write (`PersistedValues.applying`),
+    /// and a value overtaken by a newer Write Command leaves that newer one served.
+    func answerCommit(_ request: PendingRequestID, _ id: ConnectionID, values writes: [CommittedValue], clientState: GATTClientState?, central: String?) {
+        if let clientState, !saveBondedClientState(id, clientState) {
+            eventLoop.execute { _ = self.respond(to: request, result: .failure(.unlikelyError)) }
+            return
+        }
         guard let persisted, let future = durable(writes, central: central) else {
             eventLoop.execute { _ = self.respond(to: request, result: .success([])) }
             return
@@ -111,7 +116,7 @@ extension PeripheralDaemon {
         }
     }
 
-    public func setControlClientAttached(_ attached: Bool) { process(core.setControlClientAttached(attached, now: now)) }
+    public func setControlClientAttached(_ attached: Bool) { process(core.setDeferredAccessAvailable(attached, now: now)) }
 
     public func setControlWatched(_ watched: Bool) {
         controlWatched = watched

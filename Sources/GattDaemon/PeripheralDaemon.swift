@@ -341,8 +341,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
                 persisted?.record(db, characteristic: c, value: v, on: eventLoop)  // persist: Write Commands, Signed Writes
                 if bondCoordinator.isSigning(id) { bondCoordinator.keepSignCounter(id, core.att.signCounter(for: id)) }
             }
-            if case .persistRequest(let request, _, let writes) = e { answerPersistRequest(request, writes, central: central?.description) }
-            if case .clientStateRequest(let request, let id, let state) = e { answerClientStateRequest(request, id, state) }
+            if case .deferredAccess(let request, let id, .commit(let values, let clientState)) = e {
+                answerCommit(request, id, values: values, clientState: clientState, central: central?.description)
+            }
             if let handler = controlEventHandler, let ce = ControlEvent.from(e, database: db, central: { _ in central?.description }) {
                 handler(ce)
             }

@@ -122,24 +122,28 @@ import Testing
         #expect(h.server.clientState(for: h.c1)?.serviceChangedOwed == nil)
     }
 
-    @Test func bondedClientsCCCDWriteIsAnsweredOnceDurable() throws {
+    @Test func bondedClientsCCCDWriteIsAnsweredOnceCommitted() throws {
         var h = ATTHarness()
         h.server.setBonded(h.c1)
         #expect(h.send([0x12, 0x13, 0x00, 0x01, 0x00]) == [])
-        guard case .clientStateRequest(let rid, let id, let state)? = h.events.first else {
-            Issue.record("no client state request: \(h.events)")
+        guard case .deferredAccess(let rid, let id, .commit(let values, let state?))? = h.events.first else {
+            Issue.record("no commit with client state: \(h.events)")
             return
         }
         #expect(id == h.c1)
+        #expect(values == [])
         #expect(state.clientConfigurations == ["id:notify": 1])
-        // Not applied before it is durable.
+        // Not applied before it is committed.
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.notify) == 0)
         h.absorb(try h.server.respond(to: rid, result: .success([]), now: .zero))
         #expect(h.drain(h.c1) == [[0x13]])
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.notify) == 1)
         // A failure is the ATT error; nothing changes.
         #expect(h.send([0x12, 0x13, 0x00, 0x00, 0x00]) == [])
-        guard case .clientStateRequest(let rid2, _, _)? = h.events.first else { return }
+        guard case .deferredAccess(let rid2, _, .commit)? = h.events.first else {
+            Issue.record("no commit: \(h.events)")
+            return
+        }
         h.absorb(try h.server.respond(to: rid2, result: .failure(.unlikelyError), now: .zero))
         #expect(h.drain(h.c1) == [[0x01, 0x12, 0x13, 0x00, 0x0E]])
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.notify) == 1)

@@ -48,18 +48,17 @@ import Testing
         var failures: [String] = []
         var answered = 0
         for i in 0..<20_000 {
-            server.controlClientAttached = i % 3 != 0
+            server.deferredAccessAvailable = i % 3 != 0
             if i % 1000 == 999 { server.setSecurity(c, i % 2000 == 999 ? .medium : .low) }
             let pdu = Self.generate(&rng)
             let now = Duration.milliseconds(i)
             var outputs = server.receive(pdu, from: c, now: now)
-            // The control client answers at once, at random.
+            // Deferred accesses are answered at once, at random.
             var k = 0
             while k < outputs.count {
                 if case .event(let e) = outputs[k] {
                     var rid: PendingRequestID?
-                    if case .readRequest(let id, _, _, _) = e { rid = id }
-                    if case .writeRequest(let id, _, _, _, _) = e { rid = id }
+                    if case .deferredAccess(let id, _, _) = e { rid = id }
                     if let rid {
                         let result: Result<[UInt8], ATTError> = Bool.random(using: &rng)
                             ? .success((0..<Int.random(in: 0...40, using: &rng)).map { UInt8($0) }) : .failure(.unlikelyError)

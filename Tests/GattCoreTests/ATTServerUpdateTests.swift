@@ -184,33 +184,32 @@ import Testing
     }
 }
 
-/// Characteristics answered by the control client, and the sequential protocol.
-@Suite struct ATTServerControlTests {
+/// `.deferred` values (reads and writes handed out as deferred accesses), and the sequential protocol.
+@Suite struct ATTServerDeferredAccessTests {
     func pendingID(_ events: [ATTServerEvent]) -> PendingRequestID? {
         for e in events {
-            if case .readRequest(let id, _, _, _) = e { return id }
-            if case .writeRequest(let id, _, _, _, _) = e { return id }
+            if case .deferredAccess(let id, _, _) = e { return id }
         }
         return nil
     }
 
-    @Test func readIsForwardedAndAnsweredLater() throws {
+    @Test func readIsDeferredAndAnsweredLater() throws {
         var h = ATTHarness()
-        h.server.controlClientAttached = true
+        h.server.deferredAccessAvailable = true
         #expect(h.send([0x0A, 0x1D, 0x00]) == [])
-        #expect(h.events == [.readRequest(id: PendingRequestID(1), h.c1, characteristic: ATTFixture.control, offset: 0)])
+        #expect(h.events == [.deferredAccess(id: PendingRequestID(1), h.c1, .read(characteristic: ATTFixture.control, offset: 0))])
         let out = try h.server.respond(to: PendingRequestID(1), result: .success([1, 2, 3]), now: .seconds(1))
         #expect(out == [.outgoingAvailable(h.c1)])
         #expect(h.drain(h.c1) == [[0x0B, 1, 2, 3]])
         #expect(throws: ATTRespondError.unknownRequest) { try h.server.respond(to: PendingRequestID(1), result: .success([]), now: .seconds(1)) }
         // Read Blob carries the offset; errors go back with the handle.
         _ = h.send([0x0C, 0x1D, 0x00, 0x05, 0x00])
-        #expect(h.events == [.readRequest(id: PendingRequestID(2), h.c1, characteristic: ATTFixture.control, offset: 5)])
+        #expect(h.events == [.deferredAccess(id: PendingRequestID(2), h.c1, .read(characteristic: ATTFixture.control, offset: 5))])
         _ = try h.server.respond(to: PendingRequestID(2), result: .failure(.invalidOffset), now: .seconds(1))
         #expect(h.drain(h.c1) == [[0x01, 0x0C, 0x1D, 0x00, 0x07]])
     }
 
-    @Test func withoutControlClientReadsStoredValueAndRejectsWrites() {
+    @Test func withoutDeferredAccessReadsStoredValueAndRejectsWrites() {
         var h = ATTHarness()
         #expect(h.request([0x0A, 0x1D, 0x00]) == [0x0B, 0xC0])
         #expect(h.request([0x12, 0x1D, 0x00, 0x01]) == [0x01, 0x12, 0x1D, 0x00, 0xFC])
@@ -221,7 +220,7 @@ import Testing
 
     @Test func unansweredRequestTimesOutWithUnlikelyError() {
         var h = ATTHarness()
-        h.server.controlClientAttached = true
+        h.server.deferredAccessAvailable = true
         _ = h.send([0x0A, 0x1D, 0x00], now: .seconds(100))
         #expect(h.server.nextDeadline == .seconds(105))
         #expect(h.server.tick(now: .seconds(104)) == [])
@@ -234,7 +233,7 @@ import Testing
 
     @Test func laterPDUsAreHeldUntilTheAnswer() throws {
         var h = ATTHarness()
-        h.server.controlClientAttached = true
+        h.server.deferredAccessAvailable = true
         h.subscribe(0x13, 0x02)
         _ = h.server.notify(characteristic: ATTFixture.notify, value: [1], now: .zero)
         _ = h.server.notify(characteristic: ATTFixture.notify, value: [2], now: .zero)
@@ -254,11 +253,11 @@ import Testing
         #expect(h.events == [.written(h.c1, characteristic: ATTFixture.rw, value: [0x77])])
     }
 
-    @Test func writeIsForwarded() throws {
+    @Test func writeIsDeferred() throws {
         var h = ATTHarness()
-        h.server.controlClientAttached = true
+        h.server.deferredAccessAvailable = true
         #expect(h.send([0x12, 0x1D, 0x00, 0x01, 0x02]) == [])
-        #expect(h.events == [.writeRequest(id: PendingRequestID(1), h.c1, characteristic: ATTFixture.control, value: [1, 2], offset: 0)])
+        #expect(h.events == [.deferredAccess(id: PendingRequestID(1), h.c1, .write(characteristic: ATTFixture.control, value: [1, 2], offset: 0))])
         _ = try h.server.respond(to: PendingRequestID(1), result: .success([]), now: .zero)
         #expect(h.drain(h.c1) == [[0x13]])
         _ = h.send([0x12, 0x1D, 0x00, 0x03])
@@ -272,14 +271,14 @@ import Testing
         #expect(h.events == [.writeCommand(h.c1, characteristic: ATTFixture.control, value: [0x09])])
     }
 
-    @Test func longWriteIsOneWriteRequestAtExecute() throws {
+    @Test func longWriteIsOneDeferredWriteAtExecute() throws {
         var h = ATTHarness()
-        h.server.controlClientAttached = true
+        h.server.deferredAccessAvailable = true
         #expect(h.request([0x16, 0x1D, 0x00, 0x00, 0x00, 1, 2, 3]) == [0x17, 0x1D, 0x00, 0x00, 0x00, 1, 2, 3])
         #expect(h.request([0x16, 0x1D, 0x00, 0x03, 0x00, 4, 5]) == [0x17, 0x1D, 0x00, 0x03, 0x00, 4, 5])
         #expect(h.events == [])
         #expect(h.send([0x18, 0x01]) == [])
-        #expect(h.events == [.writeRequest(id: PendingRequestID(1), h.c1, characteristic: ATTFixture.control, value: [1, 2, 3, 4, 5], offset: 0)])
+        #expect(h.events == [.deferredAccess(id: PendingRequestID(1), h.c1, .write(characteristic: ATTFixture.control, value: [1, 2, 3, 4, 5], offset: 0))])
         _ = try h.server.respond(to: PendingRequestID(1), result: .success([]), now: .zero)
         #expect(h.drain(h.c1) == [[0x19]])
         // Parts that do not follow each other.
@@ -288,20 +287,20 @@ import Testing
         #expect(h.request([0x18, 0x01]) == [0x01, 0x18, 0x1D, 0x00, 0x07])
     }
 
-    @Test func reliableWriteWithControlAndStoreIsAllOrNothing() throws {
+    @Test func reliableWriteWithDeferredAndStoredIsAllOrNothing() throws {
         let svc = ServiceDefinition(uuid: 0xBBB0, characteristics: [
-            CharacteristicDefinition(uuid: 0xBBB1, properties: [.read, .write, .reliableWrite], value: [0], handler: .control),
+            CharacteristicDefinition(uuid: 0xBBB1, properties: [.read, .write, .reliableWrite], value: [0], valueSource: .deferred),
             CharacteristicDefinition(uuid: 0xBBB2, properties: [.read, .write, .reliableWrite], value: [0]),
         ])
         var server = ATTServer(database: GATTDatabase(deviceName: "x", services: [svc]))
-        server.controlClientAttached = true
+        server.deferredAccessAvailable = true
         let c = ConnectionID(4)
         server.connect(c, security: .low)
-        // Values 0x0010 (control) and 0x0013 (store).
+        // Values 0x0010 (deferred) and 0x0013 (stored).
         _ = server.receive([0x16, 0x10, 0x00, 0x00, 0x00, 0x01], from: c, now: .zero)
         _ = server.receive([0x16, 0x13, 0x00, 0x00, 0x00, 0x02], from: c, now: .zero)
         let out = server.receive([0x18, 0x01], from: c, now: .zero)
-        #expect(out == [.event(.writeRequest(id: PendingRequestID(1), c, characteristic: 5, value: [0x01], offset: 0))])
+        #expect(out == [.event(.deferredAccess(id: PendingRequestID(1), c, .write(characteristic: 5, value: [0x01], offset: 0)))])
         _ = try server.respond(to: PendingRequestID(1), result: .failure(.writeRequestRejected), now: .zero)
         #expect(server.database.value(ofCharacteristic: 6) == [0])
         var pdus: [[UInt8]] = []
@@ -315,20 +314,20 @@ import Testing
         #expect(server.database.value(ofCharacteristic: 6) == [0x02])
     }
 
-    @Test func failPendingRequestsAnswersAtOnce() {
+    @Test func failDeferredAccessesAnswersAtOnce() {
         var h = ATTHarness()
-        h.server.controlClientAttached = true
+        h.server.deferredAccessAvailable = true
         _ = h.send([0x12, 0x1D, 0x00, 0x01])
         _ = h.send([0x0A, 0x10, 0x00])
-        h.server.controlClientAttached = false
-        h.absorb(h.server.failPendingRequests(now: .seconds(1)))
+        h.server.deferredAccessAvailable = false
+        h.absorb(h.server.failDeferredAccesses(now: .seconds(1)))
         #expect(h.events == [.requestTimedOut(id: PendingRequestID(1))])
         #expect(h.drain(h.c1) == [[0x01, 0x12, 0x1D, 0x00, 0x0E], [0x0B, 0x01, 0x02]])
     }
 
-    @Test func disconnectForgetsPendingRequests() {
+    @Test func disconnectForgetsDeferredAccesses() {
         var h = ATTHarness()
-        h.server.controlClientAttached = true
+        h.server.deferredAccessAvailable = true
         _ = h.send([0x0A, 0x1D, 0x00])
         _ = h.server.disconnect(h.c1)
         #expect(throws: ATTRespondError.unknownRequest) { try h.server.respond(to: PendingRequestID(1), result: .success([]), now: .zero) }

@@ -35,7 +35,7 @@ enum ATTFixture {
                     value: (0..<100).map { UInt8($0) }, userDescription: "Long"),
                 CharacteristicDefinition(
                     id: "control", uuid: 0xAAA6, properties: [.read, .write, .writeWithoutResponse, .notify],
-                    value: [0xC0], maxLength: 64, handler: .control),
+                    value: [0xC0], maxLength: 64, valueSource: .deferred),
                 CharacteristicDefinition(id: "signed", uuid: 0xAAA7, properties: [.read, .authenticatedSignedWrites], value: [], maxLength: 20),
                 CharacteristicDefinition(id: "reliable2", uuid: 0xAAA8, properties: [.read, .write, .reliableWrite], value: [0, 0, 0, 0], maxLength: 4),
                 CharacteristicDefinition(id: "notifyOnly", uuid: 0xAAA9, properties: [.notify], value: []),

@@ -47,11 +47,11 @@ import Testing
         let humidity = c.services[0].characteristics[1]
         #expect(humidity.id == nil && humidity.permissions == [.readEncryptionRequired])
         let interval = c.services[1].characteristics[0]
-        #expect(interval.persist && interval.properties.contains([.reliableWrite, .writableAuxiliaries]))
+        #expect(interval.valueSource == .storedOnCommit && interval.properties.contains([.reliableWrite, .writableAuxiliaries]))
         #expect(interval.permissions == [.readable, .writeEncryptionRequired])
         #expect(c.services[2].characteristics[0].value == Array("Example Corp".utf8))
         let rx = c.services[3].characteristics[0]
-        #expect(rx.handler == .control && rx.permissions == [.writeable] && rx.maxLength == 244)
+        #expect(rx.valueSource == .deferred && rx.permissions == [.writeable] && rx.maxLength == 244)
         #expect(c.services[3].characteristics[1].permissions == [])
     }
 
@@ -70,7 +70,7 @@ import Testing
         #expect(c.advertising == expected)
         let ch = c.services[0].characteristics[0]
         #expect(ch.permissions == [.readable, .writeable])
-        #expect(ch.maxLength == 512 && ch.value == [] && ch.handler == .store && !ch.persist && ch.userDescription == nil)
+        #expect(ch.maxLength == 512 && ch.value == [] && ch.valueSource == .stored && ch.userDescription == nil)
         #expect(c.services[0].isPrimary && c.services[0].id == nil)
         #expect(try F.load(#"{"name": "No services"}"#).services == [])
     }
@@ -124,7 +124,7 @@ import Testing
         #expect(F.errors(F.oneCharacteristic(#""uuid": "2A37", "properties": ["read"], "max_lenght": 20"#))
             == [#"services[0].characteristics[0].max_lenght: unknown key; did you mean "max_length"?"#])
         #expect(F.errors(#"{"name": "x", "colour": 1}"#)
-            == ["colour: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services"])
+            == ["colour: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration"])
     }
 
     @Test func duplicateJSONKeys() {
@@ -216,6 +216,26 @@ import Testing
             == [#"services[0].characteristics[0].handler: "stor" is not a handler; did you mean "store"?"#])
         #expect(F.errors(F.oneCharacteristic(#""id": "c", "uuid": "2A37", "properties": ["read"], "handler": "control", "persist": true"#))
             == [#"services[0].characteristics[0].persist: only "handler": "store" values can persist; with "control" the control client owns the value"#])
+        // The same whichever key comes first.
+        #expect(F.errors(F.oneCharacteristic(#""id": "c", "uuid": "2A37", "properties": ["read"], "persist": true, "handler": "control""#))
+            == [#"services[0].characteristics[0].persist: only "handler": "store" values can persist; with "control" the control client owns the value"#])
+    }
+
+    /// `"handler"` and `"persist"` map to one `CharacteristicValueSource`.
+    @Test func handlerAndPersistMapToTheValueSource() throws {
+        let cases: [(String, CharacteristicValueSource)] = [
+            ("", .stored),
+            (#", "handler": "store""#, .stored),
+            (#", "persist": false"#, .stored),
+            (#", "handler": "store", "persist": true"#, .storedOnCommit),
+            (#", "persist": true"#, .storedOnCommit),
+            (#", "handler": "control""#, .deferred),
+            (#", "handler": "control", "persist": false"#, .deferred),
+        ]
+        for (keys, source) in cases {
+            let c = try F.load(F.oneCharacteristic(#""id": "c", "uuid": "2A37", "properties": ["read"]"# + keys))
+            #expect(c.services[0].characteristics[0].valueSource == source, "\(keys)")
+        }
     }
 
     // MARK: - Descriptors

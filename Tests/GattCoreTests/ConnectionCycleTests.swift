@@ -3,7 +3,7 @@ import Testing
 
 /// Issue #12: 1,000 connect/disconnect cycles leave no per-connection state behind in the host
 /// (connections, ACL reassembly, flow control, Security Managers), the peripheral core
-/// (connection table) or the ATT server (bearers, pending control requests, busy set), so the
+/// (connection table) or the ATT server (bearers, pending deferred accesses, busy set), so the
 /// daemon's memory cannot grow with the number of connections it has served.
 @Suite struct ConnectionCycleTests {
     static let cycles = 1_000
@@ -16,7 +16,7 @@ import Testing
         configuration.security = SecurityManagerConfiguration()
         var h = HostHarness(configuration: configuration)
         h.bringUp()
-        h.host.setControlClientAttached(true)
+        h.host.setDeferredAccessAvailable(true)
         for cycle in 0..<Self.cycles {
             let handle = UInt16(0x0001 + cycle % 0x0EFF)
             h.connect(handle)
@@ -49,7 +49,7 @@ import Testing
     /// IDs never reused, each with a subscription, queued notifications and a pending request.
     @Test func peripheralCoreForgetsEveryClosedConnection() {
         var core = Peripheral(database: ATTFixture.database(), payloads: PeripheralTests.payloads, maxConnections: 1)
-        _ = core.setControlClientAttached(true, now: .zero)
+        _ = core.setDeferredAccessAvailable(true, now: .zero)
         _ = core.handle(.ready(address: PeripheralTests.address, description: "test"), now: .zero)
         _ = core.handle(.advertisingChanged(true), now: .zero)
         for cycle in 0..<Self.cycles {

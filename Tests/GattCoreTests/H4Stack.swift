@@ -65,9 +65,9 @@ struct H4Stack {
     mutating func respond(to id: PendingRequestID, result: Result<[UInt8], ATTError>, now: Duration) throws(ATTRespondError) -> [StackOutput] {
         perform(try core.respond(to: id, result: result, now: now), now)
     }
-    mutating func setControlClientAttached(_ attached: Bool) { _ = core.setControlClientAttached(attached, now: .zero) }
-    mutating func failPendingRequests(now: Duration) -> [StackOutput] {
-        perform(core.setControlClientAttached(false, now: now), now)
+    mutating func setDeferredAccessAvailable(_ available: Bool) { _ = core.setDeferredAccessAvailable(available, now: .zero) }
+    mutating func failDeferredAccesses(now: Duration) -> [StackOutput] {
+        perform(core.setDeferredAccessAvailable(false, now: now), now)
     }
     mutating func setAdvertising(_ enabled: Bool, set: String? = nil, now: Duration) -> [StackOutput] {
         perform(core.setAdvertisingWanted(enabled, set: set), now)

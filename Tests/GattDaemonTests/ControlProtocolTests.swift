@@ -15,8 +15,13 @@ struct ControlEventMappingTests {
         let central: (ConnectionID) -> String? = { $0.rawValue == 1 ? "01:02:03:04:05:06" : nil }
         #expect(ControlEvent.from(.subscriptionChanged(ConnectionID(1), characteristic: level, notify: true, indicate: false), database: db, central: central)
             == .subscription(central: "01:02:03:04:05:06", characteristic: "level", notify: true, indicate: false))
-        #expect(ControlEvent.from(.readRequest(id: PendingRequestID(9), ConnectionID(1), characteristic: level, offset: 0), database: db, central: central)
+        #expect(ControlEvent.from(.deferredAccess(id: PendingRequestID(9), ConnectionID(1), .read(characteristic: level, offset: 0)), database: db, central: central)
             == .readRequest(central: "01:02:03:04:05:06", request: 9, characteristic: "level", offset: 0))
+        #expect(ControlEvent.from(.deferredAccess(id: PendingRequestID(10), ConnectionID(1), .write(characteristic: level, value: [7], offset: 2)), database: db, central: central)
+            == .writeRequest(central: "01:02:03:04:05:06", request: 10, characteristic: "level", offset: 2, value: ControlValue(hex: [7])))
+        // Commits are the daemon's to answer: not forwarded.
+        let commit = DeferredAccess.commit(values: [CommittedValue(characteristic: level, value: [1])], clientState: nil)
+        #expect(ControlEvent.from(.deferredAccess(id: PendingRequestID(11), ConnectionID(1), commit), database: db, central: central) == nil)
         #expect(ControlEvent.from(.writeCommand(ConnectionID(1), characteristic: level, value: [1]), database: db, central: central)
             == .written(central: "01:02:03:04:05:06", characteristic: "level", value: ControlValue(hex: [1])))
         #expect(ControlEvent.from(.ready, database: db, central: central) == .ready)

@@ -80,7 +80,7 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
         bondList.removeAll { $0.bond.address == address }
         return bondList.count < before
     }
-    func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<PersistOutcome>? {
+    func persist(_ writes: [CommittedValue], central: String?) -> EventLoopFuture<PersistOutcome>? {
         guard let eventLoop, writes.contains(where: { persistedCharacteristics.contains($0.characteristic) }) else { return nil }
         let p = eventLoop.makePromise(of: PersistOutcome.self)
         persistPromises.append(p)

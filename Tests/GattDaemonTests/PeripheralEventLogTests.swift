@@ -94,7 +94,7 @@ import Testing
             "<6>conn#64: wrote 1 bytes to #99\n",
             "<6>conn#64: wrote 1 bytes to #-1\n",
             "<4>conn#64: indication of level not confirmed in 30 s; disconnecting\n",
-            "<4>control request req#7 not answered in time; answered Unlikely Error\n",
+            "<4>request req#7 not answered in time; answered Unlikely Error\n",
         ])
     }
 

@@ -143,7 +143,7 @@ expect_line "$TMP/err" "$TMP/syntax.json: line 2, column 15: unexpected '}'; exp
 # Many errors: the first 100, then a count; the total on the last line.
 python3 -c 'print("{\"name\": \"x\", " + ", ".join("\"k%d\": 1" % i for i in range(150)) + "}")' >"$TMP/many.json"
 run many-errors 65 --check-config "$TMP/many.json"
-expect_line "$TMP/err" "$TMP/many.json: k99: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services"
+expect_line "$TMP/err" "$TMP/many.json: k99: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration"
 expect_line "$TMP/err" "… and 50 more errors"
 expect_line "$TMP/err" "gattd: $TMP/many.json: 150 errors"
 [[ $(wc -l <"$TMP/err") == 102 ]] || fail "many-errors: $(wc -l <"$TMP/err") lines on stderr, expected 102"

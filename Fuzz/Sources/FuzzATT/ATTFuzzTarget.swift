@@ -2,9 +2,9 @@ import FuzzSupport
 import GattCore
 
 /// Fuzzes `ATTServer` with two connections over one of the configs under config/,
-/// some characteristics switched to the control handler, and an oracle that traps on:
+/// some characteristics switched to `.deferred` values, and an oracle that traps on:
 /// - a request answered by anything but exactly one reply: its response opcode or
-///   an Error Response naming it (none missing once no control request is pending,
+///   an Error Response naming it (none missing once no deferred access is pending,
 ///   none extra, in order);
 /// - any reply to a command, a Handle Value Confirmation or an empty PDU;
 /// - a PDU above the bearer's ATT_MTU, or one that does not decode and re-encode
@@ -12,7 +12,7 @@ import GattCore
 /// - a notification or indication that `notify` did not queue, or a second
 ///   indication before the first was confirmed.
 ///
-/// Input: 3 setup bytes (config, control mask, server MTU), then operations;
+/// Input: 3 setup bytes (config, deferred mask, server MTU), then operations;
 /// the low nibble of each operation byte selects it (see `step`).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzATT(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -37,32 +37,31 @@ struct ATTFuzzHarness {
     let database: GATTDatabase
     let ids = [ConnectionID(1), ConnectionID(2)]
     var models: [ConnectionID: ConnectionModel] = [:]
-    /// Control requests the server is waiting on (from its events), oldest first.
+    /// Deferred accesses the server is waiting on (from its events), oldest first.
     var pending: [(id: PendingRequestID, connection: ConnectionID)] = []
     var now: Duration = .zero
 
     init(_ input: inout FuzzInput) {
         var config = FuzzConfigs.pick(input.byte())
-        // Characteristics whose index bit is set in the mask are answered by a control client.
+        // Characteristics whose index bit is set in the mask are `.deferred`.
         let mask = input.byte()
         var index = 0
         for s in config.services.indices {
             for c in config.services[s].characteristics.indices {
                 if mask & (1 << UInt8(index % 8)) != 0 {
-                    config.services[s].characteristics[c].handler = .control
-                    config.services[s].characteristics[c].persist = false
+                    config.services[s].characteristics[c].valueSource = .deferred
                 }
                 index += 1
             }
         }
         var configuration = ATTServerConfiguration()
         configuration.maxMTU = 23 + Int(input.byte()) * 2
-        // Every PDU sent while a control request is pending is held, none dropped,
+        // Every PDU sent while a deferred access is pending is held, none dropped,
         // so the oracle can expect a reply to every request (inputs stay far below this).
         configuration.maxHeldPDUs = 1 << 20
         database = config.makeDatabase()
         server = ATTServer(database: database, configuration: configuration)
-        server.controlClientAttached = mask & 0x80 != 0
+        server.deferredAccessAvailable = mask & 0x80 != 0
         for id in ids { connect(id) }
     }
 
@@ -113,8 +112,8 @@ struct ATTFuzzHarness {
             server.setSecurity(id, [SecurityLevel.low, .medium, .high][Int(input.byte()) % 3])
         default:
             if op & 0x20 != 0 {
-                server.controlClientAttached.toggle()
-                if !server.controlClientAttached { absorb(server.failPendingRequests(now: now)) }
+                server.deferredAccessAvailable.toggle()
+                if !server.deferredAccessAvailable { absorb(server.failDeferredAccesses(now: now)) }
             } else {
                 absorb(server.disconnect(id))
                 connect(id)
@@ -135,13 +134,13 @@ struct ATTFuzzHarness {
         absorb(server.receive(pdu, from: id, now: now))
     }
 
-    /// Follows the server's outputs: pending control requests, closed bearers,
+    /// Follows the server's outputs: pending deferred accesses, closed bearers,
     /// and every PDU it queued (checked as it is dequeued).
     mutating func absorb(_ outputs: [ATTServerOutput]) {
         for output in outputs {
             if case .outgoingAvailable = output {} else { trace("  \(output)") }
             switch output {
-            case .event(.readRequest(let rid, let id, _, _)), .event(.writeRequest(let rid, let id, _, _, _)):
+            case .event(.deferredAccess(let rid, let id, _)):
                 pending.append((rid, id))
             case .event(.requestTimedOut(let rid)):
                 pending.removeAll { $0.id == rid }
@@ -186,7 +185,7 @@ struct ATTFuzzHarness {
         models[id] = model
     }
 
-    /// Without a pending control request on a connection, every request has its reply.
+    /// Without a pending deferred access on a connection, every request has its reply.
     func checkAnswered() {
         for id in ids where !pending.contains(where: { $0.connection == id }) {
             if let waiting = models[id]?.awaiting, !waiting.isEmpty {
@@ -195,7 +194,7 @@ struct ATTFuzzHarness {
         }
     }
 
-    /// Lets every timer fire until no control request is pending: each times out with
+    /// Lets every timer fire until no deferred access is pending: each times out with
     /// a reply, and the PDUs held behind it are processed (they may start another).
     mutating func finish() {
         var rounds = 0
@@ -204,7 +203,7 @@ struct ATTFuzzHarness {
             absorb(server.tick(now: now))
             rounds += 1
         } while !pending.isEmpty && rounds < 100_000
-        if !pending.isEmpty { oracleViolation("control requests still pending after \(rounds) timeouts") }
+        if !pending.isEmpty { oracleViolation("deferred accesses still pending after \(rounds) timeouts") }
         checkAnswered()
     }
 }

@@ -24,7 +24,8 @@ struct ATTBearer: Sendable {
     var awareHash: [UInt8] = []
     /// A Service Changed this client has not confirmed: the affected range.
     var serviceChangedOwed: HandleRange?
-    /// A bonded client: CCCD and Client Supported Features writes are acknowledged once durable.
+    /// A bonded client: its CCCD and Client Supported Features writes are acknowledged once
+    /// committed (`DeferredAccess.commit`, Vol 3 Part G §3.3.3.3).
     var isBonded = false
 
     var prepareQueue: [PreparedWrite] = []
@@ -39,7 +40,7 @@ struct ATTBearer: Sendable {
     /// The indication sent and not yet confirmed, with its transaction deadline.
     var outstandingIndication: (characteristic: Int, deadline: Duration)?
 
-    /// A request the control client has to answer first; later PDUs are held.
+    /// A request waiting for its deferred accesses to be answered; later PDUs are held.
     var pending: PendingOperation?
     var held: Deque<[UInt8]> = []
 
@@ -65,29 +66,29 @@ struct ATTBearer: Sendable {
     }
 }
 
-/// A request the server handed to the control client.
+/// A request of a bearer waiting for its deferred accesses (`ATTServerEvent.deferredAccess`).
 struct PendingOperation: Sendable {
     enum Kind: Sendable {
-        /// Read or Read Blob of a control characteristic value.
+        /// Read or Read Blob of a `.deferred` value.
         case read(ATTOpcode)
-        /// Write Request of a control characteristic value.
+        /// Write Request of a `.deferred` value.
         case write
-        /// Execute Write with control characteristics in it: the store writes
-        /// are applied only when every control write succeeded.
-        case execute(storeWrites: [(AttributeHandle, [UInt8])])
+        /// Execute Write with `.deferred` values in it: the server's own writes are
+        /// applied (or committed) only when every deferred write succeeded.
+        case execute(storedWrites: [(AttributeHandle, [UInt8])])
         /// A Write Request (`op` .writeRequest) or Execute Write (.executeWriteRequest)
-        /// waiting for `"persist": true` values to be durable; `writes` are applied on success.
-        case persist(ATTOpcode, writes: [(AttributeHandle, [UInt8])])
-    }
-    /// Whether the control client answers it (not the persistence layer).
-    var isControl: Bool {
-        if case .persist = kind { return false }
-        return true
+        /// waiting for its commit; `writes` are applied on success.
+        case commit(ATTOpcode, writes: [(AttributeHandle, [UInt8])])
     }
     var kind: Kind
+    /// Whether it waits for a commit (never failed when the answerer of reads and writes leaves).
+    var isCommit: Bool {
+        if case .commit = kind { return true }
+        return false
+    }
     /// The handle reported in an error response when the request fails or times out.
     var handle: AttributeHandle
-    /// Control requests still unanswered, with the handle each concerns.
+    /// Deferred accesses still unanswered, with the handle each concerns.
     var waiting: [(id: PendingRequestID, handle: AttributeHandle)]
     var deadline: Duration
 }

@@ -17,7 +17,7 @@ extension ATTServer {
     /// The connection's change awareness (§2.5.2.1).
     public func changeAwareness(for id: ConnectionID) -> ChangeAwareness? { bearers[id]?.awareness }
 
-    /// Whether the connection's client is treated as bonded (its CCCD writes wait to be durable).
+    /// Whether the connection's client is treated as bonded (its CCCD writes wait for a commit).
     public func isBonded(_ id: ConnectionID) -> Bool { bearers[id]?.isBonded ?? false }
 
     /// A bonded client was recognised on `id` (§3.3.3.3: CCCD values persist across
@@ -54,7 +54,7 @@ extension ATTServer {
         bearers[id] = b
     }
 
-    /// The client on `id` just bonded: its state is kept (and written durably) from now on.
+    /// The client on `id` just bonded: its state is committed with its writes from now on.
     public mutating func setBonded(_ id: ConnectionID) { bearers[id]?.isBonded = true }
 
     /// The database changed over `range` (the hash was `oldHash`): every connected client
@@ -119,8 +119,8 @@ extension ATTServer {
     }
 
     /// For a bonded client whose Write Request or Execute Write changes its CCCDs or Client
-    /// Supported Features: the first such handle and the state after the writes (to be made
-    /// durable before the response); nil otherwise.
+    /// Supported Features: the first such handle and the state after the writes (to be
+    /// committed before the response); nil otherwise.
     func bondedClientState(after writes: [(AttributeHandle, [UInt8])], _ id: ConnectionID) -> (handle: AttributeHandle, state: GATTClientState)? {
         guard bearers[id]?.isBonded == true else { return nil }
         var copy = self
@@ -133,7 +133,7 @@ extension ATTServer {
             default: continue
             }
             first = first ?? h
-            copy.commitWrite(h, v, id)
+            copy.applyWrite(h, v, id)
         }
         guard let first, let after = copy.clientState(for: id), after != clientState(for: id) else { return nil }
         return (first, after)

@@ -148,9 +148,9 @@ extension ATTServer {
         guard let a = database.attribute(at: h) else { return sendError(op, h, .invalidHandle, to: id) }
         let (security, keySize, mtu) = inBearer(i) { ($0.security, $0.keySize, $0.mtu) }
         if let err = readError(a, security: security, keySize: keySize) { return sendError(op, h, err, to: id) }
-        if controlClientAttached, case .characteristicValue(let c) = a.role, database.characteristics[c].handler == .control {
+        if deferredAccessAvailable, case .characteristicValue(let c) = a.role, database.characteristics[c].valueSource == .deferred {
             let rid = startPending(.read(op), handle: h, waiting: [h], id, now: now)
-            emit(.readRequest(id: rid[0], id, characteristic: c, offset: offset))
+            emit(.deferredAccess(id: rid[0], id, .read(characteristic: c, offset: offset)))
             return
         }
         let v = currentValue(a, at: i)
@@ -192,9 +192,10 @@ extension ATTServer {
         send(.readMultipleVariableResponse(values: out), to: id)
     }
 
-    // MARK: Control requests
+    // MARK: Deferred accesses
 
-    /// Registers a request waiting for the control client; returns one id per handle.
+    /// Registers a request waiting for deferred accesses, one per handle, and returns their
+    /// ids; its deadline is `commitTimeout` for a commit, else `deferredAccessTimeout`.
     mutating func startPending(_ kind: PendingOperation.Kind, handle: AttributeHandle, waiting handles: [AttributeHandle], _ id: ConnectionID, now: Duration) -> [PendingRequestID] {
         var waiting: [(id: PendingRequestID, handle: AttributeHandle)] = []
         for h in handles {
@@ -203,13 +204,16 @@ extension ATTServer {
             pendingRequests[rid] = id
             waiting.append((rid, h))
         }
-        bearers[id]?.pending = PendingOperation(kind: kind, handle: handle, waiting: waiting, deadline: now + configuration.controlTimeout)
+        var pending = PendingOperation(kind: kind, handle: handle, waiting: waiting, deadline: now)
+        pending.deadline += pending.isCommit ? configuration.commitTimeout : configuration.deferredAccessTimeout
+        bearers[id]?.pending = pending
         return waiting.map(\.id)
     }
 
-    /// Answers a `.readRequest` (the value from its offset) or `.writeRequest`
-    /// (success value ignored) event. Throws when the request is unknown, already
-    /// answered, timed out, or its connection is gone.
+    /// Answers a `.deferredAccess` event: a `.read` with the value from its offset, a
+    /// `.write` or `.commit` with success (its bytes are ignored), any of them with an ATT
+    /// error. Throws when the access is unknown, already answered, timed out, or its
+    /// connection is gone.
     public mutating func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>, now: Duration) throws(ATTRespondError) -> [ATTServerOutput] {
         outputs = []
         guard let id = pendingRequests.removeValue(forKey: request), var p = bearers[id]?.pending,
@@ -229,20 +233,16 @@ extension ATTServer {
         case (.write, .success):
             bearers[id]?.pending = nil
             send(.writeResponse, to: id)
-        case (.execute(let storeWrites), .success):
+        case (.execute(let storedWrites), .success):
             if !p.waiting.isEmpty {
                 bearers[id]?.pending = p
                 return takeOutputs()
             }
             bearers[id]?.pending = nil
-            finishWrites(storeWrites, .executeWriteRequest, id, now: now)  // persist: may wait for the disk
-        case (.persist(let op, let writes), .success):  // persist: the values are durable
-            if !p.waiting.isEmpty {  // a bonded client's state and persisted values: both durable first
-                bearers[id]?.pending = p
-                return takeOutputs()
-            }
+            finishWrites(storedWrites, .executeWriteRequest, id, now: now)  // may wait for a commit
+        case (.commit(let op, let writes), .success):
             bearers[id]?.pending = nil
-            for (h, v) in writes { commitWrite(h, v, id) }
+            for (h, v) in writes { applyWrite(h, v, id) }
             send(op == .writeRequest ? .writeResponse : .executeWriteResponse, to: id)
         }
         drainHeld(id, now: now)

@@ -1,5 +1,4 @@
-// Config reload (SIGHUP) and control-socket introspection.
-// Added by the control-socket work; kept apart from the server proper.
+// Replacing the database on a config reload (SIGHUP), and queue introspection.
 
 extension ATTServer {
     /// Notifications/indications queued for a connection and not yet pulled
@@ -9,15 +8,15 @@ extension ATTServer {
     /// Serves `newDatabase` from now on, keeping every connection (Core Spec
     /// Vol 3 Part G §2.5.2: the server then indicates Service Changed).
     ///
-    /// - Pending control requests are failed first (Unlikely Error), prepared
-    ///   writes are dropped, and indications waiting behind the outstanding one
-    ///   are dropped (their handles may be stale).
+    /// - Outstanding read/write deferred accesses are failed first (Unlikely Error; commits
+    ///   stay), prepared writes are dropped, and indications waiting behind the
+    ///   outstanding one are dropped (their handles may be stale).
     /// - Per-connection CCCD bits follow a characteristic that keeps its `key`
     ///   (config id, else UUID with its occurrence number) and still supports them.
     /// - Stored values of user characteristics with the same key carry over when
     ///   they fit the new maximum length (built-in GAP/GATT values come from the new database).
     public mutating func replaceDatabase(_ newDatabase: GATTDatabase, now: Duration) -> [ATTServerOutput] {
-        var out = failPendingRequests(now: now)
+        var out = failDeferredAccesses(now: now)
         outputs = []
         let oldKeys = Self.characteristicKeys(database)
         var newIndex: [String: Int] = [:]

@@ -24,9 +24,9 @@ extension ATTServer {
         return securityError(b, authenticated: authenticated)
     }
 
-    /// The characteristic index when `a` is the value of a `.control` characteristic.
-    func controlCharacteristic(_ a: Attribute) -> Int? {
-        guard case .characteristicValue(let c) = a.role, database.characteristics[c].handler == .control else { return nil }
+    /// The characteristic index when `a` is the value of a `.deferred` characteristic.
+    func deferredCharacteristic(_ a: Attribute) -> Int? {
+        guard case .characteristicValue(let c) = a.role, database.characteristics[c].valueSource == .deferred else { return nil }
         return c
     }
 
@@ -57,7 +57,7 @@ extension ATTServer {
     }
 
     /// Stores a validated value and emits the event that goes with it.
-    mutating func commitWrite(_ h: AttributeHandle, _ v: [UInt8], _ id: ConnectionID) {
+    mutating func applyWrite(_ h: AttributeHandle, _ v: [UInt8], _ id: ConnectionID) {
         guard let a = database.attribute(at: h), let b = bearers[id] else { return }
         switch a.role {
         case .clientCharacteristicConfiguration(let c):
@@ -89,11 +89,11 @@ extension ATTServer {
         guard let b = bearers[id] else { return }
         guard let a = database.attribute(at: h) else { return sendError(.writeRequest, h, .invalidHandle, to: id) }
         if let err = writeError(a, b, .request) { return sendError(.writeRequest, h, err, to: id) }
-        if let c = controlCharacteristic(a) {
+        if let c = deferredCharacteristic(a) {
             guard v.count <= a.maxLength else { return sendError(.writeRequest, h, .invalidAttributeValueLength, to: id) }
-            guard controlClientAttached else { return sendError(.writeRequest, h, .writeRequestRejected, to: id) }
+            guard deferredAccessAvailable else { return sendError(.writeRequest, h, .writeRequestRejected, to: id) }
             let rid = startPending(.write, handle: h, waiting: [h], id, now: now)
-            emit(.writeRequest(id: rid[0], id, characteristic: c, value: v, offset: 0))
+            emit(.deferredAccess(id: rid[0], id, .write(characteristic: c, value: v, offset: 0)))
             return
         }
         if let err = validateValue(a, v, b) { return sendError(.writeRequest, h, err, to: id) }
@@ -101,30 +101,25 @@ extension ATTServer {
     }
 
     /// Applies validated writes and answers `op` (Write Request or Execute Write): at once,
-    /// or, when `persistWrites` and some are `"persist": true` values, after the caller made
-    /// those durable (`.persistRequest`, answered through `respond(to:result:now:)`).
+    /// or, when they change `.storedOnCommit` values or a bonded client's state, once one
+    /// `DeferredAccess.commit` of all of it succeeded (`respond(to:result:now:)`).
     mutating func finishWrites(_ writes: [(AttributeHandle, [UInt8])], _ op: ATTOpcode, _ id: ConnectionID, now: Duration) {
-        var persisted: [PersistedWrite] = []
+        var values: [CommittedValue] = []
         var firstHandle: AttributeHandle?
-        if configuration.persistWrites {
-            for (h, v) in writes {
-                guard let a = database.attribute(at: h), case .characteristicValue(let c) = a.role,
-                    database.characteristics[c].persist
-                else { continue }
-                persisted.append(PersistedWrite(characteristic: c, value: v))
-                firstHandle = firstHandle ?? h
-            }
+        for (h, v) in writes {
+            guard let a = database.attribute(at: h), case .characteristicValue(let c) = a.role,
+                database.characteristics[c].valueSource == .storedOnCommit
+            else { continue }
+            values.append(CommittedValue(characteristic: c, value: v))
+            firstHandle = firstHandle ?? h
         }
         let bonded = bondedClientState(after: writes, id)  // Vol 3 Part G §3.3.3.3
         guard let handle = firstHandle ?? bonded?.handle else {
-            for (h, v) in writes { commitWrite(h, v, id) }
+            for (h, v) in writes { applyWrite(h, v, id) }
             return send(op == .writeRequest ? .writeResponse : .executeWriteResponse, to: id)
         }
-        let waiting = (firstHandle.map { [$0] } ?? []) + (bonded.map { [$0.handle] } ?? [])
-        let rids = startPending(.persist(op, writes: writes), handle: handle, waiting: waiting, id, now: now)
-        bearers[id]?.pending?.deadline = now + configuration.persistTimeout
-        if firstHandle != nil { emit(.persistRequest(id: rids[0], id, values: persisted)) }
-        if let bonded { emit(.clientStateRequest(id: rids[rids.count - 1], id, state: bonded.state)) }
+        let rid = startPending(.commit(op, writes: writes), handle: handle, waiting: [handle], id, now: now)
+        emit(.deferredAccess(id: rid[0], id, .commit(values: values, clientState: bonded?.state)))
     }
 
     // MARK: Write Command / Signed Write Command (§3.4.5.3, §3.4.5.4): never answered
@@ -133,13 +128,13 @@ extension ATTServer {
         guard let b = bearers[id], let a = database.attribute(at: h),
             writeError(a, b, signed ? .signed : .command) == nil
         else { return }
-        if let c = controlCharacteristic(a) {
-            guard v.count <= a.maxLength, controlClientAttached else { return }
+        if let c = deferredCharacteristic(a) {
+            guard v.count <= a.maxLength, deferredAccessAvailable else { return }
             emit(.writeCommand(id, characteristic: c, value: v))
             return
         }
         guard validateValue(a, v, b) == nil else { return }
-        commitWrite(h, v, id)
+        applyWrite(h, v, id)
     }
 
     /// Verifies the Authentication Signature with the connection's CSRK; the Sign
@@ -162,7 +157,7 @@ extension ATTServer {
         guard let b = bearers[id] else { return }
         guard let a = database.attribute(at: h) else { return sendError(.prepareWriteRequest, h, .invalidHandle, to: id) }
         if let err = writeError(a, b, .prepare) { return sendError(.prepareWriteRequest, h, err, to: id) }
-        if controlCharacteristic(a) != nil, !controlClientAttached {
+        if deferredCharacteristic(a) != nil, !deferredAccessAvailable {
             return sendError(.prepareWriteRequest, h, .writeRequestRejected, to: id)
         }
         var handles = Set(b.prepareQueue.map(\.handle))
@@ -196,15 +191,15 @@ extension ATTServer {
 
         var order: [AttributeHandle] = []
         for w in queue where !order.contains(w.handle) { order.append(w.handle) }
-        var storeWrites: [(AttributeHandle, [UInt8])] = []
-        var controlWrites: [(characteristic: Int, handle: AttributeHandle, offset: Int, value: [UInt8])] = []
+        var storedWrites: [(AttributeHandle, [UInt8])] = []
+        var deferredWrites: [(characteristic: Int, handle: AttributeHandle, offset: Int, value: [UInt8])] = []
         for h in order {
             let parts = queue.filter { $0.handle == h }
             guard let a = database.attribute(at: h), let firstOffset = parts.first?.offset else {
                 return sendError(.executeWriteRequest, h, .invalidHandle, to: id)
             }
-            if let c = controlCharacteristic(a) {
-                // The control client owns the value: parts must follow each other.
+            if let c = deferredCharacteristic(a) {
+                // The answerer owns the value: parts must follow each other.
                 var value: [UInt8] = []
                 for p in parts {
                     guard p.offset == firstOffset + value.count else {
@@ -215,10 +210,10 @@ extension ATTServer {
                 guard firstOffset + value.count <= a.maxLength else {
                     return sendError(.executeWriteRequest, h, .invalidAttributeValueLength, to: id)
                 }
-                guard controlClientAttached else {
+                guard deferredAccessAvailable else {
                     return sendError(.executeWriteRequest, h, .writeRequestRejected, to: id)
                 }
-                controlWrites.append((c, h, firstOffset, value))
+                deferredWrites.append((c, h, firstOffset, value))
             } else {
                 var v = currentValue(a, b)
                 for p in parts {
@@ -229,15 +224,15 @@ extension ATTServer {
                     }
                 }
                 if let err = validateValue(a, v, b) { return sendError(.executeWriteRequest, h, err, to: id) }
-                storeWrites.append((h, v))
+                storedWrites.append((h, v))
             }
         }
-        if controlWrites.isEmpty { return finishWrites(storeWrites, .executeWriteRequest, id, now: now) }
+        if deferredWrites.isEmpty { return finishWrites(storedWrites, .executeWriteRequest, id, now: now) }
         let rids = startPending(
-            .execute(storeWrites: storeWrites), handle: controlWrites[0].handle,
-            waiting: controlWrites.map(\.handle), id, now: now)
-        for (rid, w) in zip(rids, controlWrites) {
-            emit(.writeRequest(id: rid, id, characteristic: w.characteristic, value: w.value, offset: w.offset))
+            .execute(storedWrites: storedWrites), handle: deferredWrites[0].handle,
+            waiting: deferredWrites.map(\.handle), id, now: now)
+        for (rid, w) in zip(rids, deferredWrites) {
+            emit(.deferredAccess(id: rid, id, .write(characteristic: w.characteristic, value: w.value, offset: w.offset)))
         }
     }
 

@@ -9,21 +9,25 @@ import DequeModule
 ///   as links come and go.
 /// - `receive(_:from:now:)` with every ATT PDU from a connection.
 /// - `tick(now:)` whenever `nextDeadline` passes (indication transaction timeout
-///   §3.3.3 → `.closeBearer`; control request timeout → Unlikely Error).
+///   §3.3.3 → `.closeBearer`; deferred access timeout → Unlikely Error).
 /// - After `.outgoingAvailable(id)`, pull PDUs with `dequeueOutgoing(for:)` only as
 ///   fast as the link accepts them (that is the backpressure). Responses always
 ///   enter the queue; notifications/indications are bounded by
 ///   `configuration.maxQueuedUpdates`.
 /// - `notify(characteristic:value:only:now:)` / `notifyMultiple(_:only:now:)` /
 ///   `setValue(characteristic:value:)` from the app (`notify` returns its result and outputs).
-/// - `respond(to:result:now:)` answers `.readRequest` / `.writeRequest` events of
-///   `.control` characteristics and `.persistRequest` events (with `persistWrites`);
-///   `failPendingRequests(now:)` when the control client leaves (persist requests stay).
+/// - `respond(to:result:now:)` answers `.deferredAccess` events: everything the server
+///   cannot answer alone (the deferred-access hook, `DeferredAccess`): reads and writes of
+///   `.deferred` values, and the commit a Write Request or Execute Write waits for before
+///   it is acknowledged (`.storedOnCommit` values, a bonded client's state). Who answers
+///   (an application, a disk) is the caller's business. `deferredAccessAvailable` says
+///   whether reads and writes can be handed out now; `failDeferredAccesses(now:)` fails the
+///   outstanding ones when their answerer leaves (commits stay).
 /// Every call that can cause something returns `[ATTServerOutput]` to act on, in order.
 ///
 /// Decisions where the specification leaves room:
-/// - Requests are processed strictly in order (§3.3.2). While a request waits for the
-///   control client, every later PDU of that bearer (requests and commands alike, so
+/// - Requests are processed strictly in order (§3.3.2). While a request waits for a
+///   deferred access, every later PDU of that bearer (requests and commands alike, so
 ///   their effects keep their order) is held and processed after the answer; only a
 ///   Handle Value Confirmation is processed at once. Unexpected confirmations are ignored.
 /// - A second Exchange MTU is answered with the server MTU but changes nothing
@@ -51,16 +55,20 @@ import DequeModule
 ///   one is a value of a characteristic with `reliable_write`; otherwise the Prepare Write
 ///   that adds the second handle gets Write Not Permitted (0x03). Offsets and lengths are
 ///   checked at Execute Write, all-or-nothing; the queue is cleared after any Execute.
-/// - Control characteristics: with `controlClientAttached == false`, reads return the
-///   stored value and writes get Write Request Rejected (0xFC); Write Commands are dropped.
-///   Prepared writes of a control value must be contiguous and become one `.writeRequest`
-///   at Execute Write. Read By Type / Read Multiple / Find By Type Value use the stored
-///   value of control characteristics (they are not forwarded).
+/// - `.deferred` values: with `deferredAccessAvailable == false`, reads return the stored
+///   value and writes get Write Request Rejected (0xFC); Write Commands are dropped.
+///   Prepared writes of a deferred value must be contiguous and become one
+///   `DeferredAccess.write` at Execute Write. Read By Type / Read Multiple / Find By Type
+///   Value use the stored value of deferred characteristics (they are not handed out).
+/// - A Write Request or Execute Write that changes `.storedOnCommit` values or a bonded
+///   client's state is answered after one `DeferredAccess.commit` carrying all of it; Write
+///   Commands and Signed Writes are never held (stored at once, best effort).
 public struct ATTServer: Sendable {
     public internal(set) var database: GATTDatabase
     public var configuration: ATTServerConfiguration
-    /// Whether a control client handles `.control` characteristics right now.
-    public var controlClientAttached = false
+    /// Whether reads and writes of `.deferred` values can be handed out as deferred accesses
+    /// now (someone answers them). Commits are handed out regardless.
+    public var deferredAccessAvailable = false
 
     var bearers: [ConnectionID: ATTBearer] = [:]
     var pendingRequests: [PendingRequestID: ConnectionID] = [:]
@@ -86,7 +94,7 @@ public struct ATTServer: Sendable {
         bearers[id] = ATTBearer(security: security)
     }
 
-    /// Forgets the bearer (pending control requests of it become unknown).
+    /// Forgets the bearer (its outstanding deferred accesses become unknown).
     public mutating func disconnect(_ id: ConnectionID) -> [ATTServerOutput] {
         outputs = []
         removeBearer(id)
@@ -337,7 +345,7 @@ public struct ATTServer: Sendable {
     }
 
     /// Fires expired timers: unconfirmed indications close their bearer (§3.3.3);
-    /// unanswered control requests get Unlikely Error.
+    /// unanswered deferred accesses get Unlikely Error.
     public mutating func tick(now: Duration) -> [ATTServerOutput] {
         outputs = []
         for id in bearers.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
@@ -354,11 +362,11 @@ public struct ATTServer: Sendable {
         return takeOutputs()
     }
 
-    /// Answers every pending control request with Unlikely Error at once (the control
-    /// client went away); emits `.requestTimedOut` for each.
-    public mutating func failPendingRequests(now: Duration) -> [ATTServerOutput] {
+    /// Answers every outstanding read or write deferred access with Unlikely Error at once
+    /// (their answerer went away; commits stay); emits `.requestTimedOut` for each.
+    public mutating func failDeferredAccesses(now: Duration) -> [ATTServerOutput] {
         outputs = []
-        for id in bearers.keys.sorted(by: { $0.rawValue < $1.rawValue }) where bearers[id]?.pending?.isControl == true {
+        for id in bearers.keys.sorted(by: { $0.rawValue < $1.rawValue }) where bearers[id]?.pending?.isCommit == false {
             failPending(id, now: now)
         }
         return takeOutputs()
@@ -382,7 +390,7 @@ extension PendingOperation {
         case .read(let op): op
         case .write: .writeRequest
         case .execute: .executeWriteRequest
-        case .persist(let op, _): op
+        case .commit(let op, _): op
         }
     }
 }

@@ -6,8 +6,8 @@ public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "conn#\(rawValue)" }
 }
 
-/// Identifies a read or write the server handed to the control client and
-/// waits for (`ATTServer.respond(to:result:now:)`).
+/// Identifies a deferred access the server handed out and waits for
+/// (`ATTServerEvent.deferredAccess`, answered with `ATTServer.respond(to:result:now:)`).
 public struct PendingRequestID: Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt64
     public init(_ rawValue: UInt64) { self.rawValue = rawValue }
@@ -21,42 +21,27 @@ public enum ATTBearerCloseReason: Equatable, Sendable {
     case transactionTimeout
 }
 
-/// Something that happened that the daemon or control clients care about.
+/// Something that happened that the server's caller cares about.
 public enum ATTServerEvent: Equatable, Sendable {
     /// The client's Exchange MTU set the bearer's ATT_MTU.
     case mtuExchanged(ConnectionID, mtu: Int)
     /// A client wrote a Client Characteristic Configuration descriptor.
     case subscriptionChanged(ConnectionID, characteristic: Int, notify: Bool, indicate: Bool)
-    /// A client wrote a `.store` characteristic value (Write Request/Command,
-    /// Signed Write, or Execute Write); `value` is the new stored value.
+    /// A client wrote a `.stored` or `.storedOnCommit` characteristic value (Write
+    /// Request/Command, Signed Write, or Execute Write); `value` is the new stored value.
     case written(ConnectionID, characteristic: Int, value: [UInt8])
     /// A client wrote a writable descriptor other than a CCCD (e.g. the User Description).
     case descriptorWritten(ConnectionID, handle: AttributeHandle, value: [UInt8])
     /// A client wrote the Client Supported Features characteristic (per connection).
     case clientFeaturesChanged(ConnectionID, features: [UInt8])
-    /// A read of a `.control` characteristic: answer with `respond(to:result:now:)`
-    /// with the value starting at `offset`.
-    case readRequest(id: PendingRequestID, ConnectionID, characteristic: Int, offset: Int)
-    /// A write of a `.control` characteristic (Write Request, or one assembled
-    /// Prepare/Execute write): answer with `respond(to:result:now:)` (the value of
-    /// a success is ignored). The server stores nothing; the control client owns the value.
-    case writeRequest(id: PendingRequestID, ConnectionID, characteristic: Int, value: [UInt8], offset: Int)
-    /// A Write Request or Execute Write that changes `"persist": true` values (only with
-    /// `ATTServerConfiguration.persistWrites`): make `values` durable, then answer with
-    /// `respond(to:result:now:)`. Success stores the values (`.written` follows for each)
-    /// and sends the Write/Execute Write Response; a failure (e.g. `.unlikelyError`) is sent
-    /// as that ATT error and the stored values stay as they were. Later PDUs of the
-    /// bearer wait, in order, like behind a control request.
-    case persistRequest(id: PendingRequestID, ConnectionID, values: [PersistedWrite])
-    /// A bonded client's Write Request or Execute Write changes its CCCDs or Client Supported
-    /// Features (they persist across connections, Vol 3 Part G §3.3.3.3): make `state` durable
-    /// for the bond, then answer with `respond(to:result:now:)` (success applies the writes
-    /// and sends the response; a failure is sent as that ATT error). Later PDUs wait.
-    case clientStateRequest(id: PendingRequestID, ConnectionID, state: GATTClientState)
-    /// A Write Command or Signed Write Command to a `.control` characteristic: no answer.
+    /// A read or write the server cannot answer alone: answer it with
+    /// `respond(to:result:now:)`. Until then the bearer's later PDUs wait, in order.
+    case deferredAccess(id: PendingRequestID, ConnectionID, DeferredAccess)
+    /// A Write Command or Signed Write Command to a `.deferred` characteristic: no answer.
     case writeCommand(ConnectionID, characteristic: Int, value: [UInt8])
-    /// A control request got no answer within `Configuration.controlTimeout`;
-    /// the client was sent Unlikely Error and a later answer is refused.
+    /// A deferred access got no answer within its timeout (`deferredAccessTimeout`,
+    /// `commitTimeout`) or its answerer went away (`failDeferredAccesses(now:)`): the
+    /// client was sent Unlikely Error and a later answer is refused.
     case requestTimedOut(id: PendingRequestID)
     case indicationConfirmed(ConnectionID, characteristic: Int)
     /// An indication was not confirmed in 30 s; the bearer is being closed.
@@ -66,8 +51,26 @@ public enum ATTServerEvent: Equatable, Sendable {
     case ready
 }
 
-/// One value of a `.persistRequest`: the characteristic index and its complete new value.
-public struct PersistedWrite: Equatable, Sendable {
+/// What a deferred access asks its answerer (`ATTServerEvent.deferredAccess`).
+public enum DeferredAccess: Equatable, Sendable {
+    /// Read or Read Blob of a `.deferred` value: answer with the value from `offset`
+    /// (cut to the bearer's ATT_MTU) or an ATT error.
+    case read(characteristic: Int, offset: Int)
+    /// Write Request of a `.deferred` value, or one of them assembled from Prepare Writes by
+    /// an Execute Write: answer success (its bytes are ignored) or an ATT error. The server
+    /// stores nothing.
+    case write(characteristic: Int, value: [UInt8], offset: Int)
+    /// A Write Request or Execute Write is acknowledged only once the answerer made its
+    /// changes last: the new `.storedOnCommit` values and, for a bonded client, its client
+    /// state after the writes (CCCDs and Client Supported Features persist across
+    /// connections, Vol 3 Part G §3.3.3.3). Success applies every write of the request
+    /// (`.written` etc. follow) and sends its response; a failure is sent as that ATT error
+    /// (e.g. Unlikely Error) and nothing is stored. Never failed by `failDeferredAccesses(now:)`.
+    case commit(values: [CommittedValue], clientState: GATTClientState?)
+}
+
+/// One value of a `DeferredAccess.commit`: the characteristic index and its complete new value.
+public struct CommittedValue: Equatable, Sendable {
     public var characteristic: Int
     public var value: [UInt8]
     public init(characteristic: Int, value: [UInt8]) {
@@ -115,21 +118,17 @@ public struct ATTServerConfiguration: Equatable, Sendable {
     /// Notifications/indications a bearer may hold not yet pulled by the transport
     /// (plus indications waiting behind the outstanding one).
     public var maxQueuedUpdates: Int = 32
-    /// Time a control client has to answer a read/write request.
-    public var controlTimeout: Duration = .seconds(5)
+    /// Time the answerer has to answer a read or write deferred access.
+    public var deferredAccessTimeout: Duration = .seconds(5)
     /// ATT transaction timeout for indications (§3.3.3).
     public var transactionTimeout: Duration = .seconds(30)
     /// Prepare Write queue limits per bearer.
     public var maxPreparedWrites: Int = 64
     public var maxPreparedBytes: Int = 4096
-    /// PDUs held while a request waits for the control client; beyond this
+    /// PDUs held while a deferred access waits for its answer; beyond this
     /// a misbehaving client's extra PDUs are dropped.
     public var maxHeldPDUs: Int = 64
-    /// Whether Write Requests and Execute Writes of `"persist": true` characteristics wait
-    /// for the caller to make the value durable (`.persistRequest`). Off: stored at once.
-    /// Write Commands are never held (best effort: stored at once, `.written` emitted).
-    public var persistWrites = false
-    /// Time the caller has to answer a `.persistRequest` before the client gets Unlikely Error.
-    public var persistTimeout: Duration = .seconds(30)
+    /// Time the answerer has to answer a commit before the client gets Unlikely Error.
+    public var commitTimeout: Duration = .seconds(30)
     public init() {}
 }

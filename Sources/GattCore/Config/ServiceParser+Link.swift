@@ -61,9 +61,9 @@ extension ServiceParser {
         for u in builtInCharacteristicUUIDs { uuidOwners[u, default: []].append("a built-in characteristic") }
         for s in services { for c in s.characteristics { uuidOwners[c.definition.uuid, default: []].append(c.path) } }
         for s in services {
-            for c in s.characteristics where c.id == nil && (c.definition.handler == .control || c.definition.persist) {
+            for c in s.characteristics where c.id == nil && c.definition.valueSource != .stored {
                 guard let other = uuidOwners[c.definition.uuid]?.first(where: { $0 != c.path }) else { continue }
-                let why = c.definition.handler == .control ? "\"handler\": \"control\"" : "\"persist\": true"
+                let why = c.definition.valueSource == .deferred ? "\"handler\": \"control\"" : "\"persist\": true"
                 r.error(ConfigReader.member(c.path, "id"), "required: this characteristic has \(why) and is addressed by id or UUID, but its UUID \(c.definition.uuid) is also used by \(other)", at: c.offset)
             }
         }

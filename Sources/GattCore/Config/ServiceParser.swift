@@ -160,15 +160,14 @@ struct ServiceParser {
             }
             c.definition.userDescription = s
         }
-        if let v = o.value("handler"), let s = r.choice(v, at: o.path("handler"), ["store", "control"], what: "a handler"),
-            let h = ValueHandler(rawValue: s)
-        {
-            c.definition.handler = h
+        if let v = o.value("handler"), let s = r.choice(v, at: o.path("handler"), ["store", "control"], what: "a handler"), s == "control" {
+            c.definition.valueSource = .deferred
         }
-        if let v = o.value("persist"), let b = r.bool(v, at: o.path("persist")) {
-            c.definition.persist = b
-            if b, c.definition.handler == .control {
+        if let v = o.value("persist"), let b = r.bool(v, at: o.path("persist")), b {
+            if c.definition.valueSource == .deferred {
                 r.error(o.path("persist"), "only \"handler\": \"store\" values can persist; with \"control\" the control client owns the value", at: v.offset)
+            } else {
+                c.definition.valueSource = .storedOnCommit
             }
         }
         if let properties {

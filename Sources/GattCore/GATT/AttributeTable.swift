@@ -61,8 +61,11 @@ public enum AttributeTable {
                 properties = propertyText(ch.properties)
                 if let id = ch.id { notes.append("id=\(id)") }
                 notes.append("max=\(ch.maxLength)")
-                if ch.handler != .store { notes.append("handler=\(ch.handler.rawValue)") }
-                if ch.persist { notes.append("persist") }
+                switch ch.valueSource {  // in the config's terms
+                case .stored: break
+                case .storedOnCommit: notes.append("persist")
+                case .deferred: notes.append("handler=control")
+                }
             }
         case .clientCharacteristicConfiguration:
             value += " (per connection)"

@@ -22,10 +22,15 @@ public enum GATTUUID {
     public static let serverSupportedFeatures: BluetoothUUID = 0x2B3A
 }
 
-/// Who answers reads and writes of a characteristic value.
-public enum ValueHandler: String, Sendable {
-    /// gattd keeps the value; writes update it.
-    case store
-    /// Reads and writes are forwarded to a control client as pending requests.
-    case control
+/// Who answers a characteristic value's reads and writes (the config's `"handler"` and
+/// `"persist"`).
+public enum CharacteristicValueSource: Equatable, Sendable {
+    /// The server keeps the value and answers reads and writes at once.
+    case stored
+    /// The server keeps the value; a Write Request or Execute Write changing it is
+    /// acknowledged only once a `DeferredAccess.commit` of it succeeded.
+    case storedOnCommit
+    /// Reads and writes are handed out as deferred accesses (`DeferredAccess.read`/`.write`);
+    /// the server keeps no value of its own for them.
+    case deferred
 }

@@ -51,8 +51,7 @@ public struct Characteristic: Sendable, Equatable {
     public let userDescriptionHandle: AttributeHandle?
     public let endHandle: AttributeHandle
     public let maxLength: Int
-    public let handler: ValueHandler
-    public let persist: Bool
+    public let valueSource: CharacteristicValueSource
     /// The name the control protocol and logs use: the id, else the UUID.
     public var displayName: String { id ?? uuid.description }
 }
@@ -77,19 +76,18 @@ public struct CharacteristicDefinition: Sendable, Equatable {
     public var value: [UInt8]
     public var maxLength: Int
     public var userDescription: String?
-    public var handler: ValueHandler
-    public var persist: Bool
+    public var valueSource: CharacteristicValueSource
     public var descriptors: [DescriptorDefinition]
     public init(
         id: String? = nil, uuid: BluetoothUUID, properties: CharacteristicProperties,
         permissions: AttributePermissions? = nil, value: [UInt8] = [], maxLength: Int = 512,
-        userDescription: String? = nil, handler: ValueHandler = .store, persist: Bool = false,
+        userDescription: String? = nil, valueSource: CharacteristicValueSource = .stored,
         descriptors: [DescriptorDefinition] = []
     ) {
         self.id = id; self.uuid = uuid; self.properties = properties
         self.permissions = permissions ?? Self.defaultPermissions(for: properties)
         self.value = value; self.maxLength = maxLength; self.userDescription = userDescription
-        self.handler = handler; self.persist = persist; self.descriptors = descriptors
+        self.valueSource = valueSource; self.descriptors = descriptors
     }
 
     /// Permissions implied by properties when the config gives none: readable
@@ -331,7 +329,7 @@ public struct GATTDatabase: Sendable, Equatable {
                 characteristics.append(Characteristic(
                     id: c.id, uuid: c.uuid, properties: c.properties, permissions: c.permissions, service: index,
                     declarationHandle: decl, valueHandle: valueHandle, cccdHandle: cccd, userDescriptionHandle: userDesc,
-                    endHandle: AttributeHandle(next &- 1), maxLength: c.maxLength, handler: c.handler, persist: c.persist))
+                    endHandle: AttributeHandle(next &- 1), maxLength: c.maxLength, valueSource: c.valueSource))
                 chars.append(ci)
             }
             services.append(Service(id: s.id, uuid: s.uuid, isPrimary: s.isPrimary, handle: start, endHandle: AttributeHandle(next &- 1), includes: s.includes, characteristics: chars))

@@ -145,7 +145,7 @@ public struct Peripheral: Sendable {
     /// Size (0x0C) for attributes that need encryption (the config's `security.min_key_size`).
     public mutating func setMinimumEncryptionKeySize(_ octets: Int) { att.configuration.minimumKeySize = octets }
 
-    /// Runs timers (indication and control-request timeouts).
+    /// Runs timers (indication and deferred-access timeouts).
     public mutating func tick(now: Duration) -> [PeripheralOutput] { absorb(att.tick(now: now)) }
 
     // MARK: - Application calls
@@ -161,16 +161,16 @@ public struct Peripheral: Sendable {
         att.setValue(characteristic: characteristic, value: value)
     }
 
-    /// Answers a forwarded read/write request.
+    /// Answers a deferred access (`ATTServerEvent.deferredAccess`).
     public mutating func respond(to id: PendingRequestID, result: Result<[UInt8], ATTError>, now: Duration) throws(ATTRespondError) -> [PeripheralOutput] {
         absorb(try att.respond(to: id, result: result, now: now))
     }
 
-    /// Whether a control client handles `.control` characteristics; when the last one
-    /// leaves, every pending request is answered with Unlikely Error.
-    public mutating func setControlClientAttached(_ attached: Bool, now: Duration) -> [PeripheralOutput] {
-        att.controlClientAttached = attached
-        return attached ? [] : absorb(att.failPendingRequests(now: now))
+    /// Whether reads and writes of `.deferred` values can be handed out (someone answers
+    /// them); when it becomes false, the outstanding ones are answered with Unlikely Error.
+    public mutating func setDeferredAccessAvailable(_ available: Bool, now: Duration) -> [PeripheralOutput] {
+        att.deferredAccessAvailable = available
+        return available ? [] : absorb(att.failDeferredAccesses(now: now))
     }
 
     /// The `advertise` control op (`set`: the primary set when nil).
@@ -290,9 +290,8 @@ extension ATTServerEvent {
     public var connection: ConnectionID? {
         switch self {
         case .mtuExchanged(let id, _), .subscriptionChanged(let id, _, _, _), .written(let id, _, _),
-            .descriptorWritten(let id, _, _), .clientFeaturesChanged(let id, _), .readRequest(_, let id, _, _),
-            .writeRequest(_, let id, _, _, _), .writeCommand(let id, _, _), .indicationConfirmed(let id, _),
-            .indicationTimedOut(let id, _), .persistRequest(_, let id, _), .clientStateRequest(_, let id, _):
+            .descriptorWritten(let id, _, _), .clientFeaturesChanged(let id, _), .deferredAccess(_, let id, _),
+            .writeCommand(let id, _, _), .indicationConfirmed(let id, _), .indicationTimedOut(let id, _):
             return id
         case .requestTimedOut, .ready:
             return nil

@@ -26,11 +26,11 @@ public enum ControlDispatcher {
             let (index, c) = try characteristic(name, in: p.database)
             let only = try central.map { a throws(ControlError) in try connection(a, p) }
             // A persisted value is made durable first (if the core would take it), then set and sent.
-            if c.persist, let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: true) {
+            if c.valueSource == .storedOnCommit, let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: true) {
                 throw error(refusal, name, value, c)
             }
             // (Only a persisted characteristic builds a write: no allocation on the plain path.)
-            if c.persist, let durable = p.persist([PersistedWrite(characteristic: index, value: value.bytes)], central: nil) {
+            if c.valueSource == .storedOnCommit, let durable = p.persist([CommittedValue(characteristic: index, value: value.bytes)], central: nil) {
                 return .later(durable.assumeIsolated().map { outcome in
                     // Overtaken by a newer value (a central's Write Command): neither set nor sent.
                     guard outcome == .newest else { return .sent(0) }
@@ -45,7 +45,7 @@ public enum ControlDispatcher {
             return .now(reply(p.notify(characteristic: index, value: value.bytes, only: only), name, value, c))
         case .set(let name, let value):
             let (index, c) = try characteristic(name, in: p.database)
-            if c.persist, let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: false) {
+            if c.valueSource == .storedOnCommit, let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: false) {
                 throw error(refusal, name, value, c)
             }
             func set() -> ControlReply {
@@ -54,7 +54,7 @@ public enum ControlDispatcher {
                 let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: false) ?? .unknownCharacteristic
                 return .failure(error(refusal, name, value, c))
             }
-            if let durable = p.persist([PersistedWrite(characteristic: index, value: value.bytes)], central: nil) {
+            if let durable = p.persist([CommittedValue(characteristic: index, value: value.bytes)], central: nil) {
                 return .later(durable.assumeIsolated().map { $0 == .newest ? set() : .success }.nonisolated())
             }
             return .now(set())

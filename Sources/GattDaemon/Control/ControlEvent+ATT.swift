@@ -3,7 +3,8 @@ import GattCore
 
 extension ControlEvent {
     /// The control event for an ATT server event, or nil when it is not forwarded
-    /// (descriptor writes, client features, timeouts, indication timeouts).
+    /// (descriptor writes, client features, timeouts, indication timeouts, commits: the
+    /// daemon answers those itself).
     /// `central` maps a connection to its address string.
     public static func from(_ e: ATTServerEvent, database db: GATTDatabase, central: (ConnectionID) -> String?) -> ControlEvent? {
         func name(_ c: Int) -> String { db.characteristics.indices.contains(c) ? db.characteristics[c].displayName : "#\(c)" }
@@ -14,15 +15,15 @@ extension ControlEvent {
             return central(id).map { .subscription(central: $0, characteristic: name(c), notify: n, indicate: i) }
         case .written(let id, let c, let v), .writeCommand(let id, let c, let v):
             return central(id).map { .written(central: $0, characteristic: name(c), value: ControlValue(hex: v)) }
-        case .readRequest(let r, let id, let c, let offset):
+        case .deferredAccess(let r, let id, .read(let c, let offset)):
             return central(id).map { .readRequest(central: $0, request: r.rawValue, characteristic: name(c), offset: offset) }
-        case .writeRequest(let r, let id, let c, let v, let offset):
+        case .deferredAccess(let r, let id, .write(let c, let v, let offset)):
             return central(id).map { .writeRequest(central: $0, request: r.rawValue, characteristic: name(c), offset: offset, value: ControlValue(hex: v)) }
         case .indicationConfirmed(let id, let c):
             return central(id).map { .confirmed(central: $0, characteristic: name(c)) }
         case .ready:
             return .ready
-        case .descriptorWritten, .clientFeaturesChanged, .requestTimedOut, .indicationTimedOut, .persistRequest, .clientStateRequest:
+        case .descriptorWritten, .clientFeaturesChanged, .requestTimedOut, .indicationTimedOut, .deferredAccess(_, _, .commit):
             return nil
         }
     }

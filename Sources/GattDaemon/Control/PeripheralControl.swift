@@ -45,9 +45,9 @@ public protocol PeripheralControl: AnyObject {
     /// `.overtaken`: durable, but a newer value (a central's Write Command that came after)
     /// is served already: leave it. A failure also sends watchers `persist_failed`
     /// (`central`: who wrote, if a central).
-    func persist(_ writes: [PersistedWrite], central: String?) -> EventLoopFuture<PersistOutcome>?
-    /// Whether at least one control client watches. Going to false must fail
-    /// pending requests (`ATTServer.failPendingRequests(now:)`).
+    func persist(_ writes: [CommittedValue], central: String?) -> EventLoopFuture<PersistOutcome>?
+    /// Whether at least one control client answers requests. Going to false must fail the
+    /// outstanding ones (`ATTServer.failDeferredAccesses(now:)`).
     func setControlClientAttached(_ attached: Bool)
     /// Whether at least one control client watches, passively or as a responder (a person
     /// who can answer pairing prompts may be there). Going to false refuses pending prompts.
