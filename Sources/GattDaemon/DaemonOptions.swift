@@ -9,7 +9,7 @@ public struct DaemonOptions: Sendable {
     /// Where `persist` characteristics' values are kept; nil: not kept.
     public var stateDirectory: String?
     /// Log size (bytes) above which a commit of persisted values compacts
-    /// (`PersistentStore.compactionThreshold`; `GATTD_COMPACTION_THRESHOLD` for tests).
+    /// (`PersistentStore.compactionThreshold`).
     public var compactionThreshold = PersistentStore.defaultCompactionThreshold
     /// The files of `stateDirectory`'s persisted values; nil: the real directory (tests
     /// put a fake that fails on demand here).
