@@ -2,10 +2,11 @@
 // libFuzzer targets for gattd (docs/fuzzing.md). A package of its own so that the
 // root Package.swift stays free of unsafe flags; build and run with scripts/fuzz:
 //
-//   swift build -c release --package-path Fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library
+//   swift build -c release --package-path Fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DGATTD_LIBFUZZER
 //
-// Each executable defines LLVMFuzzerTestOneInput; libFuzzer (linked by
-// -sanitize=fuzzer) provides main.
+// Each executable's @main hands its callback to libFuzzer's driver (FuzzSupport's
+// runLibFuzzer). A plain `swift build --package-path Fuzz` builds too (no libFuzzer):
+// its binaries run each input file named on the command line once (reproducers).
 import PackageDescription
 
 let package = Package(

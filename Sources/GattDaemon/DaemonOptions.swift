@@ -12,7 +12,7 @@ public struct DaemonOptions: Sendable {
     /// back at start (state restoration; the config's `state_restoration` can turn it off too).
     public var restoresState = true
     /// Log size (bytes) above which a commit of persisted values compacts
-    /// (`PersistentStore.compactionThreshold`; `GATTD_COMPACTION_THRESHOLD` for tests).
+    /// (`PersistentStore.compactionThreshold`).
     public var compactionThreshold = PersistentStore.defaultCompactionThreshold
     /// The files of `stateDirectory`'s persisted values; nil: the real directory (tests
     /// put a fake that fails on demand here).

@@ -75,9 +75,6 @@ public struct DaemonRunner {
         var options = DaemonOptions()
         options.requestTimeout = .milliseconds(Int64(requestTimeout * 1000))
         options.stateDirectory = stateDirectory
-        if let t = getenv("GATTD_COMPACTION_THRESHOLD").flatMap({ Int(String(cString: $0)) }), t > 0 {
-            options.compactionThreshold = t  // tests: compact often
-        }
         options.controllerLocation = controllerLocation
         options.configName = configName
         options.restoresState = restoresState

@@ -92,10 +92,17 @@ private func cont(_ data: String) -> HCIACLPacket { HCIACLPacket(handle: 0x40, p
     }
 }
 
+/// The host's fragmenter, its packets decoded.
+private func fragments(_ frame: L2CAPBasicFrame, handle: UInt16, packetLength: Int) throws -> [HCIACLPacket] {
+    var packets: [[UInt8]] = []
+    ACLFragmenter.fragment(frame.payload, channel: frame.channelID, handle: handle, packetLength: packetLength, into: &packets)
+    return try packets.map { bytes throws(HCIDecodingError) in try HCIACLPacket(decoding: bytes) }
+}
+
 @Suite struct L2CAPFragmenterTests {
     @Test func fragmentsToTheControllerLimit() throws {
         let frame = L2CAPBasicFrame(channelID: .att, payload: Array(1...10))
-        let packets = try ACLFragmenter.fragment(frame, handle: 0x41, maximumDataLength: 5)
+        let packets = try fragments(frame, handle: 0x41, packetLength: 5)
         #expect(packets.map(\.packetBoundary) == [.firstNonFlushable, .continuing, .continuing])
         #expect(packets.map(\.data) == [h("0A 00 04 00 01"), h("02 03 04 05 06"), h("07 08 09 0A")])
         #expect(packets.allSatisfy { $0.handle == 0x41 })
@@ -109,21 +116,29 @@ private func cont(_ data: String) -> HCIACLPacket { HCIACLPacket(handle: 0x40, p
 
     @Test func exactMultipleAndSinglePacket() throws {
         let frame = L2CAPBasicFrame(channelID: .att, payload: Array(1...6))
-        #expect(try ACLFragmenter.fragment(frame, handle: 1, maximumDataLength: 5).map(\.data.count) == [5, 5])
-        #expect(try ACLFragmenter.fragment(frame, handle: 1, maximumDataLength: 27).map(\.data.count) == [10])
-        #expect(try ACLFragmenter.fragment(frame, handle: 1, maximumDataLength: 10).map(\.data.count) == [10])
+        #expect(try fragments(frame, handle: 1, packetLength: 5).map(\.data.count) == [5, 5])
+        #expect(try fragments(frame, handle: 1, packetLength: 27).map(\.data.count) == [10])
+        #expect(try fragments(frame, handle: 1, packetLength: 10).map(\.data.count) == [10])
     }
 
-    @Test func degenerateLimits() {
-        #expect(ACLFragmenter.fragment([1, 2, 3], handle: 1, maximumDataLength: 0).map(\.data) == [[1], [2], [3]])
-        #expect(ACLFragmenter.fragment([], handle: 1, maximumDataLength: 27) == [HCIACLPacket(handle: 1, packetBoundary: .firstNonFlushable, data: [])])
+    @Test func degenerateLimits() throws {
+        // A packet length below 1 is 1: the header's bytes one by one, then the payload's.
+        let frame = L2CAPBasicFrame(channelID: .att, payload: [1, 2, 3])
+        #expect(try fragments(frame, handle: 1, packetLength: 0).map(\.data) == [[3], [0], [4], [0], [1], [2], [3]])
+        // An empty payload is one packet holding the header alone.
+        #expect(try fragments(L2CAPBasicFrame(channelID: .smp, payload: []), handle: 1, packetLength: 27)
+            == [HCIACLPacket(handle: 1, packetBoundary: .firstNonFlushable, data: h("00 00 06 00"))])
+        // A payload above 65,535 bytes cannot be framed: nothing is sent.
+        var packets: [[UInt8]] = []
+        ACLFragmenter.fragment([UInt8](repeating: 0, count: 0x10000), channel: .att, handle: 1, packetLength: 27, into: &packets)
+        #expect(packets.isEmpty)
     }
 
     @Test func largeFrameRoundTrips() throws {
         let frame = L2CAPBasicFrame(channelID: .att, payload: (0..<517).map { UInt8($0 & 0xFF) })
         for limit in [1, 23, 27, 251, 1021] {
             var r = ACLReassembler(maximumPayloadLength: 517)
-            let packets = try ACLFragmenter.fragment(frame, handle: 2, maximumDataLength: limit)
+            let packets = try fragments(frame, handle: 2, packetLength: limit)
             #expect(packets.allSatisfy { $0.data.count <= limit })
             #expect(packets.flatMap { r.push($0) } == [.frame(frame)], "limit \(limit)")
         }

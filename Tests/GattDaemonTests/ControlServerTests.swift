@@ -477,3 +477,13 @@ struct ControlPairingServerTests {
         #expect(c.request(#"{"op":"bonds"}"#) == #"{"ok":true,"bonds":[]}"#)
     }
 }
+
+extension ControlServer {
+    /// Number of connected clients and of watchers (on the server's event loop).
+    var clientCount: (clients: Int, watchers: Int) {
+        (clients.count, clients.values.filter(\.watching).count)
+    }
+
+    /// Number of responders (watchers that asked for requests).
+    var responderCount: Int { clients.values.filter(\.responding).count }
+}

@@ -43,6 +43,7 @@ from harness import (
     VirtualControllers,
     bumble_device,
     default_link_layer,
+    record_updates,
     require_built,
     wait_for_log,  # noqa: F401 (re-exported: the tests import it from here)
 )
@@ -211,6 +212,24 @@ def central_device(controller: VirtualController, address: str = "C0:00:00:00:00
 async def connect_peer(device: Device, address: hci.Address, timeout: float = 10.0) -> Peer:
     connection = await device.connect(address, transport=PhysicalTransport.LE, timeout=timeout)
     return Peer(connection)
+
+
+async def connect_recording(device: Device, address: hci.Address,
+                            timeout: float = 10.0) -> tuple[Peer, list[tuple[int, bytes]]]:
+    """`connect_peer`, and every notification and indication gattd sends on the connection
+    (`record_updates`), recorded from the connection event on: what gattd sends as the link
+    comes up, before `device.connect` returns, is not missed."""
+    received: list[tuple[int, bytes]] = []
+
+    def on_connection(connection) -> None:
+        record_updates(connection, received)
+
+    device.on("connection", on_connection)
+    try:
+        peer = await connect_peer(device, address, timeout)
+    finally:
+        device.remove_listener("connection", on_connection)
+    return peer, received
 
 
 @contextlib.asynccontextmanager

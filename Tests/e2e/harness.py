@@ -400,12 +400,15 @@ async def subscribe(peer: Peer, uuid: str | UUID, prefer_notify: bool = True) ->
     return queue
 
 
-def record_updates(peer: Peer) -> list[tuple[int, bytes]]:
+def record_updates(peer: Peer | Connection, received: list[tuple[int, bytes]] | None = None) -> list[tuple[int, bytes]]:
     """Every notification and indication `peer`'s GATT client receives from now on, as
-    (handle, value), whether or not a subscriber is registered. Bumble drops updates for
-    handles nobody subscribed to (and `unsubscribe` removes the subscriber), so a test that
-    asserts gattd sent *nothing* to a central must look here, not at a subscription queue."""
-    received: list[tuple[int, bytes]] = []
+    (handle, value), whether or not a subscriber is registered, appended to `received` (a new
+    list by default). Bumble drops updates for handles nobody subscribed to (and `unsubscribe`
+    removes the subscriber), so a test that asserts gattd sent *nothing* to a central must
+    look here, not at a subscription queue. To hear what gattd sends as a connection comes
+    up, install it from the connection event (`gatt_central.connect_recording`)."""
+    if received is None:
+        received = []
     client = peer.gatt_client
     for name in ("on_att_handle_value_notification", "on_att_handle_value_indication"):
         original = getattr(client, name)

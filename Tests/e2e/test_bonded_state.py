@@ -18,7 +18,7 @@ from bumble.device import Device
 from bumble.transport import open_transport
 
 from control_client import ControlClient
-from gatt_central import att_error, central_device, connect_peer, raw_request, wait_for_log
+from gatt_central import att_error, central_device, connect_peer, connect_recording, raw_request, wait_for_log
 from harness import att_round_trip, record_updates, run
 from test_pairing import config_with, gattd_address, pairing, private_phone
 
@@ -87,8 +87,7 @@ def test_bonded_subscription_survives_a_gattd_restart(controllers, gattd, tmp_pa
             first.stop()
             second = gattd(config)
             await wait_for_log(second, r"loaded 1 bond from ")
-            peer = await connect_peer(device, gattd_address(controllers))
-            received = record_updates(peer)
+            peer, received = await connect_recording(device, gattd_address(controllers))
             # Not encrypted yet: not recognised, nothing restored.
             assert await notify(tmp_path, b"\x02") == {"ok": True, "sent": 0}
             await asyncio.wait_for(peer.connection.encrypt(), 10)
@@ -125,8 +124,7 @@ def test_changed_config_on_restart_owes_the_bonded_central_service_changed(contr
             third = gattd(changed_config())
             await wait_for_log(third, r"loaded 1 bond from ")
 
-            peer = await connect_peer(device, gattd_address(controllers))
-            received = record_updates(peer)
+            peer, received = await connect_recording(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.encrypt(), 10)
             assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x37, 0x00, 0x39, 0x00])]
             # Bumble confirmed it: change-aware, nothing owed any more (durably).
@@ -139,8 +137,7 @@ def test_changed_config_on_restart_owes_the_bonded_central_service_changed(contr
 
             # Once: the next connection gets no Service Changed.
             log_start = len(third.log())
-            peer = await connect_peer(device, gattd_address(controllers))
-            received = record_updates(peer)
+            peer, received = await connect_recording(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.encrypt(), 10)
             await wait_for_log(third, r"restored 1 subscription$", start=log_start)
             await att_round_trip(peer)
@@ -226,8 +223,7 @@ def test_sighup_while_the_bonded_central_is_away_owes_it_service_changed(control
             await wait_for_log(process, r"C0:00:00:00:00:01: Service Changed 0x0037-0x0039 owed")
             assert state_file(tmp_path)["service_changed"] == [0x37, 0x39]
 
-            peer = await connect_peer(device, gattd_address(controllers))
-            received = record_updates(peer)
+            peer, received = await connect_recording(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.encrypt(), 10)
             assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x37, 0x00, 0x39, 0x00])]
             await att_round_trip(peer)
@@ -255,8 +251,7 @@ def test_restore_without_encryption_for_a_resolved_rpa(controllers, gattd, tmp_p
             new_rpa = hci.Address.generate_private_address(device.irk)
             await device.send_sync_command(hci.HCI_LE_Set_Random_Address_Command(random_address=new_rpa))
             device.random_address = new_rpa
-            peer = await connect_peer(device, gattd_address(controllers))
-            received = record_updates(peer)
+            peer, received = await connect_recording(device, gattd_address(controllers))
             await wait_for_log(process, r"bonded central C0:00:00:00:00:02; restored 1 subscription")
             assert not peer.connection.is_encrypted
             assert await notify(tmp_path, b"\x05") == {"ok": True, "sent": 1}

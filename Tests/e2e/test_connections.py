@@ -101,15 +101,18 @@ def test_max_connections_one(controllers, gattd):
 
     async def body():
         async with central_device(controllers[2], CENTRAL_2, "central-2") as second:
+            # Taken before the connection (after the start's enable): an enable that followed
+            # the connection at once would come before `central` returns.
+            await wait_for_enable(controllers[0])
+            connecting_at = time.time()
             async with central(link, 1, CENTRAL_1) as peer1:
-                connected_at = time.time()
                 await wait_for_log(link.gattd, rf"connected: {CENTRAL_1} ")
                 assert await peer1.gatt_client.read_value(SINGLE_LEVEL) == b"\x64"
                 # No advertising with one connection, so nothing to connect to: a scan finds
                 # nothing.
                 with pytest.raises((asyncio.TimeoutError, TimeoutError)):
                     await scan_for(second, from_address(controllers[0].address), timeout=1.5)
-                assert enables_after(controllers[0], connected_at) == []
+                assert enables_after(controllers[0], connecting_at) == []
                 assert link.gattd.log().count("connected: C0:") == 1
                 disconnected_at = time.time()
             # After the disconnection gattd advertises again and the second central gets in.

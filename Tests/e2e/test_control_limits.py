@@ -9,7 +9,7 @@ import socket
 import time
 
 from control_client import ControlClient
-from harness import run
+from harness import run, wait_for_log
 
 CONFIG = """{
   "name": "Limits",
@@ -65,8 +65,10 @@ def test_a_dropped_client_that_never_read_gives_its_memory_back(gattd, tmp_path)
     while "does not read its replies" not in process.log() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert "does not read its replies" in process.log()
-    time.sleep(1.0)
-    after = rss_kib(process.process.pid)
+    # The memory comes back as the dropped client's queue is freed: wait for that, bounded.
+    deadline = time.monotonic() + 10
+    while (after := rss_kib(process.process.pid)) - before >= 2048 and time.monotonic() < deadline:
+        time.sleep(0.1)
     print(f"\nRSS before {before} KiB, after the dropped client {after} KiB")
     # The client's queued replies (1 MiB of text, ~15 MB with per-line overhead before) are freed.
     assert after - before < 2048, f"RSS grew by {after - before} KiB"
@@ -94,8 +96,10 @@ def test_clients_over_the_limit_are_refused_with_one_line(gattd, tmp_path):
             assert reply["ok"] is False and reply["error"] == "too_many_clients"
             await asyncio.wait_for(refused.closed.wait(), 5)
             assert len(refused.raw_lines) == 1
+        log_start = len(process.log())
         await clients[0].close()
-        await asyncio.sleep(0.3)
+        # gattd saw it leave (the fixture's --log-level debug): a place is free.
+        await wait_for_log(process, r"control client \d+ disconnected$", start=log_start)
         again = await ControlClient.open(path)
         assert (await again.request({"op": "status"}))["ok"] is True
         for c in clients[1:] + [again]:

@@ -53,9 +53,10 @@ def test_private_addresses_renewed_and_resolved_by_a_bonded_central(controllers,
             assert bytes.fromhex(irk_file) == irk, "the IRK kept in the state directory"
             await asyncio.wait_for(peer.connection.disconnect(), 5)
 
-            # After rpa_timeout_s a new private address, resolved by the same IRK.
-            await asyncio.sleep(3)
-            second = await scan_for(device, lambda a: named("gattd-test")(a) and a.address != first.address, active=False)
+            # After rpa_timeout_s (2 s) a new private address, resolved by the same IRK: the
+            # scan waits for it.
+            second = await scan_for(device, lambda a: named("gattd-test")(a) and a.address != first.address,
+                                    timeout=15, active=False)
             await device.stop_scanning()
             assert bytes(second.address)[5] & 0xC0 == 0x40
             assert resolves(second.address, irk)

@@ -13,7 +13,7 @@ import subprocess
 from bumble.core import UUID
 
 from control_client import ControlClient
-from gatt_central import att_error, central_device, connect_peer, raw_request, wait_for_log
+from gatt_central import att_error, central_device, connect_peer, connect_recording, raw_request, wait_for_log
 from harness import REPO_ROOT, att_round_trip, both_link_layers, record_updates, run
 from test_bonded_state import SERVICE_CHANGED, SERVICE_CHANGED_CCCD, updates_for, write_cccd
 from test_pairing import config_with, gattd_address, pairing
@@ -124,8 +124,7 @@ def test_a_bonded_central_away_during_add_service_gets_service_changed_on_reconn
             assert reply["ok"] is True
             await wait_for_log(process, r"C0:00:00:00:00:01: Service Changed 0x0037-0x003A owed")
 
-            peer = await connect_peer(device, gattd_address(controllers))
-            received = record_updates(peer)
+            peer, received = await connect_recording(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.encrypt(), 10)
             assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x37, 0x00, 0x3A, 0x00])]
             await asyncio.wait_for(peer.connection.disconnect(), 5)
@@ -178,8 +177,7 @@ def test_state_restoration_a_runtime_service_is_back_at_its_handles_after_kill_9
             runtime = [(s.get("id"), s["start"], s["end"], s.get("restored")) for s in listed["services"] if s["runtime"]]
             assert runtime == [("heart", 0x37, 0x3A, True)]
 
-            peer = await connect_peer(device, gattd_address(controllers))
-            received = record_updates(peer)
+            peer, received = await connect_recording(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.encrypt(), 10)
             await wait_for_log(second, r"bonded central C0:00:00:00:00:01")
             # The cached handle of heart's value, read with no discovery on this connection.

@@ -208,8 +208,7 @@ struct ATTFuzzHarness {
     }
 }
 
-/// The entry point SwiftPM links as `main` (see `runLibFuzzer`).
-@_cdecl("FuzzATT_main")
-public func fuzzATTMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    runLibFuzzer(argc, argv, fuzzATT)
+/// The entry point (see `runLibFuzzer`).
+@main enum FuzzATTMain {
+    static func main() { runLibFuzzer(fuzzATT) }
 }

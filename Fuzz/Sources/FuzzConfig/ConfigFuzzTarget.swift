@@ -88,8 +88,7 @@ func checkSets(_ sets: [AdvertisingSet]) {
     if legacy.count != sets.filter(\.payloads.pdus.isExtended).count { oracleViolation("legacy limits: \(legacy)") }
 }
 
-/// The entry point SwiftPM links as `main` (see `runLibFuzzer`).
-@_cdecl("FuzzConfig_main")
-public func fuzzConfigMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    runLibFuzzer(argc, argv, fuzzConfig)
+/// The entry point (see `runLibFuzzer`).
+@main enum FuzzConfigMain {
+    static func main() { runLibFuzzer(fuzzConfig) }
 }

@@ -54,8 +54,7 @@ public func fuzzControl(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     return 0
 }
 
-/// The entry point SwiftPM links as `main` (see `runLibFuzzer`).
-@_cdecl("FuzzControl_main")
-public func fuzzControlMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    runLibFuzzer(argc, argv, fuzzControl)
+/// The entry point (see `runLibFuzzer`).
+@main enum FuzzControlMain {
+    static func main() { runLibFuzzer(fuzzControl) }
 }

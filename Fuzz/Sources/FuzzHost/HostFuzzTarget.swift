@@ -265,8 +265,7 @@ enum ScriptedController {
     }
 }
 
-/// The entry point SwiftPM links as `main` (see `runLibFuzzer`).
-@_cdecl("FuzzHost_main")
-public func fuzzHostMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    runLibFuzzer(argc, argv, fuzzHost)
+/// The entry point (see `runLibFuzzer`).
+@main enum FuzzHostMain {
+    static func main() { runLibFuzzer(fuzzHost) }
 }

@@ -83,8 +83,7 @@ struct FuzzRandom: RandomNumberGenerator, Sendable {
     }
 }
 
-/// The entry point SwiftPM links as `main` (see `runLibFuzzer`).
-@_cdecl("FuzzSMP_main")
-public func fuzzSMPMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    runLibFuzzer(argc, argv, fuzzSMP)
+/// The entry point (see `runLibFuzzer`).
+@main enum FuzzSMPMain {
+    static func main() { runLibFuzzer(fuzzSMP) }
 }

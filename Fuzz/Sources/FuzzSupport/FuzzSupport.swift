@@ -85,6 +85,7 @@ public func hex(_ bytes: [UInt8]) -> String {
     }.joined()
 }
 
+#if GATTD_LIBFUZZER
 /// libFuzzer's driver (FuzzerDriver.cpp): parses the libFuzzer flags and fuzzes `callback`.
 @_silgen_name("LLVMFuzzerRunDriver")
 func LLVMFuzzerRunDriver(
@@ -92,16 +93,47 @@ func LLVMFuzzerRunDriver(
     _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
     _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
 ) -> Int32
+#endif
 
-/// The body of each target's entry point. SwiftPM links an executable with
-/// `--defsym main=<Module>_main` (so that tests can import executables), which
-/// would hide libFuzzer's own `main`; each target therefore defines `<Module>_main`
-/// and hands over to libFuzzer's driver from there.
-public func runLibFuzzer(
-    _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-) -> Int32 {
-    var argc = argc
-    var argv = argv
-    return LLVMFuzzerRunDriver(&argc, &argv, callback)
+/// The body of each target's `@main`. Built by scripts/fuzz (`-sanitize=fuzzer
+/// -DGATTD_LIBFUZZER`): hands over to libFuzzer's driver, which parses the libFuzzer flags
+/// (SwiftPM links an executable with `--defsym main=<Module>_main`, which hides libFuzzer's
+/// own `main`). Built plainly (`swift build --package-path Fuzz`): runs `callback` once on
+/// each file named on the command line (a reproducer or a corpus file), flags ignored.
+public func runLibFuzzer(_ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32) -> Never {
+    #if GATTD_LIBFUZZER
+    var argc = CommandLine.argc
+    var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+    exit(LLVMFuzzerRunDriver(&argc, &argv, callback))
+    #else
+    let files = CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("-") }
+    for path in files {
+        guard let bytes = readFile(path) else {
+            printError("\(CommandLine.arguments[0]): cannot read \(path)")
+            exit(1)
+        }
+        _ = bytes.withUnsafeBufferPointer { callback($0.baseAddress, $0.count) }
+    }
+    printError("\(CommandLine.arguments[0]): built without libFuzzer; ran \(files.count) input file(s) once (scripts/fuzz fuzzes)")
+    exit(0)
+    #endif
 }
+
+#if !GATTD_LIBFUZZER
+private func printError(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+private func readFile(_ path: String) -> [UInt8]? {
+    guard let f = fopen(path, "rb") else { return nil }
+    defer { fclose(f) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&buffer, 1, buffer.count, f)
+        bytes += buffer[0..<n]
+        if n < buffer.count { return ferror(f) == 0 ? bytes : nil }
+    }
+}
+#endif

@@ -7,17 +7,17 @@ import DequeModule
 /// before ATT PDUs; ATT PDUs are taken one at a time (`readyForATT`), which is how the
 /// controller's buffers push back on the ATT server's queues.
 struct ACLScheduler: Sendable {
-    private struct Link: Sendable {
+    struct Link: Sendable {
         let handle: UInt16
-        var inFlight = 0
+        fileprivate(set) var inFlight = 0
         /// Fragments of frames already taken, in order, as HCI ACL packets (header included).
-        var fragments: Deque<[UInt8]> = []
+        fileprivate var fragments: Deque<[UInt8]> = []
         /// Signalling/SMP frames waiting for the fragments to drain.
-        var frames: Deque<L2CAPBasicFrame> = []
+        fileprivate var frames: Deque<L2CAPBasicFrame> = []
         /// The ATT PDU handed over and not fragmented yet.
-        var att: [UInt8]?
+        fileprivate var att: [UInt8]?
         /// The upper layer was told it may send one ATT PDU and has not yet.
-        var attInvited = false
+        fileprivate var attInvited = false
     }
 
     private(set) var credits = 0
@@ -25,8 +25,8 @@ struct ACLScheduler: Sendable {
     private(set) var packetLength = 27
     /// The links; the round-robin order is `links[cursor...]` then `links[..<cursor]`.
     /// (An array, not a dictionary: a handful of links, looked up for every packet.)
-    private var links: [Link] = []
-    private var cursor = 0
+    private(set) var links: [Link] = []
+    private(set) var cursor = 0
 
     /// The controller's LE ACL buffers (from LE Read Buffer Size or Read Buffer Size).
     mutating func configure(packetLength: Int, buffers: Int) {
@@ -136,19 +136,5 @@ struct ACLScheduler: Sendable {
         guard let packet = l.fragments.popFirst() else { return nil }
         l.inFlight += 1
         return packet
-    }
-
-    /// Violations of the flow-control invariants (empty when they hold): credits plus the
-    /// packets in flight never exceed the controller's buffers, and nothing is negative.
-    var invariantViolations: [String] {
-        var v: [String] = []
-        let inFlight = links.reduce(0) { $0 + $1.inFlight }
-        if credits < 0 { v.append("negative credits \(credits)") }
-        if credits + inFlight > totalBuffers { v.append("credits \(credits) + in flight \(inFlight) > buffers \(totalBuffers)") }
-        for l in links where l.inFlight < 0 { v.append("handle \(l.handle): negative in-flight count") }
-        if Set(links.map(\.handle)).count != links.count || (!links.isEmpty && !links.indices.contains(cursor)) {
-            v.append("round-robin list out of step with the links")
-        }
-        return v
     }
 }

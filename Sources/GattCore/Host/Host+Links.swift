@@ -142,7 +142,4 @@ extension Host {
         guard !hasFailed else { return }
         acl.pump(into: &out)
     }
-
-    /// Violations of the ACL flow-control invariants (empty when they hold), for tests.
-    public var aclInvariantViolations: [String] { acl.invariantViolations }
 }

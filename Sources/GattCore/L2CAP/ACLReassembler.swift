@@ -106,40 +106,15 @@ public enum ACLReassemblyError: Error, Sendable, Hashable, CustomStringConvertib
 }
 
 /// Splits L2CAP frames into ACL data packets the controller accepts
-/// (Core Spec Vol 3 Part A §7.2): the first packet has PB = 0b00 (first
-/// non-automatically-flushable), the following ones PB = 0b01 (continuing), and
-/// none carries more than `maximumDataLength` bytes (the controller's LE ACL Data
-/// Packet Length from LE Read Buffer Size, or Read Buffer Size when that is 0).
-public enum ACLFragmenter {
-    /// Fragments an encoded L2CAP frame (header included). A `maximumDataLength`
-    /// below 1 is treated as 1. An empty frame yields one empty first packet.
-    public static func fragment(_ frame: [UInt8], handle: UInt16, maximumDataLength: Int) -> [HCIACLPacket] {
-        let size = max(1, min(maximumDataLength, 0xFFFF))
-        var packets: [HCIACLPacket] = []
-        var start = 0
-        repeat {
-            let end = min(start + size, frame.count)
-            packets.append(
-                HCIACLPacket(
-                    handle: handle, packetBoundary: start == 0 ? .firstNonFlushable : .continuing,
-                    data: Array(frame[start..<end])))
-            start = end
-        } while start < frame.count
-        return packets
-    }
-
-    /// Encodes and fragments `frame`; throws only for a payload above 65,535 bytes.
-    public static func fragment(
-        _ frame: L2CAPBasicFrame, handle: UInt16, maximumDataLength: Int
-    ) throws(L2CAPDecodingError) -> [HCIACLPacket] {
-        fragment(try frame.encoded(), handle: handle, maximumDataLength: maximumDataLength)
-    }
-
-    // MARK: Straight to bytes (the host's send path)
-
-    /// `fragment(L2CAPBasicFrame(channelID: channel, payload: payload), …)` with each packet
-    /// `encoded()`, built straight into the packets' bytes (no frame, no `HCIACLPacket`);
-    /// nothing for a payload above 65,535 bytes.
+/// (Core Spec Vol 3 Part A §7.2), built straight into the packets' bytes (the host's send
+/// path, no `L2CAPBasicFrame` or `HCIACLPacket` in between): the first packet has PB = 0b00
+/// (first non-automatically-flushable), the following ones PB = 0b01 (continuing), and
+/// none carries more than `packetLength` bytes (the controller's LE ACL Data Packet
+/// Length from LE Read Buffer Size, or Read Buffer Size when that is 0).
+enum ACLFragmenter {
+    /// The encoded HCI ACL packets of the L2CAP basic frame of `payload` on `channel`,
+    /// appended to `out`. A `packetLength` below 1 is treated as 1; nothing for a payload
+    /// above 65,535 bytes.
     static func fragment<Packets: RangeReplaceableCollection<[UInt8]>>(
         _ payload: [UInt8], channel: L2CAPChannelID, handle: UInt16, packetLength: Int, into out: inout Packets
     ) {

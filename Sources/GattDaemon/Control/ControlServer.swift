@@ -33,7 +33,7 @@ public final class ControlServer: @unchecked Sendable {
     private let logger: Logger
     private let peripheral: any PeripheralControl
     private var serverChannel: (any Channel)?
-    private var clients: [ObjectIdentifier: ControlClient] = [:]
+    private(set) var clients: [ObjectIdentifier: ControlClient] = [:]
     private var nextClientNumber = 1
     private var attached = false
     /// Whether any client watches (passive or responder): pairing prompts need one.
@@ -89,14 +89,6 @@ public final class ControlServer: @unchecked Sendable {
             return ch.close().always { _ in _ = unlink(self.options.path) }
         }
     }
-
-    /// Number of connected clients and of watchers (for tests and status lines).
-    public var clientCount: (clients: Int, watchers: Int) {
-        (clients.count, clients.values.filter(\.watching).count)
-    }
-
-    /// Number of responders (watchers that asked for requests).
-    public var responderCount: Int { clients.values.filter(\.responding).count }
 
     // MARK: - Clients
 
