@@ -361,36 +361,4 @@ public struct ATTServer: Sendable {
         checkReady()
         return takeOutputs()
     }
-
-    /// Answers every outstanding read or write deferred access with Unlikely Error at once
-    /// (their answerer went away; commits stay); emits `.requestTimedOut` for each.
-    public mutating func failDeferredAccesses(now: Duration) -> [ATTServerOutput] {
-        outputs = []
-        for id in bearers.keys.sorted(by: { $0.rawValue < $1.rawValue }) where bearers[id]?.pending?.isCommit == false {
-            failPending(id, now: now)
-        }
-        return takeOutputs()
-    }
-
-    mutating func failPending(_ id: ConnectionID, now: Duration) {
-        guard let p = bearers[id]?.pending else { return }
-        for w in p.waiting {
-            pendingRequests[w.id] = nil
-            emit(.requestTimedOut(id: w.id))
-        }
-        bearers[id]?.pending = nil
-        sendError(p.requestOpcode, p.handle, .unlikelyError, to: id)
-        drainHeld(id, now: now)
-    }
-}
-
-extension PendingOperation {
-    var requestOpcode: ATTOpcode {
-        switch kind {
-        case .read(let op): op
-        case .write: .writeRequest
-        case .execute: .executeWriteRequest
-        case .commit(let op, _): op
-        }
-    }
 }
