@@ -59,8 +59,9 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        .executableTarget(
-            name: "gattd",
+        // The daemon's command line: `gattd` (options, --check-config, --probe, the run).
+        .target(
+            name: "GattdCommand",
             dependencies: [
                 "GattCore", "GattDaemon", "GattTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -69,13 +70,18 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        .executableTarget(
-            name: "gattctl",
+        // The control CLI: `gattctl` and its subcommands, a client of the control socket.
+        .target(
+            name: "GattctlCommand",
             dependencies: [
                 "GattCore", "GattControlProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The installed executable: gattd, or gattctl when called by that name (a link to it).
+        .executableTarget(name: "gattd", dependencies: ["GattdCommand", "GattctlCommand"]),
+        // gattctl alone, for development (.build/debug/gattctl); not installed.
+        .executableTarget(name: "gattctl", dependencies: ["GattctlCommand"]),
         .testTarget(
             name: "GattCoreTests",
             dependencies: ["GattCore"]

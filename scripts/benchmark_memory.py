@@ -11,10 +11,12 @@ data) + RssFile (pages of the binary and libraries) + RssShmem, and VmHWM (peak)
   idle              2.5 s after the first advertising enable, nothing connected (gattd
                     hands back its clean start-up pages 1 s after advertising starts:
                     docs/benchmarks.md, "Memory"; GATTD_KEEP_STARTUP_PAGES=1 keeps them);
-  after notify      the central connects, discovers, subscribes; N notifications (20 B,
+  while connected   the central connects, discovers, subscribes; N notifications (20 B,
                     default 10,000) pushed through the control socket and all received;
-                    sampled 2 s after the central disconnected (gattd hands clean pages
-                    back 1 s after the last central leaves);
+                    sampled with the central still connected (what serving a central faults
+                    in: the most gattd holds after start-up);
+  after notify      the same, sampled 2 s after the central disconnected (gattd hands clean
+                    pages back 1 s after the last central leaves);
   cycles            C connect → ATT_MTU exchange → disconnect cycles (default 1,000),
                     sampled 2 s after cycle C/10 and C: growth = RSS(C) − RSS(C/10).
 
@@ -50,9 +52,11 @@ def memory_kib(pid: int) -> dict[str, int]:
     return result
 
 
-async def notifications(controllers, address: hci.Address, control_path: Path, count: int) -> float:
+async def notifications(controllers, address: hci.Address, control_path: Path, count: int,
+                        pid: int) -> tuple[float, dict[str, int]]:
     """Connect, subscribe, push `count` notifications through the control socket, check they
-    all arrived in order, disconnect. Returns the wall time of the pushes."""
+    all arrived in order, disconnect. Returns the wall time of the pushes and gattd's memory
+    just before the disconnection."""
     from control_client import ControlClient
     from harness import bumble_device, connect, find_characteristic
 
@@ -84,8 +88,9 @@ async def notifications(controllers, address: hci.Address, control_path: Path, c
         await control.close()
         if received != [n.to_bytes(20, "little") for n in range(count)]:
             raise AssertionError(f"{len(received)} notifications received, not the {count} pushed in order")
+        connected = memory_kib(pid)
         await peer.connection.disconnect()
-    return wall
+    return wall, connected
 
 
 async def cycles(controllers, address: hci.Address, pid: int, count: int) -> dict:
@@ -146,8 +151,8 @@ def run_memory_benchmark(gattd_binary: str, work_dir: Path, notifications_count:
                         "idle": memory_kib(pid), "notifications": notifications_count, "cycles": cycle_count}
         address = hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS)
         if notifications_count:
-            result["notify_wall_s"] = asyncio.run(asyncio.wait_for(
-                notifications(controllers, address, run_dir / "control.sock", notifications_count), 300))
+            result["notify_wall_s"], result["while_connected"] = asyncio.run(asyncio.wait_for(
+                notifications(controllers, address, run_dir / "control.sock", notifications_count, pid), 300))
             time.sleep(2.0)
             result["after_notify"] = memory_kib(pid)
         if cycle_count:
@@ -175,6 +180,9 @@ def memory_rows(result: dict) -> list[tuple[str, ...]]:
         return (label, *(mib(m[key]) for key in FIELDS))
 
     rows = [row("idle (2.5 s after advertising)", result["idle"])]
+    if "while_connected" in result:
+        rows.append(row(f"after {result['notifications']:,} notifications, central still connected",
+                        result["while_connected"]))
     if "after_notify" in result:
         rows.append(row(f"after {result['notifications']:,} notifications ({result['notify_wall_s']:.1f} s)",
                         result["after_notify"]))

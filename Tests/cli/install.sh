@@ -17,15 +17,15 @@ expect_no_match() {  # FILE REGEX
 }
 
 mkdir -p "$TMP/bin"
-printf '#!/bin/sh\necho stub gattd\n' >"$TMP/bin/gattd"
-printf '#!/bin/sh\necho stub gattctl\n' >"$TMP/bin/gattctl"
-chmod +x "$TMP/bin/gattd" "$TMP/bin/gattctl"
+# A stub of the multi-call binary: gattctl when called by that name.
+printf '#!/bin/sh\ncase "${0##*/}" in gattctl) echo stub gattctl ;; *) echo stub gattd ;; esac\n' >"$TMP/bin/gattd"
+chmod +x "$TMP/bin/gattd"
 STAGE="$TMP/root"
 
 # 1. Dry run into an empty stage: lists every step, creates nothing.
 scripts/install --dry-run --prefix /opt/gattd --from "$TMP/bin" --destdir "$STAGE" >"$TMP/dry" 2>&1 || fail "dry run exit $?"
 expect_line "$TMP/dry" "+ install -D -m 0755 $TMP/bin/gattd $STAGE/opt/gattd/bin/gattd"
-expect_line "$TMP/dry" "+ install -D -m 0755 $TMP/bin/gattctl $STAGE/opt/gattd/bin/gattctl"
+expect_line "$TMP/dry" "+ ln -sfn gattd $STAGE/opt/gattd/bin/gattctl"
 expect_line "$TMP/dry" "+ install -D -m 0644 $PWD/config/heart-rate.json $STAGE/etc/gattd/gattd.json"
 expect_line "$TMP/dry" "= --destdir: not creating the gattd user and group"
 expect_line "$TMP/dry" "= --destdir: not running systemctl"
@@ -35,8 +35,10 @@ expect_no_match "$TMP/dry" "swift build"
 
 # 2. Dry run of a normal install: builds first, never changes anything.
 scripts/install --dry-run >"$TMP/dry2" 2>&1 || fail "plain dry run exit $?"
-expect_line "$TMP/dry2" "+ swift build -c release --static-swift-stdlib -Xswiftc -Osize --product gattd"
-expect_line "$TMP/dry2" "+ swift build -c release --static-swift-stdlib -Xswiftc -Osize --product gattctl"
+# shellcheck source=scripts/release-flags
+. scripts/release-flags
+expect_line "$TMP/dry2" "+ swift build ${RELEASE_BUILD_FLAGS[*]} --product gattd"
+expect_no_match "$TMP/dry2" "--product gattctl"
 grep -qE '^(\+ (sudo )?groupadd --system gattd|= group gattd exists)$' "$TMP/dry2" || fail "plain dry run: no group step"
 grep -qE '^(\+ (sudo )?useradd --system --gid gattd .* gattd|= user gattd exists)$' "$TMP/dry2" || fail "plain dry run: no user step"
 expect_line "$TMP/dry2" "Dry run: nothing was changed."
@@ -46,7 +48,8 @@ scripts/install --prefix /opt/gattd --from "$TMP/bin" --destdir "$STAGE" >"$TMP/
 for f in opt/gattd/bin/gattd opt/gattd/bin/gattctl; do
     [ -x "$STAGE/$f" ] || fail "$f not installed executable"
 done
-[ "$("$STAGE/opt/gattd/bin/gattctl")" = "stub gattctl" ] || fail "gattctl is not the --from binary"
+[ "$(readlink "$STAGE/opt/gattd/bin/gattctl")" = gattd ] || fail "gattctl is not a link to gattd"
+[ "$("$STAGE/opt/gattd/bin/gattctl")" = "stub gattctl" ] || fail "gattctl is not the --from binary called as gattctl"
 cmp -s config/heart-rate.json "$STAGE/etc/gattd/gattd.json" || fail "config not installed"
 cmp -s config/gattd.schema.json "$STAGE/etc/gattd/gattd.schema.json" || fail "schema not installed"
 cmp -s README.md "$STAGE/opt/gattd/share/doc/gattd/README.md" || fail "README not installed"
@@ -69,9 +72,19 @@ echo '{"name": "mine"}' >"$STAGE/etc/gattd/gattd.json"
 scripts/install --prefix /opt/gattd --from "$TMP/bin" --destdir "$STAGE" >"$TMP/second" 2>&1 || fail "second install exit $?"
 expect_no_match "$TMP/second" '^\+ '
 expect_line "$TMP/second" "= unchanged: $STAGE/opt/gattd/bin/gattd"
+expect_line "$TMP/second" "= unchanged: $STAGE/opt/gattd/bin/gattctl -> gattd"
 expect_line "$TMP/second" "= unchanged: $STAGE/etc/systemd/system/gattd.service"
 expect_line "$TMP/second" "= kept: $STAGE/etc/gattd/gattd.json"
 [ "$(cat "$STAGE/etc/gattd/gattd.json")" = '{"name": "mine"}' ] || fail "config was overwritten"
+
+# 4b. An older install's separate gattctl binary becomes the link.
+OLD="$TMP/old"
+mkdir -p "$OLD/opt/gattd/bin"
+printf '#!/bin/sh\necho old gattctl\n' >"$OLD/opt/gattd/bin/gattctl"
+chmod +x "$OLD/opt/gattd/bin/gattctl"
+scripts/install --prefix /opt/gattd --from "$TMP/bin" --destdir "$OLD" >"$TMP/upgrade" 2>&1 || fail "upgrade install exit $?"
+expect_line "$TMP/upgrade" "+ ln -sfn gattd $OLD/opt/gattd/bin/gattctl"
+[ "$("$OLD/opt/gattd/bin/gattctl")" = "stub gattctl" ] || fail "the old gattctl binary was not replaced by the link"
 
 # 5. Bad usage.
 code=0; scripts/install --prefix relative/path >/dev/null 2>&1 || code=$?

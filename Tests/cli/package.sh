@@ -19,14 +19,17 @@ if dpkg -s gattd >/dev/null 2>&1; then
 fi
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
-scripts/package --output "$OUT" "$@"
+scripts/package --output "$OUT" "$@" | tee "$OUT/package.log"
+grep -qE '^size: package [0-9]+ bytes; installed [0-9]+ KiB; /usr/bin/gattd [0-9]+ bytes, /usr/bin/gattctl -> gattd$' \
+    "$OUT/package.log" || fail "scripts/package did not print the sizes"
 version="$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/GattCore/Version.swift)"
 DEB="$OUT/gattd_${version}_$(dpkg --print-architecture).deb"
 [ -f "$DEB" ] || { echo "FAIL: $DEB was not built"; exit 1; }
 
 # The package's contents, before installing.
 dpkg-deb --contents "$DEB" >"$OUT/contents"
-for f in ./usr/bin/gattd ./usr/bin/gattctl ./lib/systemd/system/gattd.service ./etc/gattd/gattd.json \
+grep -q ' \./usr/bin/gattctl -> gattd$' "$OUT/contents" || fail "gattctl is not a link to gattd in the package"
+for f in ./usr/bin/gattd ./lib/systemd/system/gattd.service ./etc/gattd/gattd.json \
     ./etc/gattd/gattd.schema.json ./usr/share/man/man8/gattd.8.gz ./usr/share/man/man1/gattctl.1.gz \
     ./usr/share/man/man5/gattd.json.5.gz ./usr/share/bash-completion/completions/gattctl \
     ./usr/share/zsh/site-functions/_gattctl ./usr/share/fish/vendor_completions.d/gattctl.fish; do
@@ -43,6 +46,8 @@ as_root dpkg -i "$DEB"
 trap 'as_root dpkg --purge gattd >/dev/null 2>&1 || true; rm -rf "$OUT"' EXIT
 [ "$(/usr/bin/gattd --version)" = "$version" ] || fail "installed gattd --version"
 [ "$(/usr/bin/gattctl --version)" = "$version" ] || fail "installed gattctl --version"
+/usr/bin/gattctl --help | grep -q '^USAGE: gattctl ' || fail "installed gattctl --help is not gattctl's"
+/usr/bin/gattd --help | grep -q '^USAGE: gattd ' || fail "installed gattd --help is not gattd's"
 /usr/bin/gattd --check-config /etc/gattd/gattd.json >/dev/null || fail "gattd --check-config /etc/gattd/gattd.json"
 getent passwd gattd >/dev/null || fail "no gattd user after install"
 getent group gattd >/dev/null || fail "no gattd group after install"

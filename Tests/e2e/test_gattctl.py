@@ -143,6 +143,30 @@ def always_ok(request: dict, conn: Connection) -> None:
     ok(request, conn)
 
 
+# ---------------------------------------------------------------- one binary, two names
+
+
+def test_gattd_called_gattctl_is_gattctl(fake, tmp_path):
+    """The installed gattctl is a link to gattd (scripts/install, scripts/package): called by
+    that name, the gattd executable is gattctl; by any other name it stays gattd."""
+    gattd = require_built(REPO_ROOT / ".build" / "debug" / "gattd")
+    (tmp_path / "gattctl").symlink_to(gattd)
+    (tmp_path / "gattd").symlink_to(gattd)
+    env = {k: v for k, v in os.environ.items() if k != "GATTD_SOCKET"}
+
+    def run(name: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(tmp_path / name), *args], capture_output=True, text=True, timeout=20, env=env)
+
+    assert run("gattctl", "--help").stdout.startswith("OVERVIEW: Control a running gattd")
+    assert "USAGE: gattctl [--socket <path>] <subcommand>" in run("gattctl", "--help").stdout
+    assert "USAGE: gattd " in run("gattd", "--help").stdout
+    assert run("gattctl", "--version").stdout == run("gattd", "--version").stdout != ""
+    server = fake(always_ok)
+    result = run("gattctl", "notify", "hr_measurement", "00 48", "--socket", server.path)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert server.requests == [{"op": "notify", "characteristic": "hr_measurement", "value": {"hex": "00 48"}, "id": 1}]
+
+
 # ---------------------------------------------------------------- notify
 
 

@@ -2,10 +2,10 @@ import ArgumentParser
 import GattCore
 import Logging
 
-/// `gattd`: the BLE GATT peripheral daemon.
-@main
-struct Gattd: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `gattd`: the BLE GATT peripheral daemon (the `gattd` executable runs it unless it is
+/// called as `gattctl`: Sources/gattd/main.swift).
+public struct Gattd: ParsableCommand, Sendable {
+    public static let configuration = CommandConfiguration(
         commandName: "gattd",
         abstract: "Bluetooth Low Energy GATT peripheral daemon.",
         discussion: """
@@ -59,7 +59,9 @@ struct Gattd: ParsableCommand {
     @Flag(name: .long, help: "Open the controller --transport names, print what it is and can do (version, manufacturer, LE features, advertising sets and data length, ACL buffers, how gattd advertises on it) and exit; nothing goes on the air. With --check-config FILE: also check FILE's advertising sets against that controller (65 when one does not fit).")
     var probe = false
 
-    func run() throws {
+    public init() {}
+
+    public func run() throws {
         if let file = checkConfig {
             let (code, out, err) = CheckConfig.run(path: file)
             if !out.isEmpty { StandardStream.output.write(out) }

@@ -7,10 +7,10 @@ import ArgumentParser
 import GattControlProtocol
 import GattCore
 
-/// `gattctl`: talks to a running gattd over its control socket.
-@main
-struct Gattctl: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `gattctl`: talks to a running gattd over its control socket (the `gattd` executable runs it
+/// when called as `gattctl`, a link to it: Sources/gattd/main.swift).
+public struct Gattctl: ParsableCommand, Sendable {
+    public static let configuration = CommandConfiguration(
         commandName: "gattctl",
         abstract: "Control a running gattd: update and notify values, watch centrals.",
         discussion: """
@@ -32,6 +32,8 @@ struct Gattctl: ParsableCommand {
 
     /// So that `gattctl --socket PATH status` works as well as `gattctl status --socket PATH`.
     @OptionGroup var global: GlobalOptions
+
+    public init() {}
 }
 
 /// Options every subcommand shares.
