@@ -53,10 +53,13 @@ extension PeripheralDaemon {
             eventLoop.execute { _ = self.respond(to: request, result: .success([])) }
             return
         }
+        let handedOut = database
         future.whenComplete { result in
             switch result {
             case .success(let committed):
                 let db = self.database
+                // A reload or a runtime service meanwhile may have moved the characteristics.
+                let writes = Self.sameCharacteristics(writes, from: handedOut, in: db)
                 persisted.applying(db, writes) {
                     if !self.respond(to: request, result: .success([])) {
                         for w in writes { _ = self.core.setValue(characteristic: w.characteristic, value: w.value) }
@@ -70,6 +73,18 @@ extension PeripheralDaemon {
             case .failure:
                 _ = self.respond(to: request, result: .failure(.unlikelyError))
             }
+        }
+    }
+
+    /// `writes` (indices into `old`) as indices into `new`: the persisted characteristic with
+    /// the same key (config id, else UUID); one that is gone is left out.
+    static func sameCharacteristics(_ writes: [CommittedValue], from old: GATTDatabase, in new: GATTDatabase) -> [CommittedValue] {
+        if old.databaseHash == new.databaseHash { return writes }
+        return writes.compactMap { w in
+            guard old.characteristics.indices.contains(w.characteristic) else { return nil }
+            let key = PersistedValues.key(old.characteristics[w.characteristic])
+            guard let i = new.characteristics.firstIndex(where: { $0.valueSource == .storedOnCommit && PersistedValues.key($0) == key }) else { return nil }
+            return CommittedValue(characteristic: i, value: w.value)
         }
     }
 

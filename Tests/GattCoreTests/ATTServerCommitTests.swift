@@ -7,8 +7,9 @@ import Testing
 @Suite struct ATTServerCommitTests {
     /// Handles: service 0x000E; p1 value 0x0010 (CCCD 0x0011), p2 value 0x0013 (ext 0x0014),
     /// plain value 0x0016 (ext 0x0017), p3 value 0x0019 (ext 0x001A), d value 0x001C (ext 0x001D).
-    static func database() -> GATTDatabase {
-        GATTDatabase(deviceName: "gattd", services: [
+    static func database() -> GATTDatabase { GATTDatabase(deviceName: "gattd", services: [service()]) }
+
+    static func service() -> ServiceDefinition {
             ServiceDefinition(id: "s", uuid: 0xAAA0, characteristics: [
                 CharacteristicDefinition(
                     id: "p1", uuid: 0xAAA1, properties: [.read, .write, .writeWithoutResponse, .notify], value: [0x01], maxLength: 8,
@@ -18,7 +19,6 @@ import Testing
                 CharacteristicDefinition(id: "p3", uuid: 0xAAA4, properties: [.read, .write, .reliableWrite], value: [0x04], maxLength: 8, valueSource: .storedOnCommit),
                 CharacteristicDefinition(id: "d", uuid: 0xAAA5, properties: [.read, .write, .reliableWrite], value: [0x05], maxLength: 8, valueSource: .deferred),
             ])
-        ])
     }
 
     static let p1 = 5, p2 = 6, plain = 7, p3 = 8, d = 9
@@ -207,5 +207,27 @@ import Testing
         _ = h.send([0x12, Self.p1Handle, 0x00, 0xAA])
         _ = h.server.disconnect(h.c1)
         #expect(throws: ATTRespondError.unknownRequest) { try h.server.respond(to: PendingRequestID(1), result: .success([]), now: .zero) }
+    }
+
+    /// A reload while a commit waits (a config with a service before ours: every handle moves):
+    /// the commit's write lands on the same characteristic at its new handle, not on whatever
+    /// now sits at the old one.
+    @Test func aCommitWaitingThroughAReloadLandsOnTheSameCharacteristic() throws {
+        var h = harness()
+        #expect(h.send([0x12, Self.p1Handle, 0x00, 0xAA]) == [])
+        let rid = PendingRequestID(1)
+        let before = ServiceDefinition(uuid: 0xBBB0, characteristics: [
+            CharacteristicDefinition(uuid: 0xBBB1, properties: [.read, .write], value: [0xEE], maxLength: 8),
+            CharacteristicDefinition(uuid: 0xBBB2, properties: [.read, .write], value: [0xEF], maxLength: 8),
+        ])
+        let moved = GATTDatabase(deviceName: "gattd", services: [before, Self.service()])
+        let newP1 = try #require(moved.characteristics.firstIndex { $0.id == "p1" })
+        #expect(moved.characteristics[newP1].valueHandle != AttributeHandle(UInt16(Self.p1Handle)))
+        let atOldHandle = try #require(moved.attribute(at: AttributeHandle(UInt16(Self.p1Handle))))
+        h.absorb(h.server.replaceDatabase(moved, now: .seconds(1)))
+        h.absorb(try h.server.respond(to: rid, result: .success([]), now: .seconds(1)))
+        #expect(h.drain(h.c1) == [[0x13]])
+        #expect(h.server.database.value(ofCharacteristic: newP1) == [0xAA])
+        #expect(h.server.database.attribute(at: AttributeHandle(UInt16(Self.p1Handle)))?.value == atOldHandle.value, "the old handle's attribute is untouched")
     }
 }

@@ -8,9 +8,10 @@ extension ATTServer {
     /// Serves `newDatabase` from now on, keeping every connection (Core Spec
     /// Vol 3 Part G §2.5.2: the server then indicates Service Changed).
     ///
-    /// - Outstanding read/write deferred accesses are failed first (Unlikely Error; commits
-    ///   stay), prepared writes are dropped, and indications waiting behind the
-    ///   outstanding one are dropped (their handles may be stale).
+    /// - Outstanding read/write deferred accesses are failed first (Unlikely Error); a commit
+    ///   stays, its writes moved to where their attributes are now (`remap`); prepared writes
+    ///   are dropped, and indications waiting behind the outstanding one are dropped (their
+    ///   handles may be stale).
     /// - Per-connection CCCD bits follow a characteristic that keeps its `key`
     ///   (config id, else UUID with its occurrence number) and still supports them.
     /// - Stored values of user characteristics with the same key carry over when
@@ -39,6 +40,9 @@ extension ATTServer {
                 if bits & allowed != 0 { cccd[new] = bits & allowed }
             }
             b.cccd = cccd
+            if case .commit(let op, let writes)? = b.pending?.kind {
+                b.pending?.kind = .commit(op, writes: Self.remap(writes, from: database, oldKeys, to: db, newIndex))
+            }
             b.prepareQueue = []
             b.preparedBytes = 0
             b.waitingIndications = []
@@ -55,6 +59,26 @@ extension ATTServer {
         checkReady()
         out += takeOutputs()
         return out
+    }
+
+    /// A commit's writes (by handle in `old`) at the handles the same attributes have in `new`:
+    /// a characteristic value or CCCD of the characteristic with the same key; anything else,
+    /// or a value longer than the new maximum, is left out (applied to nothing).
+    static func remap(
+        _ writes: [(AttributeHandle, [UInt8])], from old: GATTDatabase, _ oldKeys: [String], to new: GATTDatabase, _ newIndex: [String: Int]
+    ) -> [(AttributeHandle, [UInt8])] {
+        writes.compactMap { h, v in
+            switch old.attribute(at: h)?.role {
+            case .characteristicValue(let c)?:
+                guard c < oldKeys.count, let n = newIndex[oldKeys[c]], v.count <= new.characteristics[n].maxLength else { return nil }
+                return (new.characteristics[n].valueHandle, v)
+            case .clientCharacteristicConfiguration(let c)?:
+                guard c < oldKeys.count, let n = newIndex[oldKeys[c]], let cccd = new.characteristics[n].cccdHandle else { return nil }
+                return (cccd, v)
+            default:
+                return nil
+            }
+        }
     }
 
     /// A name for each characteristic that survives a reload: its config id,
