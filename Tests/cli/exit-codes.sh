@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one exit-code table gattd and gattctl share (README "Exit codes", gattd(8)):
+# The one exit-code table gattd and gattctl share (docs/operations.md "Exit codes", gattd(8)):
 # each code checked on both binaries where it applies, with the same message for the same
 # failure. Also --version on both.
 # Usage: Tests/cli/exit-codes.sh [BIN_DIR]   (default: swift build --show-bin-path)

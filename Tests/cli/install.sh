@@ -53,6 +53,9 @@ done
 cmp -s config/heart-rate.json "$STAGE/etc/gattd/gattd.json" || fail "config not installed"
 cmp -s config/gattd.schema.json "$STAGE/etc/gattd/gattd.schema.json" || fail "schema not installed"
 cmp -s README.md "$STAGE/opt/gattd/share/doc/gattd/README.md" || fail "README not installed"
+for page in docs/*.md; do
+    cmp -s "$page" "$STAGE/opt/gattd/share/doc/gattd/$page" || fail "$page not installed (the README links to it)"
+done
 cmp -s docs/man/gattd.8 "$STAGE/opt/gattd/share/man/man8/gattd.8" || fail "gattd(8) not installed"
 cmp -s docs/man/gattctl.1 "$STAGE/opt/gattd/share/man/man1/gattctl.1" || fail "gattctl(1) not installed"
 cmp -s docs/man/gattd.json.5 "$STAGE/opt/gattd/share/man/man5/gattd.json.5" || fail "gattd.json(5) not installed"
