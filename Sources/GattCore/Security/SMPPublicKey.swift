@@ -64,9 +64,9 @@ public struct SMPKeyPair: Sendable {
         return secret.withUnsafeBytes { Array($0).reversed() }
     }
 
-    /// The debug key pair of §2.3.5.6.1, which lets air sniffers decrypt the link.
-    /// Only for tests; a peer's use of the debug public key is refused unless
-    /// `SecurityManagerConfiguration.allowDebugKeys` is set.
+    /// The debug key pair of §2.3.5.6.1, which lets air sniffers decrypt the link: its public
+    /// key recognises a peer that pairs with it (`SMPPublicKey.isDebugKey`, refused unless
+    /// `SecurityManagerConfiguration.allowDebugKeys` is set); gattd never pairs with it itself.
     public static let debug: SMPKeyPair = {
         let d: [UInt8] = [
             0x3F, 0x49, 0xF6, 0xD4, 0xA3, 0xC5, 0x5F, 0x38, 0x74, 0xC9, 0xB3, 0xE3, 0xD2, 0x10, 0x3F, 0x50,
