@@ -117,7 +117,7 @@ grep -q "by the kernel, through mgmt Add Extended Advertising" $LOG && pass "adv
 # BR/EDR+LE adapter the kernel takes it only with Secure Simple Pairing on, so gattd switches SSP on
 # first, once; on an LE-only one it never sends SSP. (Queued before the first advertising command.)
 sec_trace() { btmon -r /tmp/hci.btsnoop 2>/dev/null; }
-ssp_sent=$(sec_trace | grep -c "MGMT Command: Set Secure Simple P.*(0x000b) .*\[hci0\]")
+ssp_sent=$(sec_trace | grep -c "MGMT Command: .*(0x000b) .*\[hci0\]")
 sc_settings=$(sec_trace | grep -A12 "^ *Set Secure Connections (0x002d) plen 4" | grep -c "^ *Secure Connections$")
 sc_rejected=$(sec_trace | grep -A1 "^ *Set Secure Connections (0x002d)$" | grep -c "Status: Rejected")
 if grep -q "not applied" $LOG; then bad "security warning: $(grep 'not applied' $LOG)"
