@@ -113,6 +113,19 @@ grep -q "controller $HCI0_ADDR (hci0, kernel): Bluetooth [0-9.]* (HCI .*), .*; L
     && pass "controller line (address, version, LE features)" || bad "no controller line"
 grep -q "by the kernel, through mgmt Add Extended Advertising" $LOG && pass "advertising through the kernel (mgmt extended advertising)" \
     || bad "controller line does not say mgmt extended advertising"
+# The security settings (KernelSecurityPlan): LE Secure Connections on without a warning. On a
+# BR/EDR+LE adapter the kernel takes it only with Secure Simple Pairing on, so gattd switches SSP on
+# first, once; on an LE-only one it never sends SSP. (Queued before the first advertising command.)
+sec_trace() { btmon -r /tmp/hci.btsnoop 2>/dev/null; }
+ssp_sent=$(sec_trace | grep -c "MGMT Command: .*(0x000b) .*\[hci0\]")
+sc_settings=$(sec_trace | grep -A12 "^ *Set Secure Connections (0x002d) plen 4" | grep -c "^ *Secure Connections$")
+sc_rejected=$(sec_trace | grep -A1 "^ *Set Secure Connections (0x002d)$" | grep -c "Status: Rejected")
+if grep -q "not applied" $LOG; then bad "security warning: $(grep 'not applied' $LOG)"
+elif [ "$sc_settings" -lt 1 ]; then bad "hci0's settings do not show Secure Connections after gattd's Set Secure Connections"
+elif [ "$sc_rejected" != 0 ]; then bad "Set Secure Connections sent before the kernel could take it (Rejected $sc_rejected times)"
+elif [ "$BT5" = 1 ] && [ "$ssp_sent" != 1 ]; then bad "BR/EDR+LE adapter: Set Secure Simple Pairing sent $ssp_sent times (wanted once, before Secure Connections)"
+elif [ "$BT5" = 0 ] && [ "$ssp_sent" != 0 ]; then bad "LE-only adapter: Set Secure Simple Pairing sent ($ssp_sent)"
+else pass "LE Secure Connections on hci0 without a warning (Set Secure Simple Pairing sent $ssp_sent time(s), BT5=$BT5)"; fi
 # gattd --probe reads the adapter without changing it, even while a gattd serves it.
 $GATTD --probe --transport hci0 >/tmp/probe.txt 2>&1 && grep -q "^controller $HCI0_ADDR at kernel:hci0" /tmp/probe.txt \
     && grep -q "^  advertising .* by the kernel, through mgmt" /tmp/probe.txt \

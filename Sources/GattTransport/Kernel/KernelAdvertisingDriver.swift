@@ -196,5 +196,17 @@ extension KernelManagement {
         public static let rejected: UInt8 = 0x0B
         public static let notSupported: UInt8 = 0x0C
         public static let invalidParameters: UInt8 = 0x0D
+
+        /// A status as mgmt-api.txt names it, with its code: "Rejected (0x0b)".
+        public static func describe(_ status: UInt8) -> String {
+            let names = [
+                "Success", "Unknown Command", "Not Connected", "Failed", "Connect Failed", "Authentication Failed", "Not Paired",
+                "No Resources", "Timeout", "Already Connected", "Busy", "Rejected", "Not Supported", "Invalid Parameters",
+                "Disconnected", "Not Powered", "Cancelled", "Invalid Index", "RFKilled", "Already Paired", "Permission Denied",
+            ]
+            let hex = String(status, radix: 16)
+            let code = "0x" + (hex.count < 2 ? "0" + hex : hex)
+            return Int(status) < names.count ? "\(names[Int(status)]) (\(code))" : "status \(code)"
+        }
     }
 }

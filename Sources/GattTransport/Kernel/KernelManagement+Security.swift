@@ -22,36 +22,32 @@ extension KernelManagement {
         }
     }
 
-    /// Set IO Capability (0x0018), Set Bondable (0x0009), Set Secure Connections (0x002D: 1 on,
-    /// 2 Secure Connections Only). Returns a sentence per setting the kernel refused; the
-    /// others still apply. On an adapter with BR/EDR on, the kernel refuses Secure Connections
-    /// (Rejected) until Secure Simple Pairing is on (mgmt set_secure_conn), so it is switched on
-    /// first (0x000B, as bluetoothd does) and Secure Connections asked again: without it the
-    /// kernel pairs LE with legacy pairing only (no Numeric Comparison, no P-256 keys).
+    /// Reads the adapter's settings (Read Controller Information, 0x0004) and sends what
+    /// `KernelSecurityPlan` picks from them: Set IO Capability, Set Bondable when it differs,
+    /// Set Secure Simple Pairing only where the kernel needs it for Secure Connections, Set
+    /// Secure Connections. Returns a warning per setting that could not be applied (which
+    /// setting, which command, the kernel's answer, what follows); the others still apply.
     static func applySecurity(index: Int, _ s: SecuritySettings, timeout: Duration = .seconds(5)) throws(KernelTransportError) -> [String] {
         let fd = try controlSocket()
         defer { close(fd) }
         let device = "hci\(index)"
-        var refused: [String] = []
-        let steps: [(Opcode, UInt8, String)] = [
-            (.setIOCapability, s.ioCapability.rawValue, "security.io_capability"),
-            (.setBondable, s.bondable ? 1 : 0, "security.bondable"),
-            (.setSecureConnections, s.secureConnectionsOnly ? 2 : 1, "security.secure_connections_only"),
-        ]
-        for (opcode, value, setting) in steps {
+        let reply = try command(fd, .readControllerInformation, index: index, device: device, timeout: timeout)
+        guard let info = information(reply) else {
+            throw KernelTransportError(.systemCall(errno: EPROTO), "\(device): short Read Controller Information reply (\(reply.count) bytes)")
+        }
+        let plan = KernelSecurityPlan(s, device: device, supported: info.supported, current: info.current)
+        var warnings = plan.unavailable
+        for step in plan.steps {
             do {
-                do {
-                    _ = try command(fd, opcode, index: index, parameters: [value], device: device, timeout: timeout)
-                } catch where opcode == .setSecureConnections && error.kind == .commandFailed(status: Status.rejected) {
-                    _ = try command(fd, .setSecureSimplePairing, index: index, parameters: [1], device: device, timeout: timeout)
-                    _ = try command(fd, opcode, index: index, parameters: [value], device: device, timeout: timeout)
-                }
+                _ = try command(fd, step.opcode, index: index, parameters: [step.parameter], device: device, timeout: timeout)
             } catch {
                 if error.kind == .permissionDenied || error.kind == .noSuchAdapter { throw error }
-                refused.append("\(setting) not applied: \(error)")
+                let (warning, skipRest) = plan.refusal(step, error)
+                warnings.append(warning)
+                if skipRest { break }
             }
         }
-        return refused
+        return warnings
     }
 
     /// How many keys went into the kernel, and how many did not fit one command.

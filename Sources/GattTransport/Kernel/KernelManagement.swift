@@ -24,6 +24,8 @@ public enum KernelManagement {
         public static let powered = Settings(rawValue: 1 << 0)
         public static let connectable = Settings(rawValue: 1 << 1)
         public static let bondable = Settings(rawValue: 1 << 4)
+        public static let secureSimplePairing = Settings(rawValue: 1 << 6)
+        public static let basicRateEDR = Settings(rawValue: 1 << 7)
         public static let lowEnergy = Settings(rawValue: 1 << 9)
         public static let advertising = Settings(rawValue: 1 << 10)
         public static let secureConnections = Settings(rawValue: 1 << 11)
@@ -224,7 +226,7 @@ public enum KernelManagement {
                 throw KernelTransportError(.adapterUnavailable, "\(device) is blocked by rfkill (rfkill unblock bluetooth)")
             default:
                 throw KernelTransportError(
-                    .commandFailed(status: status), "mgmt \(opcode.name) on \(device) failed: status 0x\(String(status, radix: 16))")
+                    .commandFailed(status: status), "mgmt \(opcode.name) on \(device) failed: \(Status.describe(status))")
             }
         }
     }

@@ -166,13 +166,22 @@ extension KernelPeripheralTransport {
     }
 
     /// The `security` settings through mgmt (IO capability, bondable, Secure Connections).
+    /// Each warning is logged once (again after a reload that changes `security`), not at
+    /// every open of the adapter.
     func applySecurity() {
-        let settings = securitySettings, index = self.index, logger = self.logger, adapter = adapterName
+        let settings = securitySettings, index = self.index, adapter = adapterName
         commandThread.submit { _ in
+            let warnings: [String]
             do {
-                for refusal in try KernelManagement.applySecurity(index: index, settings) { logger.warning("\(adapter): \(refusal)") }
+                warnings = try KernelManagement.applySecurity(index: index, settings)
             } catch {
-                logger.warning("\(adapter): cannot apply the security settings (\(error))")
+                warnings = ["cannot apply the security settings (\(error))"]
+            }
+            guard !warnings.isEmpty else { return }
+            self.eventLoop.execute {
+                for warning in warnings where self.securityWarnings.insert(warning).inserted {
+                    self.logger.warning("\(adapter): \(warning)")
+                }
             }
         }
     }

@@ -72,6 +72,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     var preferredConnection: LEConnectionParameters?
     /// The `security` settings given to the kernel's SMP at every open (and on reload).
     var securitySettings: KernelManagement.SecuritySettings
+    /// The security warnings logged since `securitySettings` last changed.
+    var securityWarnings: Set<String> = []
     /// The bond store's bonds, loaded into the kernel at every open.
     var bonds: [Bond] = []
     /// The keys the kernel holds as far as this transport knows (loaded, or reported by the
@@ -115,6 +117,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         let security = KernelManagement.SecuritySettings(configuration.security)
         if security != securitySettings {
             securitySettings = security
+            securityWarnings = []
             if adapterState == .ready { applySecurity() }
         }
         let preferred = configuration.advertising.preferredConnection?.connectionParameters
