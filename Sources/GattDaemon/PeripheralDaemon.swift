@@ -334,6 +334,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             recogniseBondedCentral(c)
         case .pairing(let c, let e):
             pairing(c, e)
+        case .l2capChannel(let channel, let central):
+            l2capChannelOpened(channel, central: central)
         case .att(let e, let central):
             let db = core.database
             eventLog.att(e, database: db) { _ in central?.description }

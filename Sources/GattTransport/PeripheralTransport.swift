@@ -41,6 +41,10 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     /// Unbond: forget `bond` wherever the transport keeps keys besides `setBonds`' set (the
     /// kernel's key lists); `setBonds` without it follows.
     func removeBond(_ bond: Bond)
+    /// Accept LE credit-based channels to exactly these servers (the ones a program listens
+    /// for); a PSM not listed is refused (LE_PSM not supported). Channels already open stay.
+    /// Each accepted channel comes up as `.l2capChannelOpened`.
+    func setL2CAPChannelServers(_ servers: [L2CAPChannelServer])
     /// Reload: the new config's transport settings (random address, preferred parameters).
     func configure(_ configuration: GattConfiguration)
     /// Closes the transport for good (the daemon stops); no `.lost` follows.
@@ -53,6 +57,11 @@ public protocol PeripheralTransport: AnyObject, Sendable {
 extension PeripheralTransport {
     /// Transports that own their controller open it, as the daemon would (`probeByOpening`).
     public func probe(timeout: TimeAmount) -> EventLoopFuture<ControllerProbe> { probeByOpening(timeout: timeout) }
+}
+
+extension PeripheralTransport {
+    /// A transport without app channels refuses every PSM.
+    public func setL2CAPChannelServers(_ servers: [L2CAPChannelServer]) {}
 }
 
 extension PeripheralTransport {

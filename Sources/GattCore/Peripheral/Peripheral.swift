@@ -129,6 +129,8 @@ public struct Peripheral: Sendable {
             advertising = whileConnected && !connections.isEmpty ? .refusedWhileConnected : .idle
             forgetRequest(AdvertisingSet.primaryID)
             return advertisingObserved(false) + [.event(.advertisingRefused(whileConnected: whileConnected, reason: reason))]
+        case .l2capChannelOpened(let id, let channel):
+            return [.event(.l2capChannel(channel, central: connections[id]))]
         case .warning(let message):
             return [.event(.warning(message))]
         }

@@ -50,6 +50,9 @@ public enum PeripheralEvent: Sendable, Equatable {
     /// An ATT server event; `central` is the address of the connection it names, if any.
     case att(ATTServerEvent, central: BluetoothAddress?)
     case reloaded(ReloadOutcome)
+    /// A central opened an app's L2CAP channel (`central`: nil when the transport names a
+    /// connection the core does not know); whoever handles it owns `channel.socket`.
+    case l2capChannel(L2CAPChannelOpened, central: PeripheralConnection?)
     case warning(String)
 }
 

@@ -44,6 +44,9 @@ public enum TransportEvent: Sendable, Equatable {
     /// The controller refused to start advertising; `whileConnected`: it cannot
     /// advertise while a central is connected (asked again after a disconnection).
     case advertisingRefused(whileConnected: Bool, reason: String, set: String = AdvertisingSet.primaryID)
+    /// A central opened an L2CAP channel to one of the servers `setL2CAPChannelServers`
+    /// named; the receiver owns `channel.socket`.
+    case l2capChannelOpened(ConnectionID, L2CAPChannelOpened)
     /// Something worth a log line that changes nothing (malformed packet dropped...).
     case warning(String)
 }
