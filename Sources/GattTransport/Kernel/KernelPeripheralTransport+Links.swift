@@ -11,15 +11,7 @@ extension KernelPeripheralTransport {
             return
         }
         let handle = bearer.connectionHandle()
-        var chosen: ConnectionID
-        if let handle, links[ConnectionID(handle)] == nil, !disconnecting.contains(ConnectionID(handle)) {
-            chosen = ConnectionID(handle)
-        } else {
-            repeat {
-                chosen = ConnectionID(spareConnectionID)
-                spareConnectionID = spareConnectionID == .max ? 0x1000 : spareConnectionID + 1
-            } while links[chosen] != nil || disconnecting.contains(chosen)
-        }
+        let chosen = freeConnectionID(handle: handle)
         let security = (try? bearer.securityLevel())?.level ?? .low
         let id = chosen
         links[id] = KernelLink(bearer: bearer, handle: handle, security: security)
@@ -34,6 +26,20 @@ extension KernelPeripheralTransport {
             onPDU: { [weak self] pdu in self?.received(pdu, on: id, from: bearer) },
             onClose: { [weak self] reason in self?.bearerClosed(id, bearer: bearer, reason: reason) })
         onEvent?(.readyToSend(id))
+    }
+
+    /// The link's handle as its id when no link has it (nor waits for its disconnection to be
+    /// reported), else the next spare id.
+    func freeConnectionID(handle: UInt16?) -> ConnectionID {
+        if let handle, links[ConnectionID(handle)] == nil, !disconnecting.contains(ConnectionID(handle)) {
+            return ConnectionID(handle)
+        }
+        var chosen: ConnectionID
+        repeat {
+            chosen = ConnectionID(spareConnectionID)
+            spareConnectionID = spareConnectionID == .max ? 0x1000 : spareConnectionID + 1
+        } while links[chosen] != nil || disconnecting.contains(chosen)
+        return chosen
     }
 
     private func received(_ pdu: [UInt8], on id: ConnectionID, from bearer: KernelATTBearer) {

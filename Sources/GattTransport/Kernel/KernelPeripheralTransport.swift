@@ -28,7 +28,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     /// is not running), passes on keys and prompts, writes the answers to prompts.
     var agent: KernelPairingAgent?
     var controller: KernelHCIController?
-    private var listener: KernelATTListener?
+    var listener: KernelATTListener?
     var adapterState: AdapterState = .closed
     /// The adapter went down or away: wait for it instead of powering it on again.
     private var adapterAway = false
@@ -58,6 +58,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     var controllerInfo: ControllerInfo?
     /// Tries of the running advertising operation that the kernel answered Busy.
     var advertisingBusyRetries = 0
+    /// Apps' L2CAP channel servers and their listening sockets (`+L2CAP`).
+    var l2cap = KernelL2CAPServers()
 
     enum AdapterState: Equatable {
         /// Gone or down, or not opened yet.
@@ -250,6 +252,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         let controllerInfo = Self.controllerInfo(controller, info, advertisingSupport)
         self.controllerInfo = controllerInfo
         listener.start(on: eventLoop) { [weak self] bearer in self?.accepted(bearer) }
+        reconcileL2CAPServers()
         // Queued before any advertising command: the keys are in before a central can connect.
         applySecurity()
         kernelKeys = nil
@@ -267,6 +270,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         for id in links.keys.sorted(by: { $0.rawValue < $1.rawValue }) { links.removeValue(forKey: id)?.bearer.close() }
         listener?.close()
         listener = nil
+        closeL2CAPListeners()
         monitor?.close()
         monitor = nil
         agent?.close()
@@ -302,6 +306,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         }
         listener?.close()
         listener = nil
+        closeL2CAPListeners()
         for id in links.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard let link = links.removeValue(forKey: id) else { continue }
             link.bearer.close()

@@ -61,6 +61,16 @@ enum KernelSocket {
         return l2
     }
 
+    /// sockaddr_l2 for an LE PSM on `address` (a credit-based channel's listening socket).
+    static func l2capAddress(_ address: KernelBDAddress, psm: UInt16) -> sockaddr_l2 {
+        var l2 = sockaddr_l2()
+        l2.l2_family = sa_family_t(CBLUEZ_AF_BLUETOOTH)
+        l2.l2_bdaddr = address.bdaddr
+        l2.l2_psm = psm.littleEndian
+        l2.l2_bdaddr_type = address.type.rawValue
+        return l2
+    }
+
     /// Waits until `fd` is readable; false on timeout. `milliseconds` < 0 waits forever.
     static func waitReadable(_ fd: Int32, milliseconds: Int32) -> Bool {
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
