@@ -1,6 +1,7 @@
 import CBlueZ
 import GattCore
 import NIOCore
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -26,6 +27,8 @@ final class KernelL2CAPListener: Sendable {
     let modeOption: ModeOption
     private let fd: Int32
     private let poller: KernelPoller
+    /// false once closed, by ``close()`` or by the poller (a broken listener): the fd is closed once.
+    private let isOpen = Mutex(true)
 
     /// Binds `address` (the adapter's LE address) and `server.psm`, sets the mode, security
     /// and MTU (the accepted channels inherit them) and listens.
@@ -82,7 +85,7 @@ final class KernelL2CAPListener: Sendable {
     /// channel's socket. Call once.
     func start(on eventLoop: any EventLoop, onAccept: @escaping @Sendable (KernelL2CAPChannel) -> Void) {
         let fd = self.fd
-        poller.watch(fd) {
+        poller.watch(fd) { [self] in
             var peer = sockaddr_l2()
             var length = socklen_t(MemoryLayout<sockaddr_l2>.size)
             let channel = withUnsafeMutablePointer(to: &peer) { pointer in
@@ -98,7 +101,10 @@ final class KernelL2CAPListener: Sendable {
             guard channel >= 0 else {
                 switch errno {
                 case EAGAIN, EINTR, ECONNABORTED, EPROTO: return true
-                default: return false  // the listener is broken; stop watching
+                default:
+                    // The listener is broken: stop watching (the poller closes the fd).
+                    isOpen.withLock { $0 = false }
+                    return false
                 }
             }
             let type = KernelBDAddress.AddressType(rawValue: peer.l2_bdaddr_type) ?? .lePublic
@@ -111,7 +117,11 @@ final class KernelL2CAPListener: Sendable {
     /// Stops listening; channels already accepted stay open (the kernel drops the ones
     /// it had connected but nobody accepted yet).
     func close() {
-        poller.unwatch(fd, closing: true)
+        let wasOpen = isOpen.withLock { open in
+            defer { open = false }
+            return open
+        }
+        if wasOpen { poller.unwatch(fd, closing: true) }
     }
 }
 
