@@ -232,6 +232,56 @@ else
     bad "the capture has no decodable Read Request/Response"
 fi
 
+# App L2CAP channels (issue #21): gattd.json declares "echo" (PSM 129, security none, MTU 1024)
+# and "secure" (PSM 130, encryption, MTU 512). gattd listens on a kernel L2CAP LE socket for a
+# channel only while a program listens for it on the control socket; l2cap_echo (the program)
+# gets each channel's socket by SCM_RIGHTS and echoes its SDUs. hci1's l2test opens LE
+# credit-based channels (-V le_public: an LE PSM, so the kernel uses LE flow control).
+l2cap_trace() { btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -A6 "LE L2CAP: LE Connection Response (0x15)" | grep "Result:"; }
+l2test_y() { # PSM FRAMES BYTES OUT: connect, send FRAMES SDUs of BYTES, wait for as many back
+    timeout 30 l2test -y -i hci1 -V le_public -P "$1" -N "$2" -b "$3" -I 1000 "$HCI0_ADDR" >"$4" 2>&1 &
+    L2=$!
+    i=0; while [ "$(count "Received $3 bytes" "$4")" -lt "$2" ] && kill -0 $L2 2>/dev/null && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
+    kill $L2 2>/dev/null; wait $L2 2>/dev/null
+    cat "$4"
+}
+echo "INFO: enable_ecred (Enhanced Credit Based mode, EATT) = $(cat /sys/module/bluetooth/parameters/enable_ecred 2>&1)"
+timeout 20 l2test -n -i hci1 -V le_public -P 129 "$HCI0_ADDR" >/tmp/l2-none.out 2>&1; rc=$?
+cat /tmp/l2-none.out
+[ $rc != 0 ] && grep -q "Connection refused" /tmp/l2-none.out && pass "l2cap: nobody listens for \"echo\": PSM 129 refused" \
+    || bad "l2cap: PSM 129 not refused while nobody listens (rc=$rc)"
+links_closed
+./l2cap_echo /tmp/gattd.sock echo secure >/tmp/echo.log 2>&1 &
+ECHO=$!
+wait_for '"channel":{"id":"secure"' /tmp/echo.log 50 && pass "l2cap: l2cap_echo listens for echo and secure (l2cap_listen answered)" \
+    || bad "l2cap: l2cap_listen"
+cat /tmp/echo.log
+wait_for 'listening for L2CAP channel "secure" on PSM 130 (security encryption, MTU 512)' $LOG 50 \
+    && grep -q 'listening for L2CAP channel "echo" on PSM 129 (security none, MTU 1024)' $LOG \
+    && pass "l2cap: gattd listens on kernel L2CAP sockets for PSM 129 and 130" || bad "l2cap: no listening sockets"
+grep -E "BT_MODE|L2CAP channel" $LOG
+l2test_y 129 3 100 /tmp/l2-echo.out
+if [ "$(count 'Received 100 bytes' /tmp/l2-echo.out)" = 3 ] && [ "$(count 'echoed 100 bytes' /tmp/echo.log)" = 3 ]; then
+    pass "l2cap: 3 SDUs of 100 bytes from hci1 to the program and back (echo over the kernel's socket)"
+else
+    bad "l2cap: echo on PSM 129"; cat /tmp/echo.log
+fi
+grep -q "\"event\":\"l2cap_channel\".*\"channel\":\"echo\".*\"central\":\"$HCI1_ADDR\"" /tmp/echo.log \
+    && pass "l2cap: the l2cap_channel event names the channel and the central ($HCI1_ADDR: the ATT link's connection)" \
+    || bad "l2cap: no l2cap_channel event for echo from $HCI1_ADDR"
+grep '"event":"l2cap_channel"' /tmp/echo.log
+grep -q "Options \[imtu 1000, omtu 1024," /tmp/l2-echo.out && pass "l2cap: the central sees gattd's MTU 1024 (BT_RCVMTU)" || bad "l2cap: MTU"
+grep -q '"peer_mtu":1000' /tmp/echo.log && pass "l2cap: the program is told the central's MTU 1000 (BT_SNDMTU)" || bad "l2cap: peer_mtu"
+l2cap_trace | grep -q "Connection successful" && pass "l2cap: LE Credit Based Connection Response: successful (btmon)" \
+    || bad "l2cap: no successful LE Credit Based Connection Response in the trace"
+timeout 20 l2test -n -i hci1 -V le_public -P 131 "$HCI0_ADDR" >/tmp/l2-131.out 2>&1; rc=$?
+[ $rc != 0 ] && grep -q "Connection refused" /tmp/l2-131.out && l2cap_trace | grep -q "PSM not supported" \
+    && pass "l2cap: a PSM no channel has (131) is refused: PSM not supported" || bad "l2cap: PSM 131 (rc=$rc)"
+kill $ECHO 2>/dev/null; wait $ECHO 2>/dev/null
+wait_for 'stopped listening for L2CAP channel "echo"' $LOG 50 && pass "l2cap: the program left: gattd closed the listening socket" \
+    || bad "l2cap: listening socket not closed after the program left"
+links_closed
+
 # Encryption: the ATT server refuses the encrypted characteristic on an unencrypted link
 # (Insufficient Encryption); gattd then raises BT_SECURITY so the kernel sends an SMP Security
 # Request. gatttool (BlueZ's bt_att) also raises security when it gets that error, the two
@@ -254,6 +304,21 @@ fi
 grep -q "pairing with $HCI1_ADDR: accepted Just Works" $LOG && pass "gattd's agent confirmed the Just Works pairing" \
     || bad "gattd's agent did not confirm a pairing"
 cat /tmp/agent.log
+
+# The "secure" channel (security encryption, BT_SECURITY medium on its listening socket): hci1 is
+# bonded now. On a new, unencrypted link the kernel refuses the channel (insufficient
+# encryption); hci1's kernel then encrypts the link with its key and asks again.
+links_closed
+./l2cap_echo /tmp/gattd.sock secure >/tmp/echo2.log 2>&1 &
+ECHO=$!
+wait_for '"channel":{"id":"secure"' /tmp/echo2.log 50 || bad "l2cap: l2cap_listen secure"
+refused_before=$(l2cap_trace | grep -c "insufficient encryption")
+l2test_y 130 2 50 /tmp/l2-secure.out
+[ "$(count 'Received 50 bytes' /tmp/l2-secure.out)" = 2 ] && [ "$(count 'echoed 50 bytes' /tmp/echo2.log)" = 2 ] \
+    && pass "l2cap: the encrypted channel echoed 2 SDUs once the link was encrypted" || { bad "l2cap: echo on the encrypted channel"; cat /tmp/echo2.log; }
+[ "$(l2cap_trace | grep -c "insufficient encryption")" -gt "$refused_before" ] \
+    && pass "l2cap: first refused on the unencrypted link (insufficient encryption)" || bad "l2cap: the encrypted channel was not refused first"
+kill $ECHO 2>/dev/null; wait $ECHO 2>/dev/null
 
 # Disconnection: the central drops the idle link; advertising resumes; a new connection works.
 links_closed && pass "link closed (disconnected logged)" || bad "links still open"
