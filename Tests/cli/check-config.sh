@@ -161,7 +161,7 @@ schema = json.load(open("config/gattd.schema.json"))
 jsonschema.Draft202012Validator.check_schema(schema)
 v = jsonschema.Draft202012Validator(schema)
 bad = 0
-for f in ["config/heart-rate.json", "config/full-example.json", "config/ibeacon.json", "config/advertising-sets.json"]:
+for f in ["config/heart-rate.json", "config/full-example.json", "config/ibeacon.json", "config/advertising-sets.json", "config/l2cap-stream.json"]:
     for e in v.iter_errors(json.load(open(f))):
         print(f"{f}: {e.json_path}: {e.message}"); bad += 1
 if not list(v.iter_errors({"name": "x", "services": [{"uuid": "180D", "characteristics": [{"uuid": "2A37", "properties": ["read"], "max_lenght": 1}]}]})):
@@ -171,7 +171,9 @@ for doc in [{"name": "x", "advertising_sets": [{"id": "a", "colour": 1}]},
             {"name": "x", "advertising_sets": [{"id": "a", "primary_phy": "coded"}]},
             {"name": "x", "advertising_sets": [{"id": "a", "extended": True, "scannable": True}]},
             {"name": "x", "advertising_sets": [{"id": "primary"}]},
-            {"name": "x", "advertising": {"extended": True}}]:
+            {"name": "x", "advertising": {"extended": True}},
+            {"name": "x", "l2cap_channels": [{"id": "a", "psm": 39}]},
+            {"name": "x", "l2cap_channels": [{"id": "a", "colour": 1}]}]:
     if not list(v.iter_errors(doc)):
         print(f"schema accepted {doc}"); bad += 1
 sys.exit(1 if bad else 0)
