@@ -234,9 +234,9 @@ fi
 
 # App L2CAP channels (issue #21): gattd.json declares "echo" (PSM 129, security none, MTU 1024)
 # and "secure" (PSM 130, encryption, MTU 512). gattd listens on a kernel L2CAP LE socket for a
-# channel only while a program listens for it on the control socket; l2cap_echo (the program)
-# gets each channel's socket by SCM_RIGHTS and echoes its SDUs. hci1's l2test opens LE
-# credit-based channels (-V le_public: an LE PSM, so the kernel uses LE flow control).
+# channel only while a program listens for it on the control socket: `gattctl l2cap serve ID
+# --exec CMD` gets each channel's socket (SCM_RIGHTS) and runs CMD on it (cat: an echo server).
+# hci1's l2test opens LE credit-based channels (-V le_public: an LE PSM, so LE flow control).
 l2cap_trace() { btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -A6 "LE L2CAP: LE Connection Response (0x15)" | grep "Result:"; }
 l2test_y() { # PSM FRAMES BYTES OUT: connect, send FRAMES SDUs of BYTES, wait for as many back
     timeout 30 l2test -y -i hci1 -V le_public -P "$1" -N "$2" -b "$3" -I 1000 "$HCI0_ADDR" >"$4" 2>&1 &
@@ -254,27 +254,28 @@ cat /tmp/l2-none.out
 [ $rc != 0 ] && grep -q "Connection refused" /tmp/l2-none.out && pass "l2cap: nobody listens for \"echo\": PSM 129 refused" \
     || bad "l2cap: PSM 129 not refused while nobody listens (rc=$rc)"
 links_closed
-./l2cap_echo /tmp/gattd.sock echo secure >/tmp/echo.log 2>&1 &
+# (The command says what gattctl set for it, then echoes.)
+$GATTCTL l2cap serve echo --exec 'echo "env: $GATTD_CENTRAL $GATTD_L2CAP_CHANNEL $GATTD_PSM $GATTD_MTU $GATTD_PEER_MTU" >&2; exec cat' \
+    >/tmp/echo.log 2>&1 &
 ECHO=$!
-wait_for '"channel":{"id":"secure"' /tmp/echo.log 50 && pass "l2cap: l2cap_echo listens for echo and secure (l2cap_listen answered)" \
-    || bad "l2cap: l2cap_listen"
-cat /tmp/echo.log
+$GATTCTL l2cap serve secure --exec cat >/tmp/echo-secure.log 2>&1 &
+ECHO2=$!
+wait_for 'serving L2CAP channel "echo" (PSM 129)' /tmp/echo.log 100 && wait_for 'serving L2CAP channel "secure" (PSM 130)' /tmp/echo-secure.log 100 \
+    && pass "l2cap: gattctl l2cap serve listens for echo and secure (l2cap_listen answered)" || bad "l2cap: gattctl l2cap serve"
+cat /tmp/echo.log /tmp/echo-secure.log
 wait_for 'listening for L2CAP channel "secure" on PSM 130 (security encryption, MTU 512)' $LOG 50 \
     && grep -q 'listening for L2CAP channel "echo" on PSM 129 (security none, MTU 1024)' $LOG \
     && pass "l2cap: gattd listens on kernel L2CAP sockets for PSM 129 and 130" || bad "l2cap: no listening sockets"
 grep -E "BT_MODE|L2CAP channel" $LOG
 l2test_y 129 3 100 /tmp/l2-echo.out
-if [ "$(count 'Received 100 bytes' /tmp/l2-echo.out)" = 3 ] && [ "$(count 'echoed 100 bytes' /tmp/echo.log)" = 3 ]; then
-    pass "l2cap: 3 SDUs of 100 bytes from hci1 to the program and back (echo over the kernel's socket)"
-else
-    bad "l2cap: echo on PSM 129"; cat /tmp/echo.log
-fi
-grep -q "\"event\":\"l2cap_channel\".*\"channel\":\"echo\".*\"central\":\"$HCI1_ADDR\"" /tmp/echo.log \
-    && pass "l2cap: the l2cap_channel event names the channel and the central ($HCI1_ADDR: the ATT link's connection)" \
-    || bad "l2cap: no l2cap_channel event for echo from $HCI1_ADDR"
-grep '"event":"l2cap_channel"' /tmp/echo.log
-grep -q "Options \[imtu 1000, omtu 1024," /tmp/l2-echo.out && pass "l2cap: the central sees gattd's MTU 1024 (BT_RCVMTU)" || bad "l2cap: MTU"
-grep -q '"peer_mtu":1000' /tmp/echo.log && pass "l2cap: the program is told the central's MTU 1000 (BT_SNDMTU)" || bad "l2cap: peer_mtu"
+cat /tmp/echo.log
+[ "$(count 'Received 100 bytes' /tmp/l2-echo.out)" = 3 ] \
+    && pass "l2cap: 3 SDUs of 100 bytes from hci1 to cat and back (echo over the kernel's socket)" || bad "l2cap: echo on PSM 129"
+grep -q "gattctl: $HCI1_ADDR opened \"echo\" (MTU 1000)" /tmp/echo.log \
+    && grep -q "env: $HCI1_ADDR echo 129 1024 1000" /tmp/echo.log \
+    && pass "l2cap: the channel's event names the central ($HCI1_ADDR: the ATT link's connection), gattd's MTU 1024 (BT_RCVMTU) and the central's 1000 (BT_SNDMTU)" \
+    || bad "l2cap: the l2cap_channel event's central or MTUs"
+grep -q "Options \[imtu 1000, omtu 1024," /tmp/l2-echo.out && pass "l2cap: the central sees gattd's MTU 1024" || bad "l2cap: MTU"
 l2cap_trace | grep -q "Connection successful" && pass "l2cap: LE Credit Based Connection Response: successful (btmon)" \
     || bad "l2cap: no successful LE Credit Based Connection Response in the trace"
 links_closed
@@ -282,8 +283,12 @@ timeout 20 l2test -n -i hci1 -V le_public -P 131 "$HCI0_ADDR" >/tmp/l2-131.out 2
 [ $rc != 0 ] && grep -q "Connection refused" /tmp/l2-131.out && l2cap_trace | grep -q "PSM not supported" \
     && pass "l2cap: a PSM no channel has (131) is refused: PSM not supported" || bad "l2cap: PSM 131 (rc=$rc)"
 kill $ECHO 2>/dev/null; wait $ECHO 2>/dev/null
-wait_for 'stopped listening for L2CAP channel "echo"' $LOG 50 && pass "l2cap: the program left: gattd closed the listening socket" \
+wait_for 'stopped listening for L2CAP channel "echo"' $LOG 50 && pass "l2cap: the program left: gattd closed echo's listening socket" \
     || bad "l2cap: listening socket not closed after the program left"
+links_closed
+timeout 20 l2test -n -i hci1 -V le_public -P 129 "$HCI0_ADDR" >/tmp/l2-left.out 2>&1; rc=$?
+[ $rc != 0 ] && grep -q "Connection refused" /tmp/l2-left.out && pass "l2cap: PSM 129 refused again once nobody listens" \
+    || bad "l2cap: PSM 129 not refused after the program left (rc=$rc)"
 links_closed
 
 # Encryption: the ATT server refuses the encrypted characteristic on an unencrypted link
@@ -309,20 +314,19 @@ grep -q "pairing with $HCI1_ADDR: accepted Just Works" $LOG && pass "gattd's age
     || bad "gattd's agent did not confirm a pairing"
 cat /tmp/agent.log
 
-# The "secure" channel (security encryption, BT_SECURITY medium on its listening socket): hci1 is
-# bonded now. On a new, unencrypted link the kernel refuses the channel (insufficient
-# encryption); hci1's kernel then encrypts the link with its key and asks again.
+# The "secure" channel (security encryption, BT_SECURITY medium on its listening socket; its
+# gattctl l2cap serve still runs): hci1 is bonded now. On a new, unencrypted link the kernel
+# refuses the channel (insufficient encryption); hci1's kernel then encrypts the link with its
+# key and asks again.
 links_closed
-./l2cap_echo /tmp/gattd.sock secure >/tmp/echo2.log 2>&1 &
-ECHO=$!
-wait_for '"channel":{"id":"secure"' /tmp/echo2.log 50 || bad "l2cap: l2cap_listen secure"
 refused_before=$(l2cap_trace | grep -c "insufficient encryption")
 l2test_y 130 2 50 /tmp/l2-secure.out
-[ "$(count 'Received 50 bytes' /tmp/l2-secure.out)" = 2 ] && [ "$(count 'echoed 50 bytes' /tmp/echo2.log)" = 2 ] \
-    && pass "l2cap: the encrypted channel echoed 2 SDUs once the link was encrypted" || { bad "l2cap: echo on the encrypted channel"; cat /tmp/echo2.log; }
+cat /tmp/echo-secure.log
+[ "$(count 'Received 50 bytes' /tmp/l2-secure.out)" = 2 ] && grep -q "gattctl: $HCI1_ADDR opened \"secure\"" /tmp/echo-secure.log \
+    && pass "l2cap: the encrypted channel echoed 2 SDUs once the link was encrypted" || bad "l2cap: echo on the encrypted channel"
 [ "$(l2cap_trace | grep -c "insufficient encryption")" -gt "$refused_before" ] \
     && pass "l2cap: first refused on the unencrypted link (insufficient encryption)" || bad "l2cap: the encrypted channel was not refused first"
-kill $ECHO 2>/dev/null; wait $ECHO 2>/dev/null
+kill $ECHO2 2>/dev/null; wait $ECHO2 2>/dev/null
 
 # Disconnection: the central drops the idle link; advertising resumes; a new connection works.
 links_closed && pass "link closed (disconnected logged)" || bad "links still open"
