@@ -32,6 +32,17 @@ import DequeModule
 ///   deferred access, every later PDU of that bearer (requests and commands alike, so
 ///   their effects keep their order) is held and processed after the answer; only a
 ///   Handle Value Confirmation is processed at once. Unexpected confirmations are ignored.
+/// - Bearers (§3.2.11): each has its own transaction, ATT_MTU, queue and indication in
+///   flight; a request waiting on one holds nothing on another. Exchange MTU on an Enhanced
+///   ATT bearer gets Request Not Supported (Vol 3 Part G §4.3.1). Notifications and
+///   indications go to the client's least loaded bearer (for an indication, one without an
+///   outstanding one first; ties to the fixed bearer). An unconfirmed indication on an
+///   Enhanced ATT bearer closes that channel only (`.closeEnhancedBearer`).
+/// - Per client, whatever bearer a PDU comes on: CCCDs, Client Supported Features, change
+///   awareness, the signing counter and the prepare queue (§3.4.6). With more than one
+///   bearer, only a Database Hash read followed by a request makes a change-unaware client
+///   change-aware (Vol 3 Part G §2.5.2.1); a Service Changed confirmation then only settles
+///   what it was owed.
 /// - A second Exchange MTU is answered with the server MTU but changes nothing
 ///   (the client "shall only send it once"; Zephyr would re-apply it). A Client Rx MTU
 ///   below 23 is treated as 23.
@@ -50,7 +61,7 @@ import DequeModule
 ///   (0x13, as Zephyr); a bit the characteristic does not support → CCCD Improperly
 ///   Configured (0xFD, as BlueZ). Enabling notify/indicate of an `*_encryption_required`
 ///   characteristic on an unencrypted link → 0x0F.
-/// - Client Supported Features: per connection; clearing a set bit → Value Not Allowed.
+/// - Client Supported Features: per client; clearing a set bit → Value Not Allowed.
 /// - Writes at an offset replace the value from the offset to its end.
 /// - Prepare queue: at most `maxPreparedWrites` entries and `maxPreparedBytes` value
 ///   octets (Prepare Queue Full). Several handles in one queue are allowed only when every
