@@ -67,6 +67,13 @@ import Testing
         // Exchange MTU on an Enhanced ATT bearer (Vol 3 Part G §4.3.1): Request Not Supported.
         #expect(h.request([0x02, 0x00, 0x02], on: e) == [0x01, 0x02, 0x00, 0x00, 0x06])
         #expect(h.server.mtu(for: e) == Self.eattMTU)
+        // A channel reconfigured to a larger MTU (never smaller) gives its bearer that ATT_MTU.
+        let shrunk = h.server.reconfigureBearer(e, mtu: 64)
+        let grown = h.server.reconfigureBearer(e, mtu: 200)
+        let fixed = h.server.reconfigureBearer(.fixed(h.c1), mtu: 200)
+        #expect(!shrunk && grown && !fixed)
+        #expect(h.request([0x0A, 0x19, 0x00], on: e) == [0x0B] + (0..<100).map { UInt8($0) })
+        #expect(h.server.mtu(for: h.c1) == 50)
     }
 
     @Test func aCCCDWrittenOnOneBearerAppliesToUpdatesOnAnyBearer() {

@@ -29,6 +29,16 @@ extension ATTServer {
         return takeOutputs()
     }
 
+    /// An Enhanced ATT bearer's channel was reconfigured to a new MTU (L2CAP Credit Based
+    /// Reconfigure, Vol 3 Part A §4.27: an MTU may only grow): its ATT_MTU follows. False
+    /// (nothing changed) for an unknown or fixed bearer, or a smaller MTU.
+    @discardableResult
+    public mutating func reconfigureBearer(_ id: BearerID, mtu: Int) -> Bool {
+        guard id.isEnhanced, let old = bearers[id]?.mtu, mtu >= old else { return false }
+        bearers[id]?.mtu = mtu
+        return true
+    }
+
     /// The connection's bearers, the fixed one first (empty for an unknown connection).
     public func bearers(of id: ConnectionID) -> [BearerID] {
         clients[id]?.channels.map { BearerID(id, channel: $0) } ?? []
