@@ -9,7 +9,7 @@ extension ATTServer {
     /// Sets a characteristic's value and queues it to every subscribed connection
     /// (or only `only`): an indication where that connection enabled indications
     /// (one outstanding per bearer, the rest wait in order), else a notification, on the
-    /// client's least loaded bearer (`updateBearer(of:indication:)`; the fixed one when it has one).
+    /// client's least loaded bearer (`updateBearer(of:indication:)`, ties to the fixed bearer).
     /// Each PDU carries the value truncated to ATT_MTU-3; the full value stays
     /// readable with Read Blob. `.busy` when any targeted subscriber's queue is full:
     /// then nothing changed, and `.event(.ready)` comes later. The outputs tell the
