@@ -142,7 +142,7 @@ struct H4Stack {
         case .att(let a, _): return [.att(a)]
         case .pairing(let c, let e): return [.pairing(c.id.rawValue, e)]
         case .warning(let m): return [.warning(m)]
-        case .controllerReady, .controllerLost, .securityChanged, .reloaded: return []
+        case .controllerReady, .controllerLost, .securityChanged, .reloaded, .l2capChannel: return []
         }
     }
 }
