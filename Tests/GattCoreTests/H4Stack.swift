@@ -13,6 +13,8 @@ enum StackEvent: Equatable {
     case warning(String)
     case fatal(String)
     case pairing(UInt16, SecurityManagerEvent)
+    /// A credit-based L2CAP channel of the H4 host (the transport's, not the core's).
+    case channel(CreditBasedChannelEvent)
 }
 
 enum StackOutput: Equatable {
@@ -78,6 +80,9 @@ struct H4Stack {
     }
     mutating func shutdown(now: Duration) -> [StackOutput] { perform(core.shutdown(), now) }
 
+    /// A call into the host that the transport makes (e.g. a credit-based channel's inputs).
+    mutating func call(_ body: (inout Host, Duration) -> [HostOutput], now: Duration) -> [StackOutput] { run(body(&host, now), now) }
+
     // MARK: Wiring
 
     /// Host outputs: packets at once, transport events queued for the core.
@@ -89,6 +94,7 @@ struct H4Stack {
             case .event(.transport(let e)): pending.append(e)
             case .event(.controllerReady(let i)): out.append(.event(.controllerReady(i)))
             case .event(.warning(let m)): out.append(.event(.warning(m)))
+            case .event(.channel(let e)): out.append(.event(.channel(e)))
             case .event(.fatal(let m)):
                 // The transport drops the controller: the core loses every connection.
                 out.append(.event(.fatal(m)))
