@@ -22,6 +22,9 @@ public enum ControlErrorCode: String, Sendable, CaseIterable {
     case persistFailed = "persist_failed"
     /// Sent once to a client over `--max-control-clients`, which is then closed.
     case tooManyClients = "too_many_clients"
+    /// An L2CAP channel op naming no channel gattd has (or, for `unpublish_l2cap_channel`, one
+    /// a characteristic still publishes).
+    case unknownChannel = "unknown_channel"
 }
 
 /// A failed request (or an undecodable line): the code and a human-readable message.

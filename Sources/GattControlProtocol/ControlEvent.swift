@@ -28,6 +28,9 @@ public enum ControlEvent: Sendable, Equatable {
     case state(ControlControllerState, reason: String?)
     /// An advertising set (`"primary"`: the config's `advertising`) started, stopped or failed to start.
     case advertising(set: String, ControlAdvertisingChange, reason: String?)
+    /// A central opened the app channel `channel`; sent only to the client that listens for it
+    /// and gets the socket, attached (SCM_RIGHTS) to this line's first byte.
+    case l2capChannel(channel: String, psm: UInt16, central: String, mtu: Int, peerMTU: Int)
 
     /// The `"event"` member.
     public var name: String {
@@ -45,6 +48,7 @@ public enum ControlEvent: Sendable, Equatable {
         case .pairing(_, let e): e.name
         case .state: "state"
         case .advertising: "advertising"
+        case .l2capChannel: "l2cap_channel"
         }
     }
 
@@ -82,6 +86,8 @@ public enum ControlEvent: Sendable, Equatable {
         case .advertising(let set, let change, let reason):
             m += [("set", .string(set)), ("state", .string(change.rawValue))]
             if let reason { m.append(("reason", .string(reason))) }
+        case .l2capChannel(let channel, let psm, let central, let mtu, let peerMTU):
+            m += [("channel", .string(channel)), ("psm", .int(Int(psm))), ("central", .string(central)), ("mtu", .int(mtu)), ("peer_mtu", .int(peerMTU))]
         }
         return .object(m)
     }
@@ -128,6 +134,12 @@ public enum ControlEvent: Sendable, Equatable {
         case "advertising":
             let change = try o.oneOf("state", ControlAdvertisingChange.allCases.map(\.rawValue))
             return .advertising(set: try o.string("set"), ControlAdvertisingChange(rawValue: change) ?? .failed, reason: try o.optionalString("reason"))
+        case "l2cap_channel":
+            let psm = try o.count("psm")
+            guard psm <= 0xFFFF else { throw ControlError(.invalidValue, "\(o.path("psm")) must be at most 65535") }
+            return .l2capChannel(
+                channel: try o.string("channel"), psm: UInt16(psm), central: try o.string("central"), mtu: try o.count("mtu"),
+                peerMTU: try o.count("peer_mtu"))
         case _ where ControlPairingEvent.names.contains(name):
             return .pairing(central: try o.string("central"), try ControlPairingEvent.decode(name, o))
         default:

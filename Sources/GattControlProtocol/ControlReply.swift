@@ -18,6 +18,10 @@ public enum ControlReply: Sendable, Equatable {
     case services([ControlService])
     /// `capture` started: `{"ok":true,"file":PATH,"records":TEXT}` (what the transport records).
     case capturing(file: String, records: String)
+    /// `l2cap_listen` and `publish_l2cap_channel`: `{"ok":true,"channel":{…}}`.
+    case l2capChannel(ControlL2CAPChannel)
+    /// `list_l2cap_channels`: `{"ok":true,"channels":[…]}`.
+    case l2capChannels([ControlL2CAPChannel])
     case failure(ControlError)
 
     public func json(id: JSONText?) -> JSONText {
@@ -30,6 +34,8 @@ public enum ControlReply: Sendable, Equatable {
         case .bonds(let b): members = [("ok", .bool(true)), ("bonds", .array(b.map(\.json)))]
         case .services(let list): members = [("ok", .bool(true)), ("services", .array(list.map(\.json)))]
         case .capturing(let file, let records): members = [("ok", .bool(true)), ("file", .string(file)), ("records", .string(records))]
+        case .l2capChannel(let c): members = [("ok", .bool(true)), ("channel", c.json)]
+        case .l2capChannels(let list): members = [("ok", .bool(true)), ("channels", .array(list.map(\.json)))]
         case .failure(let e):
             members = [("ok", .bool(false)), ("error", .string(e.code.rawValue)), ("message", .string(e.message))]
         }
@@ -62,6 +68,11 @@ public enum ControlReply: Sendable, Equatable {
             for s in try o.objects("services") { list.append(try ControlService(s)) }
             return .services(list)
         case "capture" where o.has("records"): return .capturing(file: try o.string("file"), records: try o.string("records"))
+        case "l2cap_listen", "publish_l2cap_channel": return .l2capChannel(try ControlL2CAPChannel(try o.object("channel")))
+        case "list_l2cap_channels":
+            var list: [ControlL2CAPChannel] = []
+            for c in try o.objects("channels") { list.append(try ControlL2CAPChannel(c)) }
+            return .l2capChannels(list)
         default: return .success
         }
     }

@@ -37,6 +37,14 @@ public enum ControlCommand: Sendable, Equatable {
     /// Start a btsnoop capture into a new file (nil: stop it): `{"op":"capture","file":PATH}`,
     /// `{"op":"capture","stop":true}`.
     case capture(file: String?)
+    /// `l2cap_listen`: hand this client every channel centrals open to the app channel `channel`
+    /// (an `l2cap_channel` event with the socket attached).
+    case l2capListen(channel: String)
+    case l2capUnlisten(channel: String)
+    case listL2CAPChannels
+    /// `publish_l2cap_channel`: a channel object as in the config's `l2cap_channels`.
+    case publishL2CAPChannel(channel: JSONValue)
+    case unpublishL2CAPChannel(id: String)
 
     /// The `"op"` member.
     public var op: String {
@@ -57,6 +65,11 @@ public enum ControlCommand: Sendable, Equatable {
         case .removeService: "remove_service"
         case .listServices: "list_services"
         case .capture: "capture"
+        case .l2capListen: "l2cap_listen"
+        case .l2capUnlisten: "l2cap_unlisten"
+        case .listL2CAPChannels: "list_l2cap_channels"
+        case .publishL2CAPChannel: "publish_l2cap_channel"
+        case .unpublishL2CAPChannel: "unpublish_l2cap_channel"
         }
     }
 }
@@ -116,6 +129,12 @@ extension ControlRequest {
             m.append(("file", .string(file)))
         case .capture(nil):
             m.append(("stop", .bool(true)))
+        case .l2capListen(let channel), .l2capUnlisten(let channel), .unpublishL2CAPChannel(let channel):
+            m.append(("channel", .string(channel)))
+        case .listL2CAPChannels:
+            break
+        case .publishL2CAPChannel(let channel):
+            m.append(("channel", JSONText(channel)))
         }
         if let id { m.append(("id", id)) }
         return .object(m)
@@ -222,8 +241,22 @@ extension ControlRequest {
                 throw ControlError(.invalidValue, "\"capture\" takes \"file\" (start) or \"stop\": true")
             }
             return .capture(file: nil)
+        case "l2cap_listen":
+            return .l2capListen(channel: try o.string("channel"))
+        case "l2cap_unlisten":
+            return .l2capUnlisten(channel: try o.string("channel"))
+        case "list_l2cap_channels":
+            return .listL2CAPChannels
+        case "publish_l2cap_channel":
+            let channel = try o.field("channel")
+            guard case .object = channel.kind else {
+                throw ControlError(.invalidValue, "\"channel\" must be a channel object (as in the config's \"l2cap_channels\"), got \(channel.typeDescription)")
+            }
+            return .publishL2CAPChannel(channel: channel)
+        case "unpublish_l2cap_channel":
+            return .unpublishL2CAPChannel(id: try o.string("channel"))
         default:
-            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service or list_services")
+            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service, list_services, l2cap_listen, l2cap_unlisten, list_l2cap_channels, publish_l2cap_channel or unpublish_l2cap_channel")
         }
     }
 }

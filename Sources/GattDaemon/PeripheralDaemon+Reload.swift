@@ -11,8 +11,10 @@ extension PeripheralDaemon {
                 throw ReloadRefused(message: refusal)
             }
             try? self.options.notifier.reloading()
+            var new = new
+            self.l2capChannels.adopt(&new)
             // Runtime services stay (at their handles) with state restoration, else go.
-            let (layout, kept, _) = Self.restoredLayout(new, self.restoration.state, logger: self.logger)
+            let (layout, kept, _) = Self.restoredLayout(new, self.restoration.state, l2capChannels: self.l2capChannels.channels, logger: self.logger)
             var database = layout.database(deviceName: new.name, appearance: new.appearance)
             self.persisted?.apply(to: &database)
             let (primary, otherSets) = self.reloadedAdvertising(from: self.configuration, to: new, payloads: payloads)
@@ -28,6 +30,7 @@ extension PeripheralDaemon {
                 database: database, payloads: primary, otherSets: otherSets, maxConnections: new.advertising.maxConnections, now: self.now))
             self.reloadedClientStates(before: before)
             try? self.options.notifier.ready(status: self.statusLine())
+            self.updateL2CAPServers()
             self.releaseCleanPages()
         }
     }

@@ -8,7 +8,9 @@ extension PeripheralDaemon {
     /// first handle when that is still free (else after the last handle: a log line says it
     /// moved); a saved service that no longer fits the database (an id the config now uses)
     /// is dropped with a warning. Returns the layout and the saved state as it now is.
-    static func restoredLayout(_ config: GattConfiguration, _ saved: RestoredState, logger: Logger) -> (ServiceLayout, RestoredState, restored: Set<UInt16>) {
+    static func restoredLayout(
+        _ config: GattConfiguration, _ saved: RestoredState, l2capChannels: [L2CAPChannelConfiguration], logger: Logger
+    ) -> (ServiceLayout, RestoredState, restored: Set<UInt16>) {
         var layout = ServiceLayout(config: config.services)
         var state = saved
         state.services = []
@@ -17,7 +19,7 @@ extension PeripheralDaemon {
             let db = layout.database(deviceName: config.name, appearance: config.appearance)
             let name = s.id ?? "at \(AttributeHandle(s.start))"
             guard let json = try? JSONParser.parse(Array(s.definition.text.utf8)) else { continue }
-            switch RuntimeService.parse(json, in: db) {
+            switch RuntimeService.parse(json, in: db, l2capChannels: l2capChannels) {
             case .failure(let errors):
                 logger.warning("runtime service \(name) not restored: \(errors.lines().joined(separator: "; "))")
             case .success(let definition):

@@ -15,7 +15,7 @@ extension PeripheralDaemon: RuntimeServiceControl {
             return .services(serviceList())
         case .addService(let json):
             let definition: ServiceDefinition
-            switch RuntimeService.parse(json, in: core.database) {
+            switch RuntimeService.parse(json, in: core.database, l2capChannels: l2capChannels.channels) {
             case .failure(let errors):
                 return .failure(ControlError(.invalidValue, errors.lines().joined(separator: "; ")))
             case .success(let d): definition = d

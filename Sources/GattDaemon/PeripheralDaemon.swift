@@ -63,8 +63,19 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     private var turn = CoreTurn.quiet
     /// `PeripheralControl`: where control events go (set by `ControlServer`).
     public var controlEventHandler: ((ControlEvent) -> Void)?
+    /// App L2CAP channels: the config's and published ones, their PSMs and listeners.
+    var l2capChannels: L2CAPChannelCoordinator
+    /// What the transport was last told to accept (`updateL2CAPServers`).
+    var acceptedL2CAPServers: [L2CAPChannelServer] = []
+    /// `L2CAPChannelControl`: where opened channels go (set by `ControlServer`).
+    public var l2capChannelHandler: ((L2CAPChannelOpened, _ central: String) -> Bool)?
 
     public init(configuration: GattConfiguration, payloads: AdvertisingPayloads, transport: any PeripheralTransport, logger: Logger, options: DaemonOptions = DaemonOptions()) {
+        var configuration = configuration
+        var l2capChannels = L2CAPChannelCoordinator(
+            stateDirectory: options.stateDirectory, restoresPublished: options.restoresState && configuration.stateRestoration, logger: logger)
+        l2capChannels.adopt(&configuration)
+        self.l2capChannels = l2capChannels
         self.configuration = configuration
         self.transport = transport
         self.eventLoop = transport.eventLoop
@@ -76,7 +87,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         var restoration = RestorationCoordinator(
             stateDirectory: options.stateDirectory, enabled: options.restoresState && configuration.stateRestoration, logger: logger)
         let saved = restoration.load()
-        let (layout, kept, restored) = Self.restoredLayout(configuration, saved, logger: logger)
+        let (layout, kept, restored) = Self.restoredLayout(configuration, saved, l2capChannels: l2capChannels.channels, logger: logger)
         self.serviceLayout = layout
         self.restoredServices = restored
         var database = layout.database(deviceName: configuration.name, appearance: configuration.appearance)

@@ -151,13 +151,56 @@ final class ControlClient {
             }
             if ready == 0 { continue }  // the deadline check above returns nil
             var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let n = chunk.withUnsafeMutableBytes { receive(into: $0) }
             if n < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 throw .reply("lost the connection to gattd: \(Self.errnoText())")
             }
             if n == 0 { throw .reply("gattd closed the connection") }
             buffer += chunk[0..<n]
+        }
+    }
+
+    /// Descriptors gattd passed (SCM_RIGHTS: an `l2cap_channel` event's socket), oldest first.
+    private var descriptors: [Int32] = []
+
+    /// The socket passed with the last `l2cap_channel` event read (they come in order).
+    func takeDescriptor() -> Int32? { descriptors.isEmpty ? nil : descriptors.removeFirst() }
+
+    /// recvmsg(2): the bytes, and any descriptors passed along, kept in `descriptors`.
+    private func receive(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var control = [UInt8](repeating: 0, count: 512)
+        return control.withUnsafeMutableBytes { c in
+            var iov = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+            return withUnsafeMutablePointer(to: &iov) { iovPointer in
+                var message = msghdr()
+                message.msg_iov = iovPointer
+                message.msg_iovlen = 1
+                message.msg_control = c.baseAddress
+                message.msg_controllen = numericCast(c.count)
+                #if canImport(Glibc)
+                let flags = Int32(MSG_CMSG_CLOEXEC)
+                #else
+                let flags: Int32 = 0
+                #endif
+                let n = recvmsg(fd, &message, flags)
+                guard n > 0 else { return n }
+                // Walk the control messages (CMSG_FIRSTHDR / CMSG_NXTHDR by hand).
+                var offset = 0
+                let headerSize = MemoryLayout<cmsghdr>.size
+                while offset + headerSize <= Int(message.msg_controllen) {
+                    let header = c.load(fromByteOffset: offset, as: cmsghdr.self)
+                    let length = Int(header.cmsg_len)
+                    guard length >= headerSize else { break }
+                    if header.cmsg_level == SOL_SOCKET, header.cmsg_type == Int32(SCM_RIGHTS) {
+                        for i in 0..<(length - headerSize) / 4 {
+                            descriptors.append(c.load(fromByteOffset: offset + headerSize + 4 * i, as: Int32.self))
+                        }
+                    }
+                    offset += (length + 7) & ~7
+                }
+                return n
+            }
         }
     }
 

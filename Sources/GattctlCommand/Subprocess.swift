@@ -85,6 +85,35 @@ enum Subprocess {
         return (termination, output)
     }
 
+    /// Starts `/bin/sh -c COMMAND` with `stdio` as its stdin and stdout (an L2CAP channel),
+    /// without waiting for it (the caller reaps it).
+    static func spawn(_ command: String, stdio: Int32, environment: [String: String]) throws(GattctlFailure) {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdio, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdio, 1)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+        var env = Self.currentEnvironment().filter { entry in !environment.keys.contains { entry.hasPrefix($0 + "=") } }
+        env += environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        let argv: [UnsafeMutablePointer<CChar>?] = ["/bin/sh", "-c", command].map { s in s.withCString { strdup($0) } } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = env.map { s in s.withCString { strdup($0) } } + [nil]
+        defer {
+            for p in argv { free(p) }
+            for p in envp { free(p) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp)
+        guard rc == 0 else { throw .reply("cannot run /bin/sh: \(String(cString: strerror(rc)))") }
+    }
+
     private static func currentEnvironment() -> [String] {
         var result: [String] = []
         var p = environ

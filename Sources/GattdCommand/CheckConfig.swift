@@ -32,7 +32,16 @@ enum CheckConfig {
         let warnings = sets.flatMap(\.payloads.facts.warnings).map { "\(path): warning: \($0)\n" }.joined()
         // The primary set alone is printed as it always was; with other sets, each gets a heading.
         let payloads = sets.count == 1 ? advertising(sets[0].payloads) : sets.map { heading($0) + advertising($0.payloads) }.joined(separator: "\n")
-        return (0, out + (out.hasSuffix("\n") ? "" : "\n") + "\n" + payloads, warnings)
+        return (0, out + (out.hasSuffix("\n") ? "" : "\n") + "\n" + payloads + l2capChannels(config), warnings)
+    }
+
+    /// One line per L2CAP channel: PSM (and whether gattd picked it), security, MTU.
+    static func l2capChannels(_ config: GattConfiguration) -> String {
+        guard !config.l2capChannels.isEmpty else { return "" }
+        return "\n" + config.l2capChannels.map { c in
+            let picked = c.requestedPSM == nil ? " (dynamic: picked by gattd, kept in the state directory once it runs)" : ""
+            return "L2CAP channel \"\(c.id)\": PSM \(c.psm) (0x\(String(c.psm, radix: 16, uppercase: true)))\(picked), security \(c.security.rawValue), MTU \(c.mtu)\n"
+        }.joined()
     }
 
     /// `advertising set "ID" (PATH): ` the PDUs (marking those that need extended advertising) and the type.

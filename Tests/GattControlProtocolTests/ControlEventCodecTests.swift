@@ -37,6 +37,8 @@ struct ControlEventCodecTests {
          #"{"event":"state","state":"powered_off","reason":"hci0 is down; waiting for it to come back"}"#),
         (.state(.unauthorized, reason: "needs CAP_NET_ADMIN"), #"{"event":"state","state":"unauthorized","reason":"needs CAP_NET_ADMIN"}"#),
         (.advertising(set: "primary", .started, reason: nil), #"{"event":"advertising","set":"primary","state":"started"}"#),
+        (.l2capChannel(channel: "stream", psm: 129, central: "11:22:33:44:55:66", mtu: 2048, peerMTU: 512),
+         #"{"event":"l2cap_channel","channel":"stream","psm":129,"central":"11:22:33:44:55:66","mtu":2048,"peer_mtu":512}"#),
         (.advertising(set: "primary", .failed, reason: "LE Set Advertising Enable: Command Disallowed"),
          #"{"event":"advertising","set":"primary","state":"failed","reason":"LE Set Advertising Enable: Command Disallowed"}"#),
     ])

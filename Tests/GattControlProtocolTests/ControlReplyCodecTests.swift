@@ -89,6 +89,10 @@ struct ControlReplyCodecTests {
          #"{"ok":true,"advertising":true,"address":"00:00:00:00:00:00","connections":[],"advertising_data":{"hex":"020106"}}"#),
         (.capturing(file: "/tmp/c", records: "every HCI packet"), nil, "capture", #"{"ok":true,"file":"/tmp/c","records":"every HCI packet"}"#),
         (.success, nil, "capture", #"{"ok":true}"#),
+        (.l2capChannel(ControlL2CAPChannel(id: "stream", psm: 129, security: .encryption, mtu: 2048)), nil, "l2cap_listen",
+         #"{"ok":true,"channel":{"id":"stream","psm":129,"security":"encryption","mtu":2048}}"#),
+        (.l2capChannels([ControlL2CAPChannel(id: "logs", psm: 200, security: .none, mtu: 23, listeners: 2, runtime: true)]), nil, "list_l2cap_channels",
+         #"{"ok":true,"channels":[{"id":"logs","psm":200,"security":"none","mtu":23,"listeners":2,"runtime":true}]}"#),
         (.failure(ControlError(.unknownRequest, "no")), .null, "respond", #"{"ok":false,"error":"unknown_request","message":"no","id":null}"#),
     ])
     func roundTrip(reply: ControlReply, id: JSONText?, op: String, line: String) throws {
@@ -108,7 +112,7 @@ struct ControlReplyCodecTests {
         #expect(ControlErrorCode.allCases.map(\.rawValue) == [
             "bad_json", "unknown_op", "missing_field", "unknown_characteristic", "invalid_value", "value_too_long",
             "not_notifiable", "busy", "unknown_request", "unknown_central", "no_pairing_prompt", "unknown_bond", "unknown_service",
-            "persist_failed", "too_many_clients",
+            "persist_failed", "too_many_clients", "unknown_channel",
         ])
     }
 

@@ -124,7 +124,7 @@ import Testing
         #expect(F.errors(F.oneCharacteristic(#""uuid": "2A37", "properties": ["read"], "max_lenght": 20"#))
             == [#"services[0].characteristics[0].max_lenght: unknown key; did you mean "max_length"?"#])
         #expect(F.errors(#"{"name": "x", "colour": 1}"#)
-            == ["colour: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration"])
+            == ["colour: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels"])
     }
 
     @Test func duplicateJSONKeys() {

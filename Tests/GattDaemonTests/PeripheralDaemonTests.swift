@@ -50,6 +50,9 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) { pairingAnswers.append(answer) }
     func setBonds(_ bonds: [Bond]) { loadedBonds = bonds }
     func removeBond(_ bond: Bond) { removedBonds.append(bond) }
+    /// Every `setL2CAPChannelServers` call.
+    private(set) var l2capServers: [[L2CAPChannelServer]] = []
+    func setL2CAPChannelServers(_ servers: [L2CAPChannelServer]) { l2capServers.append(servers) }
     func configure(_ configuration: GattConfiguration) {}
     func close() -> EventLoopFuture<Void> {
         closed = true

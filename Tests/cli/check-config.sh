@@ -60,6 +60,16 @@ run moved 0 --check-config "$TMP/moved.json"
 expect_line "$TMP/err" "$TMP/moved.json: warning: advertising.service_uuids: the 16-bit service UUID list in the advertising data is incomplete (9 of 10); the rest are in the scan response"
 expect_line "$TMP/err" "$TMP/moved.json: warning: advertising.manufacturer_data[0]: moved to the scan response (no room in the advertising data)"
 
+# l2cap_channels: each channel's PSM (picked from its id when the config names none) and the
+# PSM characteristic's value, little-endian.
+run l2cap-stream 0 --check-config config/l2cap-stream.json
+expect_line "$TMP/out" 'L2CAP channel "stream": PSM 229 (0xE5) (dynamic: picked by gattd, kept in the state directory once it runs), security none, MTU 2048'
+grep -q '^0x0010  Characteristic Value .* e500$' "$TMP/out" || fail "the PSM characteristic's value is not e500"
+printf '{"name": "L", "l2cap_channels": [{"id": "a", "psm": 39}], "services": [{"uuid": "FFF0", "characteristics": [{"uuid": "FFF1", "properties": ["read", "write"], "value": {"l2cap_psm": "b"}}]}]}\n' > "$TMP/bad-l2cap.json"
+run bad-l2cap 65 --check-config "$TMP/bad-l2cap.json"
+expect_line "$TMP/err" "$TMP/bad-l2cap.json: l2cap_channels[0].psm: PSM 39 is reserved for Enhanced ATT (EATT); leave \"psm\" out to have gattd pick a dynamic one"
+expect_line "$TMP/err" "$TMP/bad-l2cap.json: services[0].characteristics[0].value.l2cap_psm: no L2CAP channel \"b\" (no channels are declared in \"l2cap_channels\")"
+
 # advertising_sets: every set's payloads under a heading naming its id, path and PDUs;
 # the extended one marked as needing LE Extended Advertising, counted against 1650 bytes.
 run advertising-sets 0 --check-config config/advertising-sets.json
@@ -143,7 +153,7 @@ expect_line "$TMP/err" "$TMP/syntax.json: line 2, column 15: unexpected '}'; exp
 # Many errors: the first 100, then a count; the total on the last line.
 python3 -c 'print("{\"name\": \"x\", " + ", ".join("\"k%d\": 1" % i for i in range(150)) + "}")' >"$TMP/many.json"
 run many-errors 65 --check-config "$TMP/many.json"
-expect_line "$TMP/err" "$TMP/many.json: k99: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration"
+expect_line "$TMP/err" "$TMP/many.json: k99: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels"
 expect_line "$TMP/err" "… and 50 more errors"
 expect_line "$TMP/err" "gattd: $TMP/many.json: 150 errors"
 [[ $(wc -l <"$TMP/err") == 102 ]] || fail "many-errors: $(wc -l <"$TMP/err") lines on stderr, expected 102"
@@ -161,7 +171,7 @@ schema = json.load(open("config/gattd.schema.json"))
 jsonschema.Draft202012Validator.check_schema(schema)
 v = jsonschema.Draft202012Validator(schema)
 bad = 0
-for f in ["config/heart-rate.json", "config/full-example.json", "config/ibeacon.json", "config/advertising-sets.json"]:
+for f in ["config/heart-rate.json", "config/full-example.json", "config/ibeacon.json", "config/advertising-sets.json", "config/l2cap-stream.json"]:
     for e in v.iter_errors(json.load(open(f))):
         print(f"{f}: {e.json_path}: {e.message}"); bad += 1
 if not list(v.iter_errors({"name": "x", "services": [{"uuid": "180D", "characteristics": [{"uuid": "2A37", "properties": ["read"], "max_lenght": 1}]}]})):
@@ -171,7 +181,9 @@ for doc in [{"name": "x", "advertising_sets": [{"id": "a", "colour": 1}]},
             {"name": "x", "advertising_sets": [{"id": "a", "primary_phy": "coded"}]},
             {"name": "x", "advertising_sets": [{"id": "a", "extended": True, "scannable": True}]},
             {"name": "x", "advertising_sets": [{"id": "primary"}]},
-            {"name": "x", "advertising": {"extended": True}}]:
+            {"name": "x", "advertising": {"extended": True}},
+            {"name": "x", "l2cap_channels": [{"id": "a", "psm": 39}]},
+            {"name": "x", "l2cap_channels": [{"id": "a", "colour": 1}]}]:
     if not list(v.iter_errors(doc)):
         print(f"schema accepted {doc}"); bad += 1
 sys.exit(1 if bad else 0)

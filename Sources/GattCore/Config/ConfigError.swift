@@ -77,6 +77,8 @@ public struct GattConfiguration: Sendable, Equatable {
     /// `state_restoration`: runtime services and advertising choices come back after a
     /// restart (with a state directory); false: the config file is the only truth.
     public var stateRestoration = true
+    /// `l2cap_channels`: the L2CAP channels programs serve (PSMs assigned: `assignL2CAPPSMs`).
+    public var l2capChannels: [L2CAPChannelConfiguration] = []
 
     public init(name: String, appearance: UInt16 = 0, advertising: AdvertisingConfiguration = AdvertisingConfiguration(), services: [ServiceDefinition] = []) {
         self.name = name

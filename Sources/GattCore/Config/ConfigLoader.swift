@@ -9,7 +9,7 @@ import Darwin
 /// Reads and validates a gattd JSON config (docs/config.md). Every problem is
 /// reported at once, each with its JSON path, in document order.
 public enum ConfigLoader {
-    static let topLevelKeys = ["$schema", "name", "appearance", "advertising", "advertising_sets", "connection", "security", "services", "state_restoration"]
+    static let topLevelKeys = ["$schema", "name", "appearance", "advertising", "advertising_sets", "connection", "security", "services", "state_restoration", "l2cap_channels"]
 
     /// The largest config file accepted.
     public static let maximumFileSize = 16 << 20
@@ -106,10 +106,13 @@ public enum ConfigLoader {
             appearance = UInt16(n)
         }
 
+        var channels: [L2CAPChannelConfiguration] = []
+        if let v = obj.value("l2cap_channels") { channels = L2CAPChannelParser(reader: r).parseList(v, at: "l2cap_channels") }
         var parsed: [ParsedService] = []
         if let v = obj.value("services"), let list = r.array(v, at: "services") {
+            let parser = ServiceParser(reader: r, l2capChannelIDs: Set(channels.map(\.id)))
             for (i, s) in list.enumerated() {
-                parsed.append(ServiceParser(reader: r).parse(s, path: ConfigReader.element("services", i)))
+                parsed.append(parser.parse(s, path: ConfigReader.element("services", i)))
             }
         }
         let services = ServiceParser.link(parsed, r, servicesOffset: obj.value("services")?.offset ?? root.offset)
@@ -129,6 +132,8 @@ public enum ConfigLoader {
         }
         if let v = obj.value("security") { SecurityParser(reader: r).parse(v, into: &config) }
         if let v = obj.value("state_restoration"), let b = r.bool(v, at: "state_restoration") { config.stateRestoration = b }
+        config.l2capChannels = channels
+        config.assignL2CAPPSMs()
         return config
     }
 }

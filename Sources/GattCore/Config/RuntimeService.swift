@@ -3,9 +3,12 @@
 /// checked the same way, with paths relative to the request (`service.characteristics[0].uuid`).
 /// Its ids share the namespace of the running database; it cannot include other services.
 public enum RuntimeService {
-    public static func parse(_ v: JSONValue, path: String = "service", in db: GATTDatabase) -> Result<ServiceDefinition, ConfigErrors> {
+    /// `l2capChannels`: the channels `{"l2cap_psm": id}` values may name (their PSMs fill the values).
+    public static func parse(
+        _ v: JSONValue, path: String = "service", in db: GATTDatabase, l2capChannels: [L2CAPChannelConfiguration] = []
+    ) -> Result<ServiceDefinition, ConfigErrors> {
         let r = ConfigReader()
-        let parsed = ServiceParser(reader: r).parse(v, path: path)
+        let parsed = ServiceParser(reader: r, l2capChannelIDs: Set(l2capChannels.map(\.id))).parse(v, path: path)
         for inc in parsed.includes {
             r.error(inc.path, "a service added at runtime cannot include other services", at: inc.offset)
         }
@@ -21,7 +24,11 @@ public enum RuntimeService {
         linked.includes = []
         let defs = ServiceParser.link([linked], r, servicesOffset: v.offset)
         if r.hasErrors { return .failure(r.errors) }
-        guard let def = defs.first else { return .failure(ConfigErrors([ConfigError(path: path, message: "is not a service")])) }
+        guard var def = defs.first else { return .failure(ConfigErrors([ConfigError(path: path, message: "is not a service")])) }
+        for i in def.characteristics.indices {
+            guard let id = def.characteristics[i].l2capChannel, let psm = l2capChannels.first(where: { $0.id == id })?.psm else { continue }
+            def.characteristics[i].value = [UInt8(psm & 0xFF), UInt8(psm >> 8)]
+        }
         return .success(def)
     }
 }

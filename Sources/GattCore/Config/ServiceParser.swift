@@ -26,6 +26,8 @@ struct ParsedID {
 /// cross-checks ids, includes and addressing (`link`).
 struct ServiceParser {
     let reader: ConfigReader
+    /// The channel ids `{"l2cap_psm": id}` values may name (nil: any; checked later).
+    var l2capChannelIDs: Set<String>? = nil
 
     static let serviceKeys = ["id", "uuid", "primary", "includes", "characteristics"]
     static let characteristicKeys = [
@@ -149,7 +151,14 @@ struct ServiceParser {
             for n in list { if let bit = AttributePermissions.names.first(where: { $0.0 == n })?.1 { p.insert(bit) } }
             permissions = p
         }
-        if let v = o.value("value"), let b = r.bytes(v, at: o.path("value")) { c.definition.value = b }
+        if let v = o.value("value") {
+            if let id = l2capPSMReference(v, at: o.path("value")) {
+                c.definition.l2capChannel = id
+                c.definition.value = [0, 0]
+            } else if !Self.isL2CAPPSMReference(v), let b = r.bytes(v, at: o.path("value")) {
+                c.definition.value = b
+            }
+        }
         var maxLengthValid = true
         if let v = o.value("max_length") {
             if let n = r.integer(v, at: o.path("max_length"), in: 1...512, unit: " bytes") { c.definition.maxLength = n } else { maxLengthValid = false }
@@ -168,6 +177,13 @@ struct ServiceParser {
                 r.error(o.path("persist"), "only \"handler\": \"store\" values can persist; with \"control\" the control client owns the value", at: v.offset)
             } else {
                 c.definition.valueSource = .storedOnCommit
+            }
+        }
+        if c.definition.l2capChannel != nil, let v = o.value("value") {
+            if let properties, let w = Self.writeProperties.first(where: { properties.contains($0.1) }) {
+                r.error(o.path("value"), "an {\"l2cap_psm\": …} value is read-only: remove \"\(w.0)\" from properties", at: v.offset)
+            } else if o.has("handler") || o.has("persist") {
+                r.error(o.path("value"), "an {\"l2cap_psm\": …} value is gattd's: leave out \"handler\" and \"persist\"", at: v.offset)
             }
         }
         if let properties {
@@ -305,5 +321,25 @@ struct ServiceParser {
             }
         }
         return (uuid == nil ? nil : d, uuidOffset)
+    }
+}
+
+extension ServiceParser {
+    static func isL2CAPPSMReference(_ v: JSONValue) -> Bool {
+        if case .object(let members) = v.kind, members.count == 1, members.first?.key == "l2cap_psm" { return true }
+        return false
+    }
+
+    /// `{"l2cap_psm": "id"}`: the id of a declared channel (nil when `v` is no such object or is wrong; reported).
+    func l2capPSMReference(_ v: JSONValue, at path: String) -> String? {
+        guard Self.isL2CAPPSMReference(v), case .object(let members) = v.kind, let m = members.first else { return nil }
+        let p = ConfigReader.member(path, "l2cap_psm")
+        guard let id = reader.string(m.value, at: p) else { return nil }
+        if let known = l2capChannelIDs, !known.contains(id) {
+            let listed = known.isEmpty ? "no channels are declared in \"l2cap_channels\"" : "declared: " + known.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+            reader.error(p, "no L2CAP channel \"\(id)\" (\(listed))", at: m.value.offset)
+            return nil
+        }
+        return id
     }
 }

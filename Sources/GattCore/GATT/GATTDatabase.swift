@@ -78,6 +78,8 @@ public struct CharacteristicDefinition: Sendable, Equatable {
     public var userDescription: String?
     public var valueSource: CharacteristicValueSource
     public var descriptors: [DescriptorDefinition]
+    /// `"value": {"l2cap_psm": id}`: the value is that L2CAP channel's PSM (2 bytes, little-endian).
+    public var l2capChannel: String? = nil
     public init(
         id: String? = nil, uuid: BluetoothUUID, properties: CharacteristicProperties,
         permissions: AttributePermissions? = nil, value: [UInt8] = [], maxLength: Int = 512,

@@ -90,7 +90,21 @@ public enum ControlDispatcher {
             return .now(services.runServiceCommand(command))
         case .capture(let file):
             return .now(p.capture(file: file))
+        case .publishL2CAPChannel(let json):
+            return .now(try l2cap(p).publishL2CAPChannel(json))
+        case .unpublishL2CAPChannel(let id):
+            return .now(try l2cap(p).unpublishL2CAPChannel(id))
+        case .listL2CAPChannels:
+            return .now(.l2capChannels(try l2cap(p).l2capChannelList))
+        case .l2capListen, .l2capUnlisten:
+            // Per client: `ControlServer` keeps who listens.
+            throw ControlError(.unknownOp, "\(command.op) is handled by the control server")
         }
+    }
+
+    private static func l2cap(_ p: any PeripheralControl) throws(ControlError) -> any L2CAPChannelControl {
+        guard let c = p as? any L2CAPChannelControl else { throw ControlError(.unknownOp, "L2CAP channels are not supported here") }
+        return c
     }
 
     /// The reply to the core's answer to a notify.

@@ -30,8 +30,8 @@ public final class ControlServer: @unchecked Sendable {
 
     public let options: Options
     public let eventLoop: any EventLoop
-    private let logger: Logger
-    private let peripheral: any PeripheralControl
+    let logger: Logger
+    let peripheral: any PeripheralControl
     private var serverChannel: (any Channel)?
     private(set) var clients: [ObjectIdentifier: ControlClient] = [:]
     private var nextClientNumber = 1
@@ -40,6 +40,10 @@ public final class ControlServer: @unchecked Sendable {
     private var watched = false
     /// The client limit was hit and logged; logged again only after the count went below it.
     private var refusing = false
+    /// Listening clients per L2CAP channel, as the peripheral was last told.
+    var l2capListenerCounts: [String: Int] = [:]
+    /// The client each channel went to last (channels are handed out in turn).
+    var lastL2CAPListener: [String: Int] = [:]
 
     public init(peripheral: any PeripheralControl, eventLoop: any EventLoop, options: Options, logger: Logger) {
         self.peripheral = peripheral
@@ -73,6 +77,7 @@ public final class ControlServer: @unchecked Sendable {
             }
             serverChannel = channel
             peripheral.controlEventHandler = { [weak self] event in self?.broadcast(event) }
+            l2capControl()?.l2capChannelHandler = { [weak self] channel, central in self?.deliver(channel, central: central) ?? false }
             logger.info("control socket listening on \(options.path)")
         }
     }
@@ -81,9 +86,14 @@ public final class ControlServer: @unchecked Sendable {
     public func stop() -> EventLoopFuture<Void> {
         eventLoop.flatSubmit { [self] in
             peripheral.controlEventHandler = nil
-            for c in clients.values { c.channel.close(promise: nil) }
+            l2capControl()?.l2capChannelHandler = nil
+            for c in clients.values {
+                closePassing(c)
+                c.channel.close(promise: nil)
+            }
             clients = [:]
             updateAttached()
+            updateL2CAPListeners()
             guard let ch = serverChannel else { return eventLoop.makeSucceededVoidFuture() }
             serverChannel = nil
             return ch.close().always { _ in _ = unlink(self.options.path) }
@@ -117,7 +127,9 @@ public final class ControlServer: @unchecked Sendable {
     fileprivate func removed(_ c: ControlClient) {
         guard clients.removeValue(forKey: ObjectIdentifier(c)) != nil else { return }
         logger.debug("control client \(c.number) disconnected")
+        closePassing(c)
         updateAttached()
+        updateL2CAPListeners()
     }
 
     private func updateAttached() {
@@ -201,6 +213,8 @@ public final class ControlServer: @unchecked Sendable {
             updateAttached()
             return .now(.success)
         }
+        if case .l2capListen = command { return listen(command, for: client) }
+        if case .l2capUnlisten = command { return listen(command, for: client) }
         let r = ControlDispatcher.execute(command, on: peripheral)
         if case .now(.failure(let e)) = r, e.code == .busy { client.owesReady = true }
         return r
@@ -249,7 +263,7 @@ public final class ControlServer: @unchecked Sendable {
 
     /// Writes the replies gathered in `c.batch` (before anything else is sent to `c`, and at
     /// the end of each read batch).
-    fileprivate func sendBatch(_ c: ControlClient) {
+    func sendBatch(_ c: ControlClient) {
         guard let batch = c.batch else { return }
         c.batch = nil
         send(batch, to: c, flush: false)
@@ -278,6 +292,7 @@ public final class ControlServer: @unchecked Sendable {
             // Once its queued writes are released, give the freed heap back to the system.
             c.channel.closeFuture.whenComplete { _ in ReleaseMemory.now() }
             c.channel.close(mode: .all, promise: nil)
+            closePassing(c)
             removed(c)
             return
         }
@@ -306,6 +321,14 @@ final class ControlClient: @unchecked Sendable {
     var held: Deque<ControlLineFramer.Output> = []
     /// Replies waiting for an earlier one that is not known yet (a persisted `set`).
     var unsentReplies: [ReplySlot] = []
+    /// The L2CAP channel ids this client listens for (`l2cap_listen`).
+    var listening: Set<String> = []
+    /// The socket's descriptor (found at the first `l2cap_listen`), to pass channels on.
+    var socketFD: Int32?
+    /// Opened channels (their sockets and event lines) waiting to be passed, in order.
+    var passing: Deque<(socket: Int32, line: String)> = []
+    /// `passing` waits for NIO's queue to drain or the socket to take a byte.
+    var passingBlocked = false
     final class ReplySlot {
         var text: String?
         init(text: String?) { self.text = text }

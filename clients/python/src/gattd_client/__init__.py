@@ -26,6 +26,7 @@ from ._errors import (
     TooManyClientsError,
     UnknownBondError,
     UnknownServiceError,
+    UnknownChannelError,
     UnknownCentralError,
     UnknownCharacteristicError,
     UnknownOpError,
@@ -57,6 +58,7 @@ from ._events import (
     Written,
     parse_event,
 )
+from ._l2cap import L2CAPChannel, L2CAPListener
 from ._status import Bond, Connection, Service, Status, Subscription
 from ._values import Value, decode_value, encode_value
 
@@ -65,6 +67,9 @@ __version__ = "0.1.0"
 connect = GattdClient.connect
 
 __all__ = [
+    "L2CAPChannel",
+    "L2CAPListener",
+    "UnknownChannelError",
     "ATT_ERRORS",
     "AttError",
     "BadJSONError",

@@ -26,6 +26,7 @@ from typing import (
     Union,
 )
 
+from ._l2cap import L2CAPChannel, L2CAPListener
 from ._errors import AttError, GattdConnectionError, GattdError, GattdTimeoutError, error_from_reply
 from ._events import Event, ReadRequest, Ready, WriteRequest, parse_event
 from ._status import Bond, Service, Status
@@ -181,6 +182,7 @@ class GattdClient:
         self._closed_by_user = False
         self._closed = asyncio.Event()
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
+        self._socket_path: str = default_socket_path()
 
     # ------------------------------------------------------------------ connecting
 
@@ -212,7 +214,9 @@ class GattdClient:
                         f"permission denied on {socket_path}: join the socket's group (usually gattd)") from error
                 except OSError as error:
                     raise GattdConnectionError(f"cannot connect to {socket_path}: {error}") from error
-            return cls(reader, writer, request_timeout=request_timeout, ready_timeout=ready_timeout)
+            client = cls(reader, writer, request_timeout=request_timeout, ready_timeout=ready_timeout)
+            client._socket_path = socket_path
+            return client
 
         return _Connect(open_client)
 
@@ -368,6 +372,29 @@ class GattdClient:
         """The services served after GAP and GATT, with their handle ranges."""
         reply = await self.request({"op": "list_services"})
         return [Service.from_json(s) for s in reply.get("services", [])]
+
+    async def list_l2cap_channels(self) -> List[Dict[str, Any]]:
+        """The app L2CAP channels: `{"id","psm","security","mtu","listeners","runtime"?}` each."""
+        return list((await self.request({"op": "list_l2cap_channels"}))["channels"])
+
+    async def publish_l2cap_channel(self, channel_id: str, *, psm: Optional[int] = None, security: str = "none",
+                                    mtu: int = 2048) -> int:
+        """Publishes an app L2CAP channel while gattd runs (Core Bluetooth's
+        `publishL2CAPChannel`); returns its PSM (picked by gattd unless given)."""
+        channel: Dict[str, Any] = {"id": channel_id, "security": security, "mtu": mtu}
+        if psm is not None:
+            channel["psm"] = psm
+        return int((await self.request({"op": "publish_l2cap_channel", "channel": channel}))["channel"]["psm"])
+
+    async def unpublish_l2cap_channel(self, channel_id: str) -> None:
+        await self.request({"op": "unpublish_l2cap_channel", "channel": channel_id})
+
+    def l2cap_listen(self, channel_id: str) -> "L2CAPListener":
+        """Listens for the app L2CAP channel `channel_id`: `async with gattd.l2cap_listen("stream")
+        as channels: async for channel in channels: ...` yields an `L2CAPChannel` (SDUs in and out)
+        for each channel a central opens. Listening uses its own connection to gattd (the
+        channels' sockets are passed on it)."""
+        return L2CAPListener(self._socket_path, channel_id)
 
     async def respond(self, request: Union[int, ReadRequest, WriteRequest], value: Optional[Value] = None, *,
                       status: str = "success") -> None:

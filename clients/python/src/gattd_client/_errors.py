@@ -24,6 +24,7 @@ class ErrorCode(str, enum.Enum):
     UNKNOWN_SERVICE = "unknown_service"
     PERSIST_FAILED = "persist_failed"
     TOO_MANY_CLIENTS = "too_many_clients"
+    UNKNOWN_CHANNEL = "unknown_channel"
 
     def __str__(self) -> str:
         return self.value
@@ -106,6 +107,10 @@ class TooManyClientsError(GattdError):
     """`too_many_clients`: gattd has `--max-control-clients` clients already."""
 
 
+class UnknownChannelError(GattdError):
+    """`unknown_channel`: no app L2CAP channel with that id (or it cannot be unpublished)."""
+
+
 _ERROR_CLASSES: Dict[str, Type[GattdError]] = {
     ErrorCode.BAD_JSON.value: BadJSONError,
     ErrorCode.UNKNOWN_OP.value: UnknownOpError,
@@ -122,6 +127,7 @@ _ERROR_CLASSES: Dict[str, Type[GattdError]] = {
     ErrorCode.UNKNOWN_SERVICE.value: UnknownServiceError,
     ErrorCode.PERSIST_FAILED.value: PersistFailedError,
     ErrorCode.TOO_MANY_CLIENTS.value: TooManyClientsError,
+    ErrorCode.UNKNOWN_CHANNEL.value: UnknownChannelError,
 }
 
 

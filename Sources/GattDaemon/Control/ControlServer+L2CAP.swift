@@ -1,0 +1,121 @@
+import DequeModule
+import GattControlProtocol
+import GattCore
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// App L2CAP channels on the control socket: clients listen for channel ids
+// (`l2cap_listen`), and each channel a central opens goes to one of them (in turn) as an
+// `l2cap_channel` event whose first byte carries the channel's socket (SCM_RIGHTS).
+extension ControlServer {
+    func l2capControl() -> (any L2CAPChannelControl)? { peripheral as? any L2CAPChannelControl }
+
+    func listen(_ command: ControlCommand, for client: ControlClient) -> ControlOutcome {
+        guard let l2cap = l2capControl() else { return .now(.failure(ControlError(.unknownOp, "L2CAP channels are not supported here"))) }
+        switch command {
+        case .l2capListen(let id):
+            guard var channel = l2cap.l2capChannelList.first(where: { $0.id == id }) else {
+                return .now(.failure(ControlError(.unknownChannel, "no L2CAP channel \"\(id)\"; \(Self.known(l2cap))")))
+            }
+            if client.socketFD == nil { client.socketFD = ControlClientSocket.descriptor(of: client.channel) }
+            guard client.socketFD != nil else {
+                return .now(.failure(ControlError(.unknownOp, "cannot pass sockets on this control connection")))
+            }
+            client.listening.insert(id)
+            logger.debug("control client \(client.number) listens for L2CAP channel \"\(id)\"")
+            updateL2CAPListeners()
+            channel.listeners = nil
+            channel.runtime = false
+            return .now(.l2capChannel(channel))
+        case .l2capUnlisten(let id):
+            guard client.listening.remove(id) != nil else {
+                return .now(.failure(ControlError(.unknownChannel, "this client does not listen for \"\(id)\"")))
+            }
+            updateL2CAPListeners()
+            return .now(.success)
+        default:
+            return .now(.failure(ControlError(.unknownOp, "\(command.op) is not a listening op")))
+        }
+    }
+
+    private static func known(_ l2cap: any L2CAPChannelControl) -> String {
+        let ids = l2cap.l2capChannelList.map { "\"\($0.id)\"" }
+        return ids.isEmpty ? "none is declared (config \"l2cap_channels\" or publish_l2cap_channel)" : "channels: " + ids.joined(separator: ", ")
+    }
+
+    /// Tells the peripheral how many clients listen for each channel.
+    func updateL2CAPListeners() {
+        guard let l2cap = l2capControl() else { return }
+        var counts: [String: Int] = [:]
+        for c in clients.values where !c.dropped {
+            for id in c.listening { counts[id, default: 0] += 1 }
+        }
+        guard counts != l2capListenerCounts else { return }
+        l2capListenerCounts = counts
+        l2cap.setL2CAPListeners(counts)
+    }
+
+    /// An opened channel: to the next client listening for it; false when there is none.
+    func deliver(_ channel: L2CAPChannelOpened, central: String) -> Bool {
+        let listeners = clients.values.filter { !$0.dropped && $0.listening.contains(channel.server) && $0.socketFD != nil }
+            .sorted { $0.number < $1.number }
+        guard !listeners.isEmpty else { return false }
+        let last = lastL2CAPListener[channel.server] ?? 0
+        let c = listeners.first { $0.number > last } ?? listeners[0]
+        lastL2CAPListener[channel.server] = c.number
+        let event = ControlEvent.l2capChannel(
+            channel: channel.server, psm: channel.psm, central: central, mtu: channel.mtu, peerMTU: channel.peerMTU)
+        c.passing.append((channel.socket, event.text))
+        passSockets(to: c)
+        return true
+    }
+
+    /// Sends `c`'s queued channel events, each once everything sent before it has left (the
+    /// socket rides on the line's first byte, written past NIO).
+    func passSockets(to c: ControlClient) {
+        guard !c.passingBlocked else { return }
+        while let (socket, line) = c.passing.first {
+            guard !c.dropped, let fd = c.socketFD else { return closePassing(c) }
+            sendBatch(c)
+            c.channel.flush()
+            let pending = (try? c.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+            if pending > 0 {
+                // Wait for NIO's queue to drain (its writes complete in order).
+                c.passingBlocked = true
+                c.channel.writeAndFlush(c.channel.allocator.buffer(capacity: 0)).assumeIsolated().whenComplete { [self] _ in
+                    c.passingBlocked = false
+                    passSockets(to: c)
+                }
+                return
+            }
+            let utf8 = Array(line.utf8)
+            if !ControlClientSocket.send(utf8[0], passing: socket, on: fd) {
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    c.passingBlocked = true
+                    c.channel.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(10)) { [self] in
+                        c.passingBlocked = false
+                        passSockets(to: c)
+                    }
+                    return
+                }
+                logger.warning("control client \(c.number): cannot pass an L2CAP channel (\(String(cString: strerror(errno)))); closing it")
+                return closePassing(c)
+            }
+            c.passing.removeFirst()
+            _ = close(socket)  // the client has its own copy now
+            var rest = c.channel.allocator.buffer(capacity: utf8.count)
+            rest.writeBytes(utf8.dropFirst())
+            rest.writeInteger(UInt8(0x0A))
+            c.channel.writeAndFlush(rest, promise: nil)
+        }
+    }
+
+    /// Closes the sockets still queued for `c` (it left or cannot take them).
+    func closePassing(_ c: ControlClient) {
+        for (socket, _) in c.passing { _ = close(socket) }
+        c.passing.removeAll()
+    }
+}
