@@ -15,7 +15,9 @@ import GattCore
 /// - bit 5 set: the Security Manager is on (SMP frames reach a pairing responder per
 ///   link, LTK requests are answered from a bond; its prompts are left unanswered);
 /// - bit 6 set: the scripted controller is a Bluetooth 5 one with LE Extended Advertising
-///   (the host advertises with an advertising set), else a legacy one.
+///   (the host advertises with an advertising set), else a legacy one;
+/// - bit 7 set: credit-based channels are accepted (PSM 0x0080 open, 0x0081 encrypted):
+///   every SDU received is consumed and every channel invited sends an SDU back.
 ///
 /// The oracle traps when the host sends a command whose parameter length is wrong, a
 /// legacy advertising command after an extended one since the last Reset or the other
@@ -31,6 +33,11 @@ public func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let flags = input.byte()
     var harness = HostFuzzHarness(
         config: FuzzConfigs.pick(flags & 0x07), answerCommands: flags & 0x10 == 0, security: flags & 0x20 != 0, extended: flags & 0x40 != 0)
+    if flags & 0x80 != 0 {
+        harness.host.setL2CAPChannelServers([
+            L2CAPChannelServer(id: "open", psm: 0x80, mtu: 100), L2CAPChannelServer(id: "secret", psm: 0x81, security: .encryption),
+        ])
+    }
     if flags & 0x08 == 0 { harness.bringUp() }
     var deframer = H4Deframer()
     // The stream arrives in reads of up to 64 bytes, 1 ms apart, as from a UART;
@@ -54,6 +61,10 @@ struct HostFuzzHarness {
     var core: Peripheral
     /// Transport events waiting for the core (fed in order, as the daemon does).
     var pending: [TransportEvent] = []
+    /// Credit-based channel events waiting for `channels`.
+    var channelEvents: [CreditBasedChannelEvent] = []
+    var lastSDU = [UInt8](repeating: 0x5A, count: 300)
+    var pumpingChannels = false
     var draining = false
     let payloads: AdvertisingPayloads
     let answerCommands: Bool
@@ -149,11 +160,33 @@ struct HostFuzzHarness {
                 // A closed connection's packets are flushed: their buffers are free.
                 if case .disconnected(let id, _, _) = e { inFlight[id.rawValue] = nil }
                 pending.append(e)
+            case .event(.channel(let e)):
+                channelEvents.append(e)
             case .event:
                 break
             }
         }
         drain()
+        channels()
+    }
+
+    /// The layer above the credit-based channels: takes every SDU, answers every invitation
+    /// with an SDU (the last one received, or 300 bytes), never re-entrantly.
+    mutating func channels() {
+        guard !pumpingChannels else { return }
+        pumpingChannels = true
+        while !channelEvents.isEmpty {
+            switch channelEvents.removeFirst() {
+            case .received(let id, let sdu):
+                lastSDU = sdu
+                check(host.consumed(on: id, now: now))
+            case .ready(let id):
+                check(host.send(sdu: lastSDU, on: id, now: now))
+            case .opened, .closed:
+                break
+            }
+        }
+        pumpingChannels = false
     }
 
     /// Feeds the core the transport's events, in order, never re-entrantly.
