@@ -103,11 +103,13 @@ extension Host {
         case .leCreditBasedConnectionRequest(let psm, let scid, let mtu, let mps, let credits):
             let (response, out) = leConnectionRequested(psm: psm, scid: scid, mtu: mtu, mps: mps, credits: credits, handle: handle)
             acl.queue(frame: LESignallingPDU(identifier: pdu.identifier, command: response).frame, on: handle)
-            return out
+            guard case .leCreditBasedConnectionResponse(_, _, _, _, let result) = response, result != .successful else { return out }
+            return out + [.event(.warning("connection \(handle): L2CAP channel to PSM \(psm) refused: \(result)"))]
         case .creditBasedConnectionRequest(let spsm, let mtu, let mps, let credits, let scids):
             let (response, out) = enhancedConnectionRequested(spsm: spsm, mtu: mtu, mps: mps, credits: credits, scids: scids, handle: handle)
             acl.queue(frame: LESignallingPDU(identifier: pdu.identifier, command: response).frame, on: handle)
-            return out
+            guard case .creditBasedConnectionResponse(_, _, _, let result, _) = response, result != .successful else { return out }
+            return out + [.event(.warning("connection \(handle): \(scids.count) L2CAP channel(s) to PSM \(spsm) asked, some or all refused: \(result)"))]
         case .creditBasedReconfigureRequest(let mtu, let mps, let cids):
             let result = reconfigure(mtu: Int(mtu), mps: Int(mps), peerCIDs: cids, handle: handle)
             acl.queue(frame: LESignallingPDU(identifier: pdu.identifier, command: .creditBasedReconfigureResponse(result: result)).frame, on: handle)
