@@ -59,6 +59,8 @@ import Testing
         t.signal(request)
         #expect(t.signalling == [h("15 01 0A 00 00 00 00 00 00 00 00 00 " + result)])
         #expect(t.channelEvents.isEmpty)
+        // Logged, with the result's name.
+        #expect(t.warnings.count == 1 && t.warnings[0].hasPrefix("connection 64: L2CAP channel to PSM ") && t.warnings[0].contains(" refused: "))
     }
 
     @Test func securityRefusals() {
@@ -106,6 +108,7 @@ import Testing
         t.host.host.setL2CAPChannelServers([])
         t.signal("14 02 0A 00 80 00 41 00 00 02 F7 00 0A 00")
         #expect(t.signalling.last.map { Array($0.suffix(2)) } == h("02 00"))
+        #expect(t.warnings == ["connection 64: L2CAP channel to PSM 128 refused: LE_PSM not supported (0x0002)"])
         // The open channel stays open.
         #expect(t.host.host.creditBasedChannels[Self.channel] != nil)
     }

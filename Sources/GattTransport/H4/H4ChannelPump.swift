@@ -1,6 +1,7 @@
 import DequeModule
 import GattCore
 import NIOCore
+import NIOPosix
 
 #if canImport(Glibc)
 import Glibc
@@ -62,11 +63,13 @@ final class H4ChannelPump: @unchecked Sendable {
         for id in Array(pipes.keys) { forget(id) }
     }
 
-    /// Stops the poll thread (after `closeAll`).
+    /// Closes every channel's end and stops the poll thread, off the event loop (its
+    /// shutdown joins the thread).
     func shutdown() {
         closeAll()
-        poller?.shutdown()
-        poller = nil
+        guard let poller else { return }
+        self.poller = nil
+        NIOThreadPool.singleton.submit { _ in poller.shutdown() }
     }
 
     private func open(_ id: CreditBasedChannelID, peerMTU: Int, mtu: Int) -> Int32? {
