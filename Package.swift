@@ -9,6 +9,8 @@ let package = Package(
         .executable(name: "gattctl", targets: ["gattctl"]),
         .library(name: "GattCore", targets: ["GattCore"]),
         .library(name: "GattControlProtocol", targets: ["GattControlProtocol"]),
+        // For tests, the fuzz targets and the benchmarks (their packages depend on this one by path).
+        .library(name: "GattTestSupport", targets: ["GattTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -82,9 +84,11 @@ let package = Package(
         .executableTarget(name: "gattd", dependencies: ["GattdCommand", "GattctlCommand"]),
         // gattctl alone, for development (.build/debug/gattctl); not installed.
         .executableTarget(name: "gattctl", dependencies: ["GattctlCommand"]),
+        // What tests, fuzz targets and benchmarks share: the scripted controller.
+        .target(name: "GattTestSupport", dependencies: ["GattCore"]),
         .testTarget(
             name: "GattCoreTests",
-            dependencies: ["GattCore"]
+            dependencies: ["GattCore", "GattTestSupport"]
         ),
         .testTarget(name: "GattControlProtocolTests", dependencies: ["GattControlProtocol", "GattCore"]),
         .testTarget(name: "GattTransportTests", dependencies: ["GattTransport"]),

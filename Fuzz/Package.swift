@@ -30,8 +30,10 @@ let package = Package(
         .executableTarget(name: "FuzzATT", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
         // ConfigLoader: loads or fails with a bounded report; what loads builds a database.
         .executableTarget(name: "FuzzConfig", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
-        // Host: H4 streams after a scripted bring-up; well-formed HCI out, ACL flow control kept.
-        .executableTarget(name: "FuzzHost", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
+        // Host: H4 streams after a scripted bring-up (GattTestSupport's controller); well-formed HCI out, ACL flow control kept.
+        .executableTarget(
+            name: "FuzzHost",
+            dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd"), .product(name: "GattTestSupport", package: "gattd")]),
         // PairingResponder: SMP PDUs in every state; nothing completes, no LTK, commands round-trip.
         .executableTarget(name: "FuzzSMP", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
         // LE signalling codecs and credit-based channels: round trips, SDUs within the MTU, credits kept.

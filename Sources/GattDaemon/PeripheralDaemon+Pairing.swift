@@ -43,7 +43,7 @@ extension PeripheralDaemon {
         guard !controlWatched else { return }
         logger.warning("\(c.address): pairing needs \(what) and no control client watches to answer; refused")
         prompts.closed(c.id)
-        transport.respondToPairing(c.id, .reject)
+        stack.respondToPairing(c.id, .reject, now: now)
     }
 
     static func sixDigits(_ v: UInt32) -> String { ControlPairingEvent.sixDigits(v) }
@@ -53,7 +53,7 @@ extension PeripheralDaemon {
         for id in prompts.pending.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             prompts.closed(id)
             if let c = core.connections[id] { logger.warning("\(c.address): the last control client left; pairing prompt refused") }
-            transport.respondToPairing(id, .reject)
+            stack.respondToPairing(id, .reject, now: now)
         }
     }
 
@@ -125,7 +125,7 @@ extension PeripheralDaemon {
         switch prompts.answer(PairingPrompts.Answer(accept: accept, passkey: passkey, confirm: confirm), on: id) {
         case .failure(let refusal): return .refused(refusal.description)
         case .success(let answer):
-            transport.respondToPairing(id, answer)
+            stack.respondToPairing(id, answer, now: now)
             return nil
         }
     }

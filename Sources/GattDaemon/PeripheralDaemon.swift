@@ -1,12 +1,11 @@
-import DequeModule
 import GattCore
 import GattTransport
 import Logging
 import NIOCore
 
-/// The daemon: one event loop around the sans-I/O `Peripheral` core and whichever
-/// `PeripheralTransport` the command line picked. It feeds the core the transport's events,
-/// the time and the control socket's calls; performs the core's outputs; and turns its
+/// The daemon: one event loop around the sans-I/O `PeripheralStack` (the `Peripheral` core
+/// on whichever `PeripheralTransport` the command line picked). It hands the stack the
+/// transport's events, the time and the control socket's calls, and turns the core's
 /// events into log lines, control events, persisted values and systemd notifications. It
 /// opens the transport again with backoff when the controller goes away, and stops in order.
 ///
@@ -35,7 +34,12 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var configuration: GattConfiguration
     /// Advertising data the `advertising_data` op replaced, over the config's.
     var advertisingOverrides = AdvertisingDataOverrides()
-    var core: Peripheral
+    /// The core on the transport: the event queue, the flushes, the security routing.
+    let stack: PeripheralStack<TransportBelow>
+    var core: Peripheral {
+        get { stack.core }
+        _modify { yield &stack.core }
+    }
     /// The controller's address, kept for `status` while it is away.
     var lastAddress: BluetoothAddress = .zero
     /// What the last ready controller is and can do (kept while it is away).
@@ -57,10 +61,6 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     private var startupPagesHeld = true
     /// The next hand-back of clean pages (`StartupPages`), when one is due.
     private var pageRelease: Scheduled<Void>?
-    /// Transport events wait here while outputs are being performed (no re-entry into the core).
-    private var pendingEvents: Deque<TransportEvent> = []
-    /// Whether a turn of `process` runs: its outputs and events go through that turn.
-    private var turn = CoreTurn.quiet
     /// `PeripheralControl`: where control events go (set by `ControlServer`).
     public var controlEventHandler: ((ControlEvent) -> Void)?
     /// App L2CAP channels: the config's and published ones, their PSMs and listeners.
@@ -94,10 +94,16 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         if let n = persisted?.apply(to: &database), n > 0 { PeripheralEventLog(logger: logger).restored(persistedValues: n) }
         var att = options.attServerConfiguration
         att.minimumKeySize = configuration.security.minimumKeySize
-        self.core = Peripheral(
+        var core = Peripheral(
             database: database, payloads: payloads, otherSets: Self.otherSets(configuration), maxConnections: configuration.advertising.maxConnections, att: att)
-        self.core.securityOnConnect = configuration.security.securityOnConnect
+        core.securityOnConnect = configuration.security.securityOnConnect
+        self.stack = PeripheralStack(core: core, below: TransportBelow(transport: transport))
         self.restoration = restoration
+        stack.onEvent = { [unowned self] in emit($0) }
+        stack.onTurnEnd = { [unowned self] in turnEnded() }
+        if logsPDUs {
+            stack.onATTPDU = { [unowned self] id, pdu, sent in eventLog.attPDU(pdu, sent: sent, central: centralName(id)) }
+        }
         restoreAdvertising(kept)
     }
 
@@ -231,49 +237,25 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
 
     private func transportEvent(_ event: TransportEvent) {
         if case .ready(_, let description, let c?) = event, !advertisingSetsFit(c, description: description) { return }
-        pendingEvents.append(event)
-        if case .quiet = turn { process([]) }
+        stack.handle(event, now: now)
     }
 
-    /// Performs the core's outputs, then feeds it the transport events that came meanwhile
-    /// (and those the flush brings: a `.readyToSend`), and once all is quiet persists client
-    /// state, flushes the transport and re-arms the timer: once per turn, not per event.
-    func process(_ outputs: [PeripheralOutput]) {
-        guard case .quiet = turn else { return perform(outputs) }  // the running turn drains the rest
-        turn = .running  // transport events from here on queue in `pendingEvents`
-        perform(outputs)
-        repeat {
-            while let e = pendingEvents.popFirst() {
-                if case .received(let id, let pdu) = e, logsPDUs { eventLog.attPDU(pdu, sent: false, central: self.centralName(id)) }
-                let now = self.now
-                perform(core.handle(e, now: now))
-            }
-            syncClientStates()
-            transport.flush()
-        } while !pendingEvents.isEmpty
-        turn = .quiet
+    /// Performs the core's outputs in a turn of the stack (or in the running one, which
+    /// then feeds the core the transport events they raise, flushes once and ends here).
+    func process(_ outputs: [PeripheralOutput]) { stack.perform(outputs, now: now) }
+
+    /// A turn is over (everything drained and flushed): persists client state, re-arms the
+    /// timer, and stops once all is quiet while stopping.
+    private func turnEnded() {
+        syncClientStates()
         armTimer()
         if case .stopping = lifecycle, core.isIdle { finishStop() }
-    }
-
-    private func perform(_ outputs: [PeripheralOutput]) {
-        for o in outputs {
-            switch o {
-            case .send(let id, let pdu):
-                if logsPDUs { eventLog.attPDU(pdu, sent: true, central: self.centralName(id)) }
-                transport.send(pdu, on: id)
-            case .setAdvertising(let sets): transport.setAdvertising(sets)
-            case .disconnect(let id, let reason): transport.disconnect(id, reason: reason)
-            case .requestSecurity(let id, let level, let reason): transport.requestSecurity(id, level: level, reason: reason)
-            case .event(let e): emit(e)
-            }
-        }
     }
 
     /// Schedules the core's next `tick`.
     private func armTimer() {
         let deadline: Duration?
-        if case .stopped = lifecycle { deadline = nil } else { deadline = Self.nextDeadline(of: &core) }
+        if case .stopped = lifecycle { deadline = nil } else { deadline = stack.nextDeadline }
         // Most requests leave the deadline as it was: no cancel and schedule per request.
         if deadline == timerDeadline, timer != nil || deadline == nil { return }
         timer?.cancel()
@@ -283,12 +265,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         timer = eventLoop.scheduleTask(in: TimeAmount(max(.zero, deadline - now))) {
             self.timer = nil
             self.timerDeadline = nil
-            self.process(self.core.tick(now: self.now))
+            self.stack.tick(now: self.now)
         }
     }
-
-    /// Read in place: a getter called on the stored `core` copies the whole Peripheral first.
-    private static func nextDeadline(of core: inout Peripheral) -> Duration? { core.nextDeadline }
 
     // MARK: - Events: log lines, control clients, persistence, systemd
 
@@ -389,11 +368,4 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     }
 
     var advertisedName: String { configuration.advertising.localName ?? configuration.name }
-}
-
-/// A turn of `PeripheralDaemon.process`: outputs performed, transport events drained, then
-/// one flush. Events that arrive during a turn wait for it (the core is never re-entered).
-private enum CoreTurn {
-    case quiet
-    case running
 }

@@ -57,6 +57,8 @@ struct ATTHarness {
     /// Events of the last call.
     var events: [ATTServerEvent] = []
     var closed: [(ConnectionID, ATTBearerCloseReason)] = []
+    /// Enhanced ATT bearers the server asked to close.
+    var closedBearers: [(BearerID, ATTBearerCloseReason)] = []
 
     init(configuration: ATTServerConfiguration = ATTServerConfiguration(), security: SecurityLevel = .low, connections: Int = 1) {
         server = ATTServer(database: ATTFixture.database(), configuration: configuration)
@@ -69,7 +71,8 @@ struct ATTHarness {
             switch o {
             case .event(let e): events.append(e)
             case .closeBearer(let id, let r): closed.append((id, r))
-            case .outgoingAvailable: break
+            case .closeEnhancedBearer(let id, let r): closedBearers.append((id, r))
+            case .outgoingAvailable, .enhancedOutgoingAvailable: break
             }
         }
     }

@@ -1,4 +1,3 @@
-import DequeModule
 @testable import GattCore
 
 /// What the host tests see: the H4 host's events and the peripheral core's, as one list.
@@ -22,21 +21,43 @@ enum StackOutput: Equatable {
     case event(StackEvent)
 }
 
-/// The H4 host below the seam and the peripheral core above it, wired together the way
-/// the daemon wires them: packets go out as the host makes them; transport events queue
-/// and feed the core in order; the core's outputs call the host. The host tests drive
-/// the whole H4 path through it, PDU by PDU.
+/// The H4 host below the seam and the peripheral core above it, wired by the one
+/// `PeripheralStack` the daemon runs too: this shell records what it does as `StackOutput`s
+/// (packets as the host makes them, the core's events as the tests name them). The host tests
+/// drive the whole H4 path through it, PDU by PDU.
 struct H4Stack {
-    var host: Host
-    var core: Peripheral
-    private var pending: Deque<TransportEvent> = []
-    private var draining = false
+    let stack: PeripheralStack<Host>
+    private let recorder = Recorder()
 
     init(configuration: HostConfiguration, att: ATTServer, payloads: AdvertisingPayloads, otherSets: [AdvertisingSet] = []) {
-        host = Host(configuration: configuration)
-        core = Peripheral(
-            database: att.database, payloads: payloads, otherSets: otherSets, maxConnections: configuration.advertising.maxConnections,
-            att: att.configuration)
+        stack = PeripheralStack(
+            core: Peripheral(
+                database: att.database, payloads: payloads, otherSets: otherSets, maxConnections: configuration.advertising.maxConnections,
+                att: att.configuration),
+            below: Host(configuration: configuration))
+        let recorder = recorder
+        stack.onBelowOutput = { o in
+            switch o {
+            case .send(let p): recorder.outputs.append(.send(p))
+            case .event(.controllerReady(let i)): recorder.outputs.append(.event(.controllerReady(i)))
+            case .event(.warning(let m)): recorder.outputs.append(.event(.warning(m)))
+            case .event(.fatal(let m)): recorder.outputs.append(.event(.fatal(m)))
+            case .event(.channel(let e)): recorder.outputs.append(.event(.channel(e)))
+            case .event(.transport): break
+            }
+        }
+        stack.onEvent = { [unowned stack] e in
+            recorder.outputs += Self.translate(e, connections: stack.below.connections).map { .event($0) }
+        }
+    }
+
+    var host: Host {
+        get { stack.below }
+        nonmutating _modify { yield &stack.below }
+    }
+    var core: Peripheral {
+        get { stack.core }
+        nonmutating _modify { yield &stack.core }
     }
 
     // MARK: The old Host surface the tests use
@@ -52,12 +73,16 @@ struct H4Stack {
     var isIdle: Bool { host.isIdle && core.isIdle }
     var randomAddress: BluetoothAddress { host.randomAddress }
     var advertisedAddress: BluetoothAddress { host.advertisedAddress }
-    var nextDeadline: Duration? { [host.nextDeadline, core.nextDeadline].compactMap { $0 }.min() }
+    var nextDeadline: Duration? { stack.nextDeadline }
     func supports(_ command: HCICommand) -> Bool { host.supports(command) }
 
-    mutating func start(payloads: AdvertisingPayloads, now: Duration) -> [StackOutput] { run(host.start(now: now), now) }
-    mutating func receive(_ packet: H4Packet, now: Duration) -> [StackOutput] { run(host.receive(packet, now: now), now) }
-    mutating func tick(now: Duration) -> [StackOutput] { run(host.tick(now: now), now) + perform(core.tick(now: now), now) }
+    mutating func start(payloads: AdvertisingPayloads, now: Duration) -> [StackOutput] {
+        record { stack.callBelow(now: now) { $0.start(now: now) } }
+    }
+    mutating func receive(_ packet: H4Packet, now: Duration) -> [StackOutput] {
+        record { stack.callBelow(now: now) { $0.receive(packet, now: now) } }
+    }
+    mutating func tick(now: Duration) -> [StackOutput] { record { stack.tick(now: now) } }
 
     mutating func notify(characteristic: Int, value: [UInt8], only: ConnectionID? = nil, now: Duration) -> (NotifyResult, [StackOutput]) {
         let (r, o) = core.notify(characteristic: characteristic, value: value, only: only, now: now)
@@ -76,62 +101,32 @@ struct H4Stack {
     }
     mutating func disconnect(_ handle: UInt16, reason: HCIStatus = .remoteUserTerminatedConnection, now: Duration) -> [StackOutput] {
         guard core.connections[ConnectionID(handle)] != nil else { return [] }
-        return run(host.disconnect(ConnectionID(handle), reason: reason, now: now), now)
+        return record { stack.callBelow(now: now) { $0.disconnect(ConnectionID(handle), reason: reason, now: now) } }
+    }
+    /// The user's answer to a pairing prompt on `handle`.
+    mutating func respondToPairing(_ handle: UInt16, _ answer: PairingUserAnswer, now: Duration) -> [StackOutput] {
+        record { stack.respondToPairing(ConnectionID(handle), answer, now: now) }
     }
     mutating func shutdown(now: Duration) -> [StackOutput] { perform(core.shutdown(), now) }
 
     /// A call into the host that the transport makes (e.g. a credit-based channel's inputs).
-    mutating func call(_ body: (inout Host, Duration) -> [HostOutput], now: Duration) -> [StackOutput] { run(body(&host, now), now) }
-
-    // MARK: Wiring
-
-    /// Host outputs: packets at once, transport events queued for the core.
-    private mutating func run(_ outputs: [HostOutput], _ now: Duration) -> [StackOutput] {
-        var out: [StackOutput] = []
-        for o in outputs {
-            switch o {
-            case .send(let p): out.append(.send(p))
-            case .event(.transport(let e)): pending.append(e)
-            case .event(.controllerReady(let i)): out.append(.event(.controllerReady(i)))
-            case .event(.warning(let m)): out.append(.event(.warning(m)))
-            case .event(.channel(let e)): out.append(.event(.channel(e)))
-            case .event(.fatal(let m)):
-                // The transport drops the controller: the core loses every connection.
-                out.append(.event(.fatal(m)))
-                pending.append(.lost(reason: m))
-            }
-        }
-        return out + drain(now)
+    mutating func call(_ body: (inout Host, Duration) -> [HostOutput], now: Duration) -> [StackOutput] {
+        record { stack.callBelow(now: now) { body(&$0, now) } }
     }
 
-    private mutating func drain(_ now: Duration) -> [StackOutput] {
-        var out: [StackOutput] = []
-        guard !draining else { return [] }
-        draining = true
-        defer { draining = false }
-        while let e = pending.popFirst() {
-            if case .warning(let m) = e {
-                out.append(.event(.warning(m)))
-                continue
-            }
-            out += perform(core.handle(e, now: now), now)
-        }
+    // MARK: Recording
+
+    private func perform(_ outputs: [PeripheralOutput], _ now: Duration) -> [StackOutput] {
+        record { stack.perform(outputs, now: now) }
+    }
+
+    /// What `body` made the stack do.
+    private func record(_ body: () -> Void) -> [StackOutput] {
+        let before = recorder.outputs.count
+        body()
+        let out = Array(recorder.outputs[before...])
+        if before == 0 { recorder.outputs = [] } else { recorder.outputs.removeSubrange(before...) }
         return out
-    }
-
-    /// Core outputs: host calls, and the core's events as the tests name them.
-    private mutating func perform(_ outputs: [PeripheralOutput], _ now: Duration) -> [StackOutput] {
-        var out: [StackOutput] = []
-        for o in outputs {
-            switch o {
-            case .send(let id, let pdu): host.send(pdu, on: id)
-            case .setAdvertising(let sets): out += run(host.setAdvertising(sets, now: now), now)
-            case .disconnect(let id, let reason): out += run(host.disconnect(id, reason: reason, now: now), now)
-            case .requestSecurity(let id, _, _): out += run(host.requestSecurity(id, now: now), now)
-            case .event(let e): out += Self.translate(e, connections: host.connections).map { .event($0) }
-            }
-        }
-        return out + run(host.flush(now: now), now)
     }
 
     private static func translate(_ e: PeripheralEvent, connections: [UInt16: HostConnection]) -> [StackEvent] {
@@ -151,4 +146,9 @@ struct H4Stack {
         case .controllerReady, .controllerLost, .securityChanged, .reloaded, .l2capChannel: return []
         }
     }
+}
+
+/// The outputs of the running `H4Stack` call (a class: the stack's callbacks append to it).
+private final class Recorder {
+    var outputs: [StackOutput] = []
 }

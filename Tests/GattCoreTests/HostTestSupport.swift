@@ -1,107 +1,12 @@
+import GattTestSupport
 import Testing
 @testable import GattCore
 
 /// Little-endian helpers for hand-written packets.
 func hostLE16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
 
-/// A scripted controller: answers each HCI command with the Command Complete
-/// (or Command Status) a real controller would send, from configurable
-/// capabilities. Connections and data are driven by the test itself.
-struct FakeController {
-    var address = BluetoothAddress("C0:FF:EE:00:00:01")!
-    var version = HCILocalVersionInformation(
-        hciVersion: 0x0C, hciSubversion: 0x1234, lmpVersion: 0x0C, companyIdentifier: 0x05F1, lmpSubversion: 0x5678)
-    /// Commands reported by Read Local Supported Commands.
-    var supportedCommands: [HCIOpcode] = FakeController.allCommands
-    var leFeatures: LEFeatures = [.encryption, .dataPacketLengthExtension, .le2MPHY]
-    /// LE Read Buffer Size [v1]/[v2] answer; (0, 0) means "use Read Buffer Size".
-    var leBuffers: (length: UInt16, count: UInt8) = (27, 2)
-    /// Read Buffer Size answer.
-    var aclBuffers: (length: UInt16, count: UInt16) = (27, 4)
-    /// Status to answer an opcode with (Success when absent).
-    var status: [HCIOpcode: HCIStatus] = [:]
-    /// Num_HCI_Command_Packets in every answer.
-    var numHCICommandPackets: UInt8 = 1
-    /// LE Read Number of Supported Advertising Sets and LE Read Maximum Advertising Data Length answers.
-    var advertisingSets: UInt8 = 16
-    var maximumAdvertisingDataLength: UInt16 = 1650
-
-    static let allCommands: [HCIOpcode] = [
-        .disconnect, .setEventMask, .reset, .readLocalVersionInformation, .readLocalSupportedFeatures,
-        .readBufferSize, .readBDADDR, .leSetEventMask, .leReadBufferSize, .leReadLocalSupportedFeatures,
-        .leSetRandomAddress, .leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData,
-        .leSetAdvertisingEnable, .leConnectionUpdate, .leLongTermKeyRequestReply, .leLongTermKeyRequestNegativeReply,
-        .leRemoteConnectionParameterRequestReply, .leSetDataLength, .leWriteSuggestedDefaultDataLength,
-        .leSetDefaultPHY, .leSetPHY, .leReadBufferSizeV2,
-    ]
-    /// The extended advertising commands (Vol 4 Part E §7.8.52–§7.8.60).
-    static let extendedAdvertisingCommands: [HCIOpcode] = [
-        .leSetAdvertisingSetRandomAddress, .leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData,
-        .leSetExtendedScanResponseData, .leSetExtendedAdvertisingEnable, .leReadMaximumAdvertisingDataLength,
-        .leReadNumberOfSupportedAdvertisingSets, .leRemoveAdvertisingSet, .leClearAdvertisingSets,
-    ]
-
-    /// A Bluetooth 5 controller: LE Extended Advertising (LE feature bit 12) and its commands.
-    static var extended: FakeController {
-        var c = FakeController()
-        c.leFeatures.insert(.extendedAdvertising)
-        c.supportedCommands += extendedAdvertisingCommands
-        return c
-    }
-
-    /// Commands answered with Command Status (Vol 4 Part E §7.1.6, §7.8.49, §7.8.18).
-    static let commandStatusOpcodes: Set<HCIOpcode> = [.disconnect, .leSetPHY, .leConnectionUpdate]
-
-    var supportedCommandsMask: [UInt8] {
-        var octets = [UInt8](repeating: 0, count: 64)
-        for op in supportedCommands {
-            if let (octet, bit) = op.supportedCommandsBit { octets[octet] |= 1 << UInt8(bit) }
-        }
-        return octets
-    }
-
-    /// The opcode and parameters of a command packet the host sent.
-    static func parse(_ packet: H4Packet) -> (opcode: HCIOpcode, parameters: [UInt8])? {
-        guard packet.type == .command, packet.body.count >= 3 else { return nil }
-        return (HCIOpcode(rawValue: UInt16(packet.body[0]) | UInt16(packet.body[1]) << 8), Array(packet.body[3...]))
-    }
-
-    /// The event answering `packet`.
-    func answer(_ packet: H4Packet) -> HCIEvent {
-        guard let (opcode, parameters) = Self.parse(packet) else { return .unknown(code: 0xFF, parameters: []) }
-        let s = status[opcode] ?? .success
-        if Self.commandStatusOpcodes.contains(opcode) {
-            return .commandStatus(status: s, numHCICommandPackets: numHCICommandPackets, opcode: opcode)
-        }
-        return .commandComplete(
-            HCICommandComplete(
-                numHCICommandPackets: numHCICommandPackets, opcode: opcode,
-                returnParameters: s == .success ? [0x00] + returnParameters(opcode, parameters) : [s.rawValue]))
-    }
-
-    func returnParameters(_ opcode: HCIOpcode, _ parameters: [UInt8]) -> [UInt8] {
-        switch opcode {
-        case .readLocalVersionInformation:
-            return [version.hciVersion] + hostLE16(version.hciSubversion) + [version.lmpVersion]
-                + hostLE16(version.companyIdentifier) + hostLE16(version.lmpSubversion)
-        case .readBDADDR: return address.littleEndianBytes
-        case .readLocalSupportedCommands: return supportedCommandsMask
-        case .readLocalSupportedFeatures: return le64(1 << 38)
-        case .leReadLocalSupportedFeatures: return le64(leFeatures.rawValue)
-        case .leReadBufferSize: return hostLE16(leBuffers.length) + [leBuffers.count]
-        case .leReadBufferSizeV2: return hostLE16(leBuffers.length) + [leBuffers.count] + hostLE16(251) + [4]
-        case .readBufferSize: return hostLE16(aclBuffers.length) + [64] + hostLE16(aclBuffers.count) + hostLE16(0)
-        case .leReadNumberOfSupportedAdvertisingSets: return [advertisingSets]
-        case .leReadMaximumAdvertisingDataLength: return hostLE16(maximumAdvertisingDataLength)
-        case .leSetExtendedAdvertisingParameters: return [0x00]  // Selected_TX_Power 0 dBm
-        case .leSetDataLength, .leLongTermKeyRequestReply, .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply:
-            return Array(parameters.prefix(2))
-        default: return []
-        }
-    }
-
-    private func le64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }
-}
+/// The host tests' name for the one scripted controller (GattTestSupport).
+typealias FakeController = ScriptedController
 
 extension HostConfiguration {
     /// The configuration most host tests use: connectable, scannable, public address.

@@ -1,22 +1,21 @@
 import GattCore
+import GattTestSupport
 
-/// The core path as the daemon wires it, without sockets: `Host` (HCI, ACL, L2CAP, H4
-/// packets) and the `Peripheral` core (ATT server), with a scripted controller that brings
-/// the host up, connects one central and reports every ACL packet as transmitted (Number
-/// Of Completed Packets) as soon as the host sends it.
+/// The core path as the daemon wires it, without sockets: the `Peripheral` core (ATT server)
+/// on `Host` (HCI, ACL, L2CAP, H4 packets) in the daemon's `PeripheralStack`, with a scripted
+/// controller that brings the host up, connects one central and reports every ACL packet as
+/// transmitted (Number Of Completed Packets) as soon as a turn of the stack is over.
 public struct CoreStack {
-    public var host: Host
-    public var core: Peripheral
+    let stack: PeripheralStack<Host>
+    let counters = Counters()
+    public var host: Host { stack.below }
+    public var core: Peripheral { stack.core }
     public var now: Duration = .zero
     /// Connection handle of the central.
     public let handle: UInt16 = 0x0040
-    /// H4 packets sent since the last `takeSent()`.
-    public private(set) var sentBytes = 0
-    public private(set) var sentPackets = 0
-    var pending: [TransportEvent] = []
-    var draining = false
-    var unanswered: [[UInt8]] = []
-    var aclInFlight = 0
+    /// H4 bytes and packets sent since `resetCounters()`.
+    public var sentBytes: Int { counters.sentBytes }
+    public var sentPackets: Int { counters.sentPackets }
 
     /// `config`: the JSON text of a gattd config. `aclBuffer`: the controller's LE ACL data
     /// packet length (27 or 251).
@@ -31,12 +30,19 @@ public struct CoreStack {
         }
         var hostConfiguration = HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising)
         hostConfiguration.randomAddress = BluetoothAddress("C0:11:22:33:44:55")
-        host = Host(configuration: hostConfiguration)
-        core = Peripheral(database: configuration.makeDatabase(), payloads: payloads, maxConnections: configuration.advertising.maxConnections)
-        ScriptedController.aclBuffer = (aclBuffer, aclBuffers)
-        take(host.start(now: now))
+        stack = PeripheralStack(
+            core: Peripheral(database: configuration.makeDatabase(), payloads: payloads, maxConnections: configuration.advertising.maxConnections),
+            below: Host(configuration: hostConfiguration))
+        // A capable controller: every command, `aclBuffers` ACL buffers of `aclBuffer` bytes.
+        var controller = ScriptedController()
+        controller.supportsEveryCommand = true
+        controller.leBuffers = (aclBuffer, aclBuffers)
+        controller.aclBuffers = (aclBuffer, UInt16(aclBuffers))
+        counters.controller = controller
+        stack.onBelowOutput = { [counters] in counters.count($0) }
+        stack.callBelow(now: now) { [now] in $0.start(now: now) }
         var rounds = 0
-        while !host.isReady, !unanswered.isEmpty, rounds < 200 {
+        while !host.isReady, !counters.unanswered.isEmpty, rounds < 200 {
             answerOne()
             rounds += 1
         }
@@ -51,8 +57,8 @@ public struct CoreStack {
     }
 
     public mutating func resetCounters() {
-        sentBytes = 0
-        sentPackets = 0
+        counters.sentBytes = 0
+        counters.sentPackets = 0
     }
 
     /// The central sends one ATT PDU (one ACL packet); everything it causes is run.
@@ -67,108 +73,59 @@ public struct CoreStack {
     /// The application pushes a value (as a control `notify` does after decoding).
     @discardableResult
     public mutating func notify(characteristic: Int, value: [UInt8]) -> NotifyResult {
-        let (result, outputs) = core.notify(characteristic: characteristic, value: value, now: now)
-        perform(outputs)
+        let (result, outputs) = stack.core.notify(characteristic: characteristic, value: value, now: now)
+        stack.perform(outputs, now: now)
+        complete()
         return result
     }
 
-    mutating func deliver(_ packet: H4Packet) {
-        take(host.receive(packet, now: now))
-        while !unanswered.isEmpty { answerOne() }
+    func deliver(_ packet: H4Packet) {
+        stack.callBelow(now: now) { [now] in $0.receive(packet, now: now) }
+        complete()
     }
 
-    mutating func answerOne() {
-        let command = unanswered.removeFirst()
-        take(host.receive(H4Packet(type: .event, body: ScriptedController.answer(command)), now: now))
+    func answerOne() {
+        let event = counters.controller.answer(command: counters.unanswered.removeFirst())
+        stack.callBelow(now: now) { [now] in $0.receive(H4Packet(type: .event, body: event), now: now) }
     }
 
-    mutating func take(_ outputs: [HostOutput]) {
-        for output in outputs {
-            switch output {
-            case .send(let packet):
-                sentPackets += 1
-                sentBytes += 1 + packet.body.count
-                switch packet.type {
-                case .command: unanswered.append(packet.body)
-                case .acl: aclInFlight += 1
-                default: break
-                }
-            case .event(.transport(let e)):
-                pending.append(e)
-            case .event(.fatal(let reason)):
-                fatalError("benchmark: the host failed: \(reason)")
-            case .event:
-                break
-            }
+    /// Answers the commands sent and reports the ACL packets sent as completed, as the
+    /// controller does once they are on air, until the host sends nothing more.
+    func complete() {
+        while !counters.unanswered.isEmpty || counters.aclInFlight > 0 {
+            while !counters.unanswered.isEmpty { answerOne() }
+            let n = counters.aclInFlight
+            guard n > 0 else { continue }
+            counters.aclInFlight = 0
+            // Number Of Completed Packets: one handle, n packets.
+            let event: [UInt8] = [0x13, 5, 1, UInt8(handle & 0xFF), UInt8(handle >> 8), UInt8(n & 0xFF), UInt8(n >> 8)]
+            stack.callBelow(now: now) { [now] in $0.receive(H4Packet(type: .event, body: event), now: now) }
         }
-        drain()
-    }
-
-    /// Feeds the core the host's events in order (never re-entrantly), then reports the ACL
-    /// packets sent as completed, as the controller does once they are on air.
-    mutating func drain() {
-        guard !draining else { return }
-        draining = true
-        defer { draining = false }
-        repeat {
-            while !pending.isEmpty {
-                let e = pending.removeFirst()
-                perform(core.handle(e, now: now))
-            }
-            if aclInFlight > 0 {
-                let n = aclInFlight
-                aclInFlight = 0
-                // Number Of Completed Packets: one handle, n packets.
-                take(host.receive(H4Packet(type: .event, body: [
-                    0x13, 5, 1, UInt8(handle & 0xFF), UInt8(handle >> 8), UInt8(n & 0xFF), UInt8(n >> 8),
-                ]), now: now))
-            }
-        } while !pending.isEmpty || aclInFlight > 0
-    }
-
-    /// Performs the core's outputs on the host, then sends what they queued.
-    mutating func perform(_ outputs: [PeripheralOutput]) {
-        for output in outputs {
-            switch output {
-            case .send(let id, let pdu): host.send(pdu, on: id)
-            case .setAdvertising(let sets): take(host.setAdvertising(sets.first(where: \.isPrimary)?.payloads, now: now))
-            case .disconnect(let id, let reason): take(host.disconnect(id, reason: reason, now: now))
-            case .requestSecurity, .event: break
-            }
-        }
-        take(host.flush(now: now))
     }
 }
 
-/// Answers commands like a capable controller: LE with data length extension and 2M PHY,
-/// every command supported, `aclBuffer` LE ACL buffers.
-enum ScriptedController {
-    nonisolated(unsafe) static var aclBuffer: (length: UInt16, count: UInt8) = (27, 8)
-    static let commandStatusOpcodes: Set<HCIOpcode> = [.disconnect, .leSetPHY, .leConnectionUpdate]
+/// What the host sent, as the scripted controller sees it (a class: the stack's callback counts into it).
+final class Counters {
+    var controller = ScriptedController()
+    var sentBytes = 0
+    var sentPackets = 0
+    var unanswered: [[UInt8]] = []
+    var aclInFlight = 0
 
-    static func answer(_ command: [UInt8]) -> [UInt8] {
-        let opcode = HCIOpcode(rawValue: UInt16(command[0]) | UInt16(command[1]) << 8)
-        let op = [command[0], command[1]]
-        if commandStatusOpcodes.contains(opcode) { return [HCIEvent.commandStatusCode, 4, 0x00, 1] + op }
-        let parameters = [0x00] + returnParameters(opcode, Array(command.dropFirst(3)))
-        return [HCIEvent.commandCompleteCode, UInt8(3 + parameters.count), 1] + op + parameters
-    }
-
-    static func returnParameters(_ opcode: HCIOpcode, _ parameters: [UInt8]) -> [UInt8] {
-        let (length, count) = aclBuffer
-        switch opcode {
-        case .readLocalVersionInformation: return [0x0C, 0x34, 0x12, 0x0C, 0xF1, 0x05, 0x78, 0x56]
-        case .readBDADDR: return [0x01, 0x00, 0x00, 0xEE, 0xFF, 0xC0]
-        case .readLocalSupportedCommands: return [UInt8](repeating: 0xFF, count: 64)
-        case .readLocalSupportedFeatures: return [0, 0, 0, 0, 0x40, 0, 0, 0]
-        case .leReadLocalSupportedFeatures: return [0x21, 0x01, 0, 0, 0, 0, 0, 0]
-        case .leReadBufferSize: return [UInt8(length & 0xFF), UInt8(length >> 8), count]
-        case .leReadBufferSizeV2: return [UInt8(length & 0xFF), UInt8(length >> 8), count, 251, 0, 4]
-        case .readBufferSize: return [UInt8(length & 0xFF), UInt8(length >> 8), 64, count, 0, 0, 0]
-        case .leSetDataLength, .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply,
-            .leRemoteConnectionParameterRequestNegativeReply:
-            return Array(parameters.prefix(2))
-        default: return []
+    func count(_ output: HostOutput) {
+        switch output {
+        case .send(let packet):
+            sentPackets += 1
+            sentBytes += 1 + packet.body.count
+            switch packet.type {
+            case .command: unanswered.append(packet.body)
+            case .acl: aclInFlight += 1
+            default: break
+            }
+        case .event(.fatal(let reason)):
+            fatalError("benchmark: the host failed: \(reason)")
+        case .event:
+            break
         }
     }
 }

@@ -153,6 +153,8 @@ struct ATTFuzzHarness {
                     check(pdu, on: id)
                     absorb(more)
                 }
+            case .enhancedOutgoingAvailable, .closeEnhancedBearer:
+                break  // the fuzzer opens no Enhanced ATT bearer
             }
         }
     }

@@ -1,10 +1,10 @@
 import FuzzSupport
 import GattCore
+import GattTestSupport
 
-/// Fuzzes the H4 path: `Host` (HCI, ACL reassembly, L2CAP, signalling, SMP refusal) wired
-/// to the `Peripheral` core (ATT) as the daemon wires them, through their public entry
-/// points only: `Host.start/receive/tick/send/flush/setAdvertising/disconnect` and
-/// `Peripheral.handle/tick`.
+/// Fuzzes the H4 path: `Host` (HCI, ACL reassembly, L2CAP, signalling, SMP) under the
+/// `Peripheral` core (ATT) in the `PeripheralStack` the daemon runs, through public entry
+/// points only (`Host.start/receive`, the stack's `tick`).
 ///
 /// Input: one flags byte, then an H4 byte stream as a transport would read it.
 /// - bits 0–2 pick the config under config/;
@@ -31,10 +31,10 @@ import GattCore
 public func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var input = FuzzInput(data, size)
     let flags = input.byte()
-    var harness = HostFuzzHarness(
+    let harness = HostFuzzHarness(
         config: FuzzConfigs.pick(flags & 0x07), answerCommands: flags & 0x10 == 0, security: flags & 0x20 != 0, extended: flags & 0x40 != 0)
     if flags & 0x80 != 0 {
-        harness.host.setL2CAPChannelServers([
+        harness.stack.below.setL2CAPChannelServers([
             L2CAPChannelServer(id: "open", psm: 0x80, mtu: 100), L2CAPChannelServer(id: "secret", psm: 0x81, security: .encryption),
         ])
     }
@@ -56,18 +56,15 @@ public func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     return 0
 }
 
-struct HostFuzzHarness {
-    var host: Host
-    var core: Peripheral
-    /// Transport events waiting for the core (fed in order, as the daemon does).
-    var pending: [TransportEvent] = []
+final class HostFuzzHarness {
+    let stack: PeripheralStack<Host>
+    var host: Host { stack.below }
     /// Credit-based channel events waiting for `channels`.
     var channelEvents: [CreditBasedChannelEvent] = []
     var lastSDU = [UInt8](repeating: 0x5A, count: 300)
     var pumpingChannels = false
-    var draining = false
-    let payloads: AdvertisingPayloads
     let answerCommands: Bool
+    let controller: ScriptedController
     var now: Duration = .zero
     /// ACL packets sent per handle and not completed yet (the controller's view).
     var inFlight: [UInt16: Int] = [:]
@@ -83,12 +80,13 @@ struct HostFuzzHarness {
         var hostConfiguration = HostConfiguration(deviceName: config.name, advertising: config.advertising)
         hostConfiguration.randomAddress = BluetoothAddress("C0:11:22:33:44:55")
         if security { hostConfiguration.security = SecurityManagerConfiguration() }
-        host = Host(configuration: hostConfiguration)
+        var host = Host(configuration: hostConfiguration)
         if security {
             // A bond for the fuzzed central's usual address, so LTK requests can be answered.
             host.setBonds([Bond(address: BluetoothAddress("C0:00:00:00:00:01")!, addressType: .random,
                                 longTermKey: [UInt8](repeating: 0x5A, count: 16), keySize: 16, authenticated: false, secureConnections: true)])
         }
+        let payloads: AdvertisingPayloads
         do {
             payloads = try config.advertisingPayloads()
         } catch {
@@ -96,14 +94,22 @@ struct HostFuzzHarness {
         }
         // Every set of the config (config/advertising-sets.json has three: one handle each, or turns).
         let otherSets = config.advertisingSets.compactMap { try? $0.build() }
-        core = Peripheral(
+        let core = Peripheral(
             database: config.makeDatabase(), payloads: payloads, otherSets: otherSets, maxConnections: config.advertising.maxConnections)
+        stack = PeripheralStack(core: core, below: host)
+        // A capable controller: every command, 3 LE ACL buffers of 27 bytes.
+        var controller = extended ? ScriptedController.extended : ScriptedController()
+        controller.supportsEveryCommand = true
+        controller.leBuffers = (27, 3)
+        controller.aclBuffers = (27, 3)
+        self.controller = controller
         self.answerCommands = answerCommands
+        stack.onBelowOutput = { [unowned self] in observe($0) }
     }
 
     /// Starts the host and answers every command until it is ready.
-    mutating func bringUp() {
-        check(host.start(now: now))
+    func bringUp() {
+        stack.callBelow(now: now) { [now] in $0.start(now: now) }
         var rounds = 0
         while !host.isReady, !unanswered.isEmpty, rounds < 100 {
             answerOne()
@@ -115,30 +121,30 @@ struct HostFuzzHarness {
         }
     }
 
-    mutating func deliver(_ packet: H4Packet) {
+    func deliver(_ packet: H4Packet) {
         if packet.type == .event { noteCompletions(packet.body) }
-        check(host.receive(packet, now: now))
+        stack.callBelow(now: now) { [now] in $0.receive(packet, now: now) }
         if answerCommands {
             while !unanswered.isEmpty, !host.hasFailed { answerOne() }
         }
+        channels()
     }
 
-    mutating func advance(by step: Duration) {
+    func advance(by step: Duration) {
         now += step
-        check(host.tick(now: now))
-        perform(core.tick(now: now))
+        stack.tick(now: now)
+        channels()
     }
 
-    mutating func answerOne() {
-        let command = unanswered.removeFirst()
-        let event = ScriptedController.answer(command, extended: extended)
+    func answerOne() {
+        let event = controller.answer(command: unanswered.removeFirst())
         noteCompletions(event)
-        check(host.receive(H4Packet(type: .event, body: event), now: now))
+        stack.callBelow(now: now) { [now] in $0.receive(H4Packet(type: .event, body: event), now: now) }
     }
 
     /// Number Of Completed Packets frees buffers the way the host counts them: never
     /// more than it has in flight on the handle.
-    mutating func noteCompletions(_ event: [UInt8]) {
+    func noteCompletions(_ event: [UInt8]) {
         guard event.count >= 3, event[0] == HCIEvent.numberOfCompletedPacketsCode else { return }
         let entries = Int(event[2])
         guard event.count >= 3 + 4 * entries, Int(event[1]) == event.count - 2 else { return }
@@ -150,38 +156,32 @@ struct HostFuzzHarness {
         }
     }
 
-    mutating func check(_ outputs: [HostOutput]) {
-        for output in outputs {
-            switch output {
-            case .send(let packet):
-                checkSent(packet)
-            case .event(.transport(let e)):
-                if case .connected(let id, _) = e { inFlight[id.rawValue] = 0 }
-                // A closed connection's packets are flushed: their buffers are free.
-                if case .disconnected(let id, _, _) = e { inFlight[id.rawValue] = nil }
-                pending.append(e)
-            case .event(.channel(let e)):
-                channelEvents.append(e)
-            case .event:
-                break
-            }
+    /// Every output of the host, as it makes them: packets are checked, links counted;
+    /// channel events wait for `channels`.
+    func observe(_ output: HostOutput) {
+        switch output {
+        case .send(let packet): checkSent(packet)
+        case .event(.transport(.connected(let id, _))): inFlight[id.rawValue] = 0
+        // A closed connection's packets are flushed: their buffers are free.
+        case .event(.transport(.disconnected(let id, _, _))): inFlight[id.rawValue] = nil
+        case .event(.channel(let e)): channelEvents.append(e)
+        case .event: break
         }
-        drain()
-        channels()
     }
 
     /// The layer above the credit-based channels: takes every SDU, answers every invitation
     /// with an SDU (the last one received, or 300 bytes), never re-entrantly.
-    mutating func channels() {
+    func channels() {
         guard !pumpingChannels else { return }
         pumpingChannels = true
         while !channelEvents.isEmpty {
             switch channelEvents.removeFirst() {
             case .received(let id, let sdu):
                 lastSDU = sdu
-                check(host.consumed(on: id, now: now))
+                stack.callBelow(now: now) { [now] in $0.consumed(on: id, now: now) }
             case .ready(let id):
-                check(host.send(sdu: lastSDU, on: id, now: now))
+                let sdu = lastSDU
+                stack.callBelow(now: now) { [now] in $0.send(sdu: sdu, on: id, now: now) }
             case .opened, .closed:
                 break
             }
@@ -189,31 +189,7 @@ struct HostFuzzHarness {
         pumpingChannels = false
     }
 
-    /// Feeds the core the transport's events, in order, never re-entrantly.
-    mutating func drain() {
-        guard !draining else { return }
-        draining = true
-        while !pending.isEmpty {
-            let e = pending.removeFirst()
-            perform(core.handle(e, now: now))
-        }
-        draining = false
-    }
-
-    /// Performs the core's outputs on the host, then sends what they queued.
-    mutating func perform(_ outputs: [PeripheralOutput]) {
-        for output in outputs {
-            switch output {
-            case .send(let id, let pdu): host.send(pdu, on: id)
-            case .setAdvertising(let sets): check(host.setAdvertising(sets, now: now))
-            case .disconnect(let id, let reason): check(host.disconnect(id, reason: reason, now: now))
-            case .requestSecurity, .event: break
-            }
-        }
-        check(host.flush(now: now))
-    }
-
-    mutating func checkSent(_ packet: H4Packet) {
+    func checkSent(_ packet: H4Packet) {
         switch packet.type {
         case .command:
             let b = packet.body
@@ -257,43 +233,6 @@ enum AdvertisingKind: Equatable {
         case 0x2006...0x200A: self = .legacy  // LE Set Advertising Parameters … Enable
         case 0x2035...0x203D: self = .extended  // LE Set Advertising Set Random Address … LE Clear Advertising Sets
         default: return nil
-        }
-    }
-}
-
-/// Answers commands like a capable controller: LE with data length extension and
-/// 2M PHY, 3 LE ACL buffers of 27 bytes, every command supported; `extended`: LE
-/// Extended Advertising too, 16 sets of up to 1650 bytes.
-enum ScriptedController {
-    static let commandStatusOpcodes: Set<HCIOpcode> = [.disconnect, .leSetPHY, .leConnectionUpdate]
-
-    /// The event (code, length, parameters) answering a command body.
-    static func answer(_ command: [UInt8], extended: Bool) -> [UInt8] {
-        let opcode = HCIOpcode(rawValue: UInt16(command[0]) | UInt16(command[1]) << 8)
-        let op = [command[0], command[1]]
-        if commandStatusOpcodes.contains(opcode) { return [HCIEvent.commandStatusCode, 4, 0x00, 1] + op }
-        let parameters = [0x00] + returnParameters(opcode, Array(command.dropFirst(3)), extended: extended)
-        return [HCIEvent.commandCompleteCode, UInt8(3 + parameters.count), 1] + op + parameters
-    }
-
-    static func returnParameters(_ opcode: HCIOpcode, _ parameters: [UInt8], extended: Bool) -> [UInt8] {
-        switch opcode {
-        case .readLocalVersionInformation: return [0x0C, 0x34, 0x12, 0x0C, 0xF1, 0x05, 0x78, 0x56]
-        case .readBDADDR: return [0x01, 0x00, 0x00, 0xEE, 0xFF, 0xC0]
-        case .readLocalSupportedCommands: return [UInt8](repeating: 0xFF, count: 64)
-        case .readLocalSupportedFeatures: return [0, 0, 0, 0, 0x40, 0, 0, 0]
-        // Encryption, data length, 2M PHY; bit 12: LE Extended Advertising.
-        case .leReadLocalSupportedFeatures: return [0x21, extended ? 0x11 : 0x01, 0, 0, 0, 0, 0, 0]
-        case .leReadNumberOfSupportedAdvertisingSets: return [16]
-        case .leReadMaximumAdvertisingDataLength: return [0x72, 0x06]
-        case .leSetExtendedAdvertisingParameters: return [0x00]  // Selected_TX_Power
-        case .leReadBufferSize: return [27, 0, 3]
-        case .leReadBufferSizeV2: return [27, 0, 3, 251, 0, 4]
-        case .readBufferSize: return [27, 0, 64, 3, 0, 0, 0]
-        case .leSetDataLength, .leLongTermKeyRequestNegativeReply, .leRemoteConnectionParameterRequestReply,
-            .leRemoteConnectionParameterRequestNegativeReply:
-            return Array(parameters.prefix(2))
-        default: return []
         }
     }
 }

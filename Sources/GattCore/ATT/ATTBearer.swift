@@ -1,35 +1,14 @@
 import DequeModule
 
-/// Per-connection ATT state kept by `ATTServer` (Core Spec Vol 3 Part F §3.2.11:
-/// the ATT_MTU, the Client Characteristic Configuration values and the Client
-/// Supported Features are per bearer/client; the attribute values are shared).
+/// Per-bearer ATT state kept by `ATTServer` (Core Spec Vol 3 Part F §3.2.11, §3.3.2): each
+/// ATT bearer has its own ATT_MTU, its own request/response transaction and its own
+/// indication/confirmation transaction (§3.3.3), and its own outgoing queue. What belongs to
+/// the client whatever bearer it uses is in `ATTClient`.
 struct ATTBearer: Sendable {
-    var security: SecurityLevel
-    /// The encryption key size in octets, when the transport reported it.
-    var keySize: Int?
-    /// ATT_MTU (§3.2.8); 23 until an Exchange MTU.
+    /// ATT_MTU (§3.2.8); 23 on the fixed bearer until an Exchange MTU, the L2CAP channel's
+    /// MTU on an Enhanced ATT bearer (§3.2.8: no Exchange MTU there).
     var mtu: Int = 23
     var mtuExchanged = false
-    /// CCCD value per characteristic index; absent = 0x0000.
-    var cccd: [Int: UInt16] = [:]
-    /// Client Supported Features value (Vol 3 Part G §7.2).
-    var clientFeatures: [UInt8] = [0x00]
-    /// Connection Signature Resolving Key (little-endian, as SMP distributes it)
-    /// and the last accepted Sign Counter.
-    var csrk: [UInt8]?
-    var lastSignCounter: UInt32?
-    /// Change awareness (Vol 3 Part G §2.5.2.1); a new client starts change-aware.
-    var awareness: ChangeAwareness = .changeAware
-    /// While change-unaware: the Database Hash the client last was change-aware of.
-    var awareHash: [UInt8] = []
-    /// A Service Changed this client has not confirmed: the affected range.
-    var serviceChangedOwed: HandleRange?
-    /// A bonded client: its CCCD and Client Supported Features writes are acknowledged once
-    /// committed (`DeferredAccess.commit`, Vol 3 Part G §3.3.3.3).
-    var isBonded = false
-
-    var prepareQueue: [PreparedWrite] = []
-    var preparedBytes = 0
 
     /// PDUs waiting for the transport to pull them.
     var outgoing: Deque<OutgoingPDU> = []
@@ -44,16 +23,8 @@ struct ATTBearer: Sendable {
     var pending: PendingOperation?
     var held: Deque<[UInt8]> = []
 
-    init(security: SecurityLevel) { self.security = security }
-
     /// Notifications/indications counted against `maxQueuedUpdates`.
     var updateCount: Int { queuedUpdates + waitingIndications.count }
-
-    struct PreparedWrite: Sendable, Equatable {
-        var handle: AttributeHandle
-        var offset: Int
-        var value: [UInt8]
-    }
 
     struct OutgoingPDU: Sendable {
         var bytes: [UInt8]

@@ -6,7 +6,7 @@
 extension ATTServer {
     /// Registers a request waiting for deferred accesses, one per handle, and returns their
     /// ids; its deadline is `commitTimeout` for a commit, else `deferredAccessTimeout`.
-    mutating func startPending(_ kind: PendingOperation.Kind, handle: AttributeHandle, waiting handles: [AttributeHandle], _ id: ConnectionID, now: Duration) -> [PendingRequestID] {
+    mutating func startPending(_ kind: PendingOperation.Kind, handle: AttributeHandle, waiting handles: [AttributeHandle], _ id: BearerID, now: Duration) -> [PendingRequestID] {
         var waiting: [(id: PendingRequestID, handle: AttributeHandle)] = []
         for h in handles {
             let rid = PendingRequestID(nextRequestID)
@@ -23,7 +23,7 @@ extension ATTServer {
     /// Answers a `.deferredAccess` event: a `.read` with the value from its offset, a
     /// `.write` or `.commit` with success (its bytes are ignored), any of them with an ATT
     /// error. Throws when the access is unknown, already answered, timed out, or its
-    /// connection is gone.
+    /// bearer is gone. The answer goes to the bearer the request came on.
     public mutating func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>, now: Duration) throws(ATTRespondError) -> [ATTServerOutput] {
         outputs = []
         guard let id = pendingRequests.removeValue(forKey: request), var p = bearers[id]?.pending,
@@ -63,13 +63,13 @@ extension ATTServer {
     /// (their answerer went away; commits stay); emits `.requestTimedOut` for each.
     public mutating func failDeferredAccesses(now: Duration) -> [ATTServerOutput] {
         outputs = []
-        for id in bearers.keys.sorted(by: { $0.rawValue < $1.rawValue }) where bearers[id]?.pending?.isCommit == false {
+        for id in bearers.keys.sorted() where bearers[id]?.pending?.isCommit == false {
             failPending(id, now: now)
         }
         return takeOutputs()
     }
 
-    mutating func failPending(_ id: ConnectionID, now: Duration) {
+    mutating func failPending(_ id: BearerID, now: Duration) {
         guard let p = bearers[id]?.pending else { return }
         for w in p.waiting {
             pendingRequests[w.id] = nil

@@ -8,7 +8,8 @@ extension ATTServer {
 
     /// Sets a characteristic's value and queues it to every subscribed connection
     /// (or only `only`): an indication where that connection enabled indications
-    /// (one outstanding per bearer, the rest wait in order), else a notification.
+    /// (one outstanding per bearer, the rest wait in order), else a notification, on the
+    /// client's least loaded bearer (`updateBearer(of:indication:)`, ties to the fixed bearer).
     /// Each PDU carries the value truncated to ATT_MTU-3; the full value stays
     /// readable with Read Blob. `.busy` when any targeted subscriber's queue is full:
     /// then nothing changed, and `.event(.ready)` comes later. The outputs tell the
@@ -33,10 +34,13 @@ extension ATTServer {
             if let refusal = database.valueUpdateRefusal(characteristic: c, value: v, notifying: true) { return (refusal, []) }
         }
         // Plan every connection's PDUs before changing anything.
-        var plans: [(id: ConnectionID, notifications: [[UInt8]], indications: [ATTBearer.WaitingIndication])] = []
+        var plans: [(id: BearerID, notifications: [[UInt8]], indications: [ATTBearer.WaitingIndication])] = []
         var full: [ConnectionID] = []
-        for id in bearers.keys.sorted(by: { $0.rawValue < $1.rawValue }) where only == nil || only == id {
-            guard let b = bearers[id] else { continue }
+        for id in clients.keys.sorted(by: { $0.rawValue < $1.rawValue }) where only == nil || only == id {
+            guard let b = clients[id] else { continue }
+            let wantsIndication = updates.contains { (b.cccd[$0.characteristic] ?? 0) & 0x0002 != 0 }
+            guard let bi = updateBearer(of: id, indication: wantsIndication) else { continue }
+            let (bearer, mtu, updateCount) = (bearers.keys[bi], inBearer(bi) { $0.mtu }, inBearer(bi) { $0.updateCount })
             var notified: [ATTHandleValue] = []
             var indications: [ATTBearer.WaitingIndication] = []
             for (c, v) in updates {
@@ -46,7 +50,7 @@ extension ATTServer {
                 let indicate = bits & 0x0002 != 0 && p.canIndicate
                 let notify = !indicate && bits & 0x0001 != 0 && p.canNotify
                 if indicate, !p.contains(.indicateEncryptionRequired) || securityError(b, authenticated: false) == nil {
-                    let pdu = ATTPDU.handleValueIndication(handle: ch.valueHandle, value: Array(v.prefix(b.mtu - 3)))
+                    let pdu = ATTPDU.handleValueIndication(handle: ch.valueHandle, value: Array(v.prefix(mtu - 3)))
                     indications.append(.init(characteristic: c, bytes: pdu.bytes))
                 } else if notify, !p.contains(.notifyEncryptionRequired) || securityError(b, authenticated: false) == nil {
                     notified.append(ATTHandleValue(handle: ch.valueHandle, value: v))
@@ -54,18 +58,18 @@ extension ATTServer {
             }
             var notifications: [[UInt8]] = []
             if notified.count >= 2, (b.clientFeatures.first ?? 0) & Self.multipleHandleValueNotificationsFeature != 0,
-                case let multi = ATTPDU.multipleHandleValueNotification(notified).bytes, multi.count <= b.mtu
+                case let multi = ATTPDU.multipleHandleValueNotification(notified).bytes, multi.count <= mtu
             {
                 notifications = [multi]
             } else {
                 notifications = notified.map {
-                    ATTPDU.handleValueNotification(handle: $0.handle, value: Array($0.value.prefix(b.mtu - 3))).bytes
+                    ATTPDU.handleValueNotification(handle: $0.handle, value: Array($0.value.prefix(mtu - 3))).bytes
                 }
             }
             let needed = notifications.count + indications.count
             guard needed > 0 else { continue }
-            if b.updateCount + needed > configuration.maxQueuedUpdates { full.append(id) }
-            plans.append((id, notifications, indications))
+            if updateCount + needed > configuration.maxQueuedUpdates { full.append(id) }
+            plans.append((bearer, notifications, indications))
         }
         if !full.isEmpty {
             busyConnections.formUnion(full)

@@ -1,7 +1,7 @@
 // One characteristic's Handle Value Notification / Indication (Core Spec Vol 3 Part F
 // §3.4.7.1, §3.4.7.2): the hot path of `notify`, with the same rules as `notifyMultiple`
 // of one update (which never makes a Multiple Handle Value Notification) but no plan
-// arrays and no bearer copies: two passes over the bearers, each changed in place
+// arrays and no bearer copies: two passes over the clients, each changed in place
 // (`bearers.values[i]` read through its getter copies the whole bearer; inout does not).
 
 extension ATTServer {
@@ -10,8 +10,8 @@ extension ATTServer {
         case notification, indication
     }
 
-    /// The PDU kind characteristic `c` (`p`) sends to bearer `b`, if any.
-    static func updateKind(_ b: inout ATTBearer, characteristic c: Int, properties p: CharacteristicProperties, minimumKeySize: Int) -> UpdateKind? {
+    /// The PDU kind characteristic `c` (`p`) sends to client `b`, if any.
+    static func updateKind(_ b: inout ATTClient, characteristic c: Int, properties p: CharacteristicProperties, minimumKeySize: Int) -> UpdateKind? {
         let bits = b.cccd[c] ?? 0
         if bits & 0x0002 != 0, p.canIndicate {
             return !p.contains(.indicateEncryptionRequired) || securityAllows(b, minimumKeySize) ? .indication : nil
@@ -20,7 +20,7 @@ extension ATTServer {
         return !p.contains(.notifyEncryptionRequired) || securityAllows(b, minimumKeySize) ? .notification : nil
     }
 
-    private static func securityAllows(_ b: borrowing ATTBearer, _ minimumKeySize: Int) -> Bool {
+    private static func securityAllows(_ b: borrowing ATTClient, _ minimumKeySize: Int) -> Bool {
         securityError(b.security, keySize: b.keySize, authenticated: false, minimumKeySize: minimumKeySize) == nil
     }
 
@@ -35,17 +35,19 @@ extension ATTServer {
         let maxQueued = configuration.maxQueuedUpdates
         // Pass 1: who gets a PDU, and is any of their queues full (then nothing changes)?
         var targets = 0
-        var single: (index: Dictionary<ConnectionID, ATTBearer>.Index, id: ConnectionID, kind: UpdateKind)?
+        var single: (index: Dictionary<BearerID, ATTBearer>.Index, id: BearerID, kind: UpdateKind)?
         var full = false
-        var i = bearers.startIndex
-        while i != bearers.endIndex {
-            defer { i = bearers.index(after: i) }
-            let id = bearers.keys[i]
+        var i = clients.startIndex
+        while i != clients.endIndex {
+            defer { i = clients.index(after: i) }
+            let id = clients.keys[i]
             guard only == nil || only == id else { continue }
-            guard let kind = Self.updateKind(&bearers.values[i], characteristic: c, properties: p, minimumKeySize: minimumKeySize) else { continue }
+            guard let kind = Self.updateKind(&clients.values[i], characteristic: c, properties: p, minimumKeySize: minimumKeySize),
+                let bi = updateBearer(of: id, indication: kind == .indication)
+            else { continue }
             targets += 1
-            single = (i, id, kind)
-            if inBearer(i, { $0.updateCount }) + 1 > maxQueued {
+            single = (bi, bearers.keys[bi], kind)
+            if inBearer(bi, { $0.updateCount }) + 1 > maxQueued {
                 busyConnections.insert(id)
                 full = true
             }
@@ -57,13 +59,13 @@ extension ATTServer {
         database.setValue(value, at: valueHandle)
         // Pass 2, in connection order: queue the PDUs.
         if targets == 1, let (i, id, kind) = single {
-            // (The bearers did not change since pass 1: its index and kind still hold.)
+            // (Clients and bearers did not change since pass 1: its index and kind still hold.)
             let deadline = now + configuration.transactionTimeout
             if let pdu = Self.queueUpdate(&bearers.values[i], kind, c, value, valueHandle, deadline: deadline) {
                 enqueue(pdu, isUpdate: true, at: i, id)
             }
         } else if targets > 1 {
-            for id in bearers.keys.sorted(by: { $0.rawValue < $1.rawValue }) where only == nil || only == id {
+            for id in clients.keys.sorted(by: { $0.rawValue < $1.rawValue }) where only == nil || only == id {
                 queueUpdate(c, value, valueHandle, properties: p, to: id, now: now)
             }
         }
@@ -72,11 +74,13 @@ extension ATTServer {
 
     /// Queues characteristic `c`'s notification or indication on `id` (nothing when it gets none).
     private mutating func queueUpdate(_ c: Int, _ value: [UInt8], _ handle: AttributeHandle, properties p: CharacteristicProperties, to id: ConnectionID, now: Duration) {
-        guard let i = bearers.index(forKey: id) else { return }
+        guard let ci = clients.index(forKey: id) else { return }
         let deadline = now + configuration.transactionTimeout
-        guard let kind = Self.updateKind(&bearers.values[i], characteristic: c, properties: p, minimumKeySize: configuration.minimumKeySize) else { return }
+        guard let kind = Self.updateKind(&clients.values[ci], characteristic: c, properties: p, minimumKeySize: configuration.minimumKeySize),
+            let i = updateBearer(of: id, indication: kind == .indication)
+        else { return }
         if let pdu = Self.queueUpdate(&bearers.values[i], kind, c, value, handle, deadline: deadline) {
-            enqueue(pdu, isUpdate: true, at: i, id)
+            enqueue(pdu, isUpdate: true, at: i, bearers.keys[i])
         }
     }
 

@@ -4,7 +4,7 @@ extension ATTServer {
     // MARK: Helpers
 
     /// Read permission of an attribute on this bearer (§3.2.5).
-    func readError(_ a: Attribute, _ b: ATTBearer) -> ATTError? {
+    func readError(_ a: Attribute, _ b: ATTClient) -> ATTError? {
         readError(a, security: b.security, keySize: b.keySize)
     }
 
@@ -15,8 +15,8 @@ extension ATTServer {
         return Self.securityError(security, keySize: keySize, authenticated: authenticated, minimumKeySize: configuration.minimumKeySize)
     }
 
-    /// The value this bearer sees: CCCDs and Client Supported Features are per connection.
-    func currentValue(_ a: Attribute, _ b: ATTBearer) -> [UInt8] {
+    /// The value this client sees: CCCDs and Client Supported Features are per client.
+    func currentValue(_ a: Attribute, _ b: ATTClient) -> [UInt8] {
         switch a.role {
         case .clientCharacteristicConfiguration(let c):
             return le16(b.cccd[c] ?? 0)
@@ -27,13 +27,13 @@ extension ATTServer {
         }
     }
 
-    /// `currentValue(_:_:)` of the bearer at `i`, read in place.
-    mutating func currentValue(_ a: Attribute, at i: Dictionary<ConnectionID, ATTBearer>.Index) -> [UInt8] {
+    /// `currentValue(_:_:)` of client `id`, read in place.
+    func currentValue(_ a: Attribute, of id: ConnectionID) -> [UInt8] {
         switch a.role {
         case .clientCharacteristicConfiguration(let c):
-            return le16(inBearer(i) { $0.cccd[c] } ?? 0)
+            return le16(clients[id]?.cccd[c] ?? 0)
         case .characteristicValue(let c) where c == clientFeaturesCharacteristic:
-            return inBearer(i) { $0.clientFeatures }
+            return clients[id]?.clientFeatures ?? [0x00]
         default:
             return a.value
         }
@@ -49,7 +49,7 @@ extension ATTServer {
 
     /// §3.4.3.1 etc.: Starting Handle 0x0000 or greater than Ending Handle → Invalid Handle
     /// with the Starting Handle.
-    mutating func rangeIsInvalid(_ op: ATTOpcode, _ s: AttributeHandle, _ e: AttributeHandle, _ id: ConnectionID) -> Bool {
+    mutating func rangeIsInvalid(_ op: ATTOpcode, _ s: AttributeHandle, _ e: AttributeHandle, _ id: BearerID) -> Bool {
         guard s.rawValue == 0 || s > e else { return false }
         sendError(op, s, .invalidHandle, to: id)
         return true
@@ -57,14 +57,14 @@ extension ATTServer {
 
     // MARK: Find Information (§3.4.3.1)
 
-    mutating func findInformation(_ s: AttributeHandle, _ e: AttributeHandle, _ id: ConnectionID) {
-        guard let b = bearers[id], !rangeIsInvalid(.findInformationRequest, s, e, id) else { return }
+    mutating func findInformation(_ s: AttributeHandle, _ e: AttributeHandle, _ id: BearerID) {
+        guard let mtu = bearers[id]?.mtu, !rangeIsInvalid(.findInformationRequest, s, e, id) else { return }
         var list: [ATTHandleUUID] = []
         var is16 = true
         for a in attributes(s, e) {
             if list.isEmpty { is16 = a.type.is16Bit } else if a.type.is16Bit != is16 { break }
             let size = is16 ? 4 : 18
-            guard 2 + (list.count + 1) * size <= b.mtu else { break }
+            guard 2 + (list.count + 1) * size <= mtu else { break }
             list.append(ATTHandleUUID(handle: a.handle, uuid: a.type))
         }
         if list.isEmpty { return sendError(.findInformationRequest, s, .attributeNotFound, to: id) }
@@ -73,8 +73,8 @@ extension ATTServer {
 
     // MARK: Find By Type Value (§3.4.3.3)
 
-    mutating func findByTypeValue(_ s: AttributeHandle, _ e: AttributeHandle, _ type: UInt16, _ value: [UInt8], _ id: ConnectionID) {
-        guard let b = bearers[id], !rangeIsInvalid(.findByTypeValueRequest, s, e, id) else { return }
+    mutating func findByTypeValue(_ s: AttributeHandle, _ e: AttributeHandle, _ type: UInt16, _ value: [UInt8], _ id: BearerID) {
+        guard let b = clients[id.connection], let mtu = bearers[id]?.mtu, !rangeIsInvalid(.findByTypeValueRequest, s, e, id) else { return }
         let t = BluetoothUUID(uuid16: type)
         let isService = t == GATTUUID.primaryService || t == GATTUUID.secondaryService
         let wanted = isService ? BluetoothUUID(littleEndian: value) : nil
@@ -83,7 +83,7 @@ extension ATTServer {
             let v = currentValue(a, b)
             let matches = wanted.map { BluetoothUUID(littleEndian: v) == $0 } ?? (v == value)
             guard matches else { continue }
-            guard 1 + (list.count + 1) * 4 <= b.mtu else { break }
+            guard 1 + (list.count + 1) * 4 <= mtu else { break }
             var groupEnd = a.handle
             if case .serviceDeclaration(let i) = a.role { groupEnd = database.services[i].endHandle }
             list.append(ATTHandlesInformation(found: a.handle, groupEnd: groupEnd))
@@ -94,10 +94,10 @@ extension ATTServer {
 
     // MARK: Read By Type (§3.4.4.1)
 
-    mutating func readByType(_ s: AttributeHandle, _ e: AttributeHandle, _ type: BluetoothUUID, _ id: ConnectionID) {
-        guard let b = bearers[id], !rangeIsInvalid(.readByTypeRequest, s, e, id) else { return }
+    mutating func readByType(_ s: AttributeHandle, _ e: AttributeHandle, _ type: BluetoothUUID, _ id: BearerID) {
+        guard let b = clients[id.connection], let mtu = bearers[id]?.mtu, !rangeIsInvalid(.readByTypeRequest, s, e, id) else { return }
         // Each entry: handle + value, Length ≤ 255; the PDU (2 + entries) ≤ ATT_MTU.
-        let maxValue = min(b.mtu - 4, 253)
+        let maxValue = min(mtu - 4, 253)
         var list: [ATTHandleValue] = []
         // Types compared in place; an attribute is copied out only when its type matches.
         let range = attributes(s, e)
@@ -110,18 +110,18 @@ extension ATTServer {
             }
             let v = Array(currentValue(a, b).prefix(maxValue))
             if let first = list.first, first.value.count != v.count { break }
-            guard 2 + (list.count + 1) * (2 + v.count) <= b.mtu else { break }
+            guard 2 + (list.count + 1) * (2 + v.count) <= mtu else { break }
             list.append(ATTHandleValue(handle: a.handle, value: v))
         }
         if list.isEmpty { return sendError(.readByTypeRequest, s, .attributeNotFound, to: id) }
-        if list.contains(where: { $0.handle == database.databaseHashHandle }) { databaseHashRead(id) }
+        if list.contains(where: { $0.handle == database.databaseHashHandle }) { databaseHashRead(id.connection) }
         send(.readByTypeResponse(list), to: id)
     }
 
     // MARK: Read By Group Type (§3.4.4.9)
 
-    mutating func readByGroupType(_ s: AttributeHandle, _ e: AttributeHandle, _ type: BluetoothUUID, _ id: ConnectionID) {
-        guard let b = bearers[id], !rangeIsInvalid(.readByGroupTypeRequest, s, e, id) else { return }
+    mutating func readByGroupType(_ s: AttributeHandle, _ e: AttributeHandle, _ type: BluetoothUUID, _ id: BearerID) {
+        guard let mtu = bearers[id]?.mtu, !rangeIsInvalid(.readByGroupTypeRequest, s, e, id) else { return }
         // The grouping types are «Primary Service» and «Secondary Service» (Vol 3 Part G
         // §2.5.3); anything else, «Characteristic» included, is Unsupported Group Type.
         let wantsPrimary: Bool
@@ -130,12 +130,12 @@ extension ATTServer {
         case GATTUUID.secondaryService: wantsPrimary = false
         default: return sendError(.readByGroupTypeRequest, s, .unsupportedGroupType, to: id)
         }
-        let maxValue = min(b.mtu - 6, 251)
+        let maxValue = min(mtu - 6, 251)
         var list: [ATTGroupData] = []
         for svc in database.services where svc.isPrimary == wantsPrimary && svc.handle >= s && svc.handle <= e {
             let v = Array(svc.uuid.attBytes.prefix(maxValue))
             if let first = list.first, first.value.count != v.count { break }
-            guard 2 + (list.count + 1) * (4 + v.count) <= b.mtu else { break }
+            guard 2 + (list.count + 1) * (4 + v.count) <= mtu else { break }
             list.append(ATTGroupData(handle: svc.handle, groupEnd: svc.endHandle, value: v))
         }
         if list.isEmpty { return sendError(.readByGroupTypeRequest, s, .attributeNotFound, to: id) }
@@ -144,18 +144,18 @@ extension ATTServer {
 
     // MARK: Read / Read Blob (§3.4.4.3, §3.4.4.5)
 
-    mutating func read(_ op: ATTOpcode, _ h: AttributeHandle, offset: Int, _ id: ConnectionID, at i: Dictionary<ConnectionID, ATTBearer>.Index, now: Duration) {
-        guard let a = database.attribute(at: h) else { return sendError(op, h, .invalidHandle, to: id) }
-        let (security, keySize, mtu) = inBearer(i) { ($0.security, $0.keySize, $0.mtu) }
+    mutating func read(_ op: ATTOpcode, _ h: AttributeHandle, offset: Int, _ id: BearerID, at i: Dictionary<BearerID, ATTBearer>.Index, now: Duration) {
+        guard let a = database.attribute(at: h), let client = clients[id.connection] else { return sendError(op, h, .invalidHandle, to: id) }
+        let (security, keySize, mtu) = (client.security, client.keySize, inBearer(i) { $0.mtu })
         if let err = readError(a, security: security, keySize: keySize) { return sendError(op, h, err, to: id) }
         if deferredAccessAvailable, case .characteristicValue(let c) = a.role, database.characteristics[c].valueSource == .deferred {
             let rid = startPending(.read(op), handle: h, waiting: [h], id, now: now)
-            emit(.deferredAccess(id: rid[0], id, .read(characteristic: c, offset: offset)))
+            emit(.deferredAccess(id: rid[0], id.connection, .read(characteristic: c, offset: offset)))
             return
         }
-        let v = currentValue(a, at: i)
+        let v = currentValue(a, of: id.connection)
         guard offset <= v.count else { return sendError(op, h, .invalidOffset, to: id) }
-        if h == database.databaseHashHandle { databaseHashRead(id) }
+        if h == database.databaseHashHandle { databaseHashRead(id.connection) }
         // The Read (Blob) Response's bytes, sized once (as `ATTPDU.bytes` encodes them).
         let part = v[offset...].prefix(mtu - 1)
         var pdu: [UInt8] = []
@@ -167,8 +167,8 @@ extension ATTServer {
 
     // MARK: Read Multiple / Read Multiple Variable (§3.4.4.7, §3.4.4.11)
 
-    mutating func readMultiple(_ handles: [AttributeHandle], variable: Bool, _ id: ConnectionID) {
-        guard let b = bearers[id] else { return }
+    mutating func readMultiple(_ handles: [AttributeHandle], variable: Bool, _ id: BearerID) {
+        guard let b = clients[id.connection], let mtu = bearers[id]?.mtu else { return }
         let op: ATTOpcode = variable ? .readMultipleVariableRequest : .readMultipleRequest
         var values: [[UInt8]] = []
         for h in handles {
@@ -177,11 +177,11 @@ extension ATTServer {
             values.append(currentValue(a, b))
         }
         if !variable {
-            send(.readMultipleResponse(values: Array(values.joined().prefix(b.mtu - 1))), to: id)
+            send(.readMultipleResponse(values: Array(values.joined().prefix(mtu - 1))), to: id)
             return
         }
         // Tuples of Length (2) + Value; the list is cut to ATT_MTU-1, never inside a Length.
-        var room = b.mtu - 1
+        var room = mtu - 1
         var out: [[UInt8]] = []
         for v in values {
             guard room >= 2 else { break }

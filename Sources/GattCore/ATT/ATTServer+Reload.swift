@@ -1,9 +1,15 @@
 // Replacing the database on a config reload (SIGHUP), and queue introspection.
 
 extension ATTServer {
-    /// Notifications/indications queued for a connection and not yet pulled
-    /// (what `notify` counts against `maxQueuedUpdates`); nil for an unknown connection.
-    public func queuedUpdates(for id: ConnectionID) -> Int? { bearers[id]?.updateCount }
+    /// Notifications/indications queued for a connection, on all its bearers, and not yet
+    /// pulled; nil for an unknown connection.
+    public func queuedUpdates(for id: ConnectionID) -> Int? {
+        bearers(of: id).isEmpty ? nil : bearers(of: id).reduce(0) { $0 + (bearers[$1]?.updateCount ?? 0) }
+    }
+
+    /// Notifications/indications queued on one bearer and not yet pulled (what `notify`
+    /// counts against `maxQueuedUpdates`); nil for an unknown bearer.
+    public func queuedUpdates(for id: BearerID) -> Int? { bearers[id]?.updateCount }
 
     /// Serves `newDatabase` from now on, keeping every connection (Core Spec
     /// Vol 3 Part G §2.5.2: the server then indicates Service Changed).
@@ -30,8 +36,8 @@ extension ATTServer {
             let c = db.characteristics[new]
             if value.count <= c.maxLength { db.setValue(value, at: c.valueHandle) }
         }
-        for id in bearers.keys {
-            guard var b = bearers[id] else { continue }
+        for id in clients.keys {
+            guard var b = clients[id] else { continue }
             var cccd: [Int: UInt16] = [:]
             for (old, bits) in b.cccd where old < oldKeys.count {
                 guard let new = newIndex[oldKeys[old]] else { continue }
@@ -40,11 +46,15 @@ extension ATTServer {
                 if bits & allowed != 0 { cccd[new] = bits & allowed }
             }
             b.cccd = cccd
+            b.prepareQueue = []
+            b.preparedBytes = 0
+            clients[id] = b
+        }
+        for id in bearers.keys {
+            guard var b = bearers[id] else { continue }
             if case .commit(let op, let writes)? = b.pending?.kind {
                 b.pending?.kind = .commit(op, writes: Self.remap(writes, from: database, oldKeys, to: db, newIndex))
             }
-            b.prepareQueue = []
-            b.preparedBytes = 0
             b.waitingIndications = []
             if let o = b.outstandingIndication {
                 if o.characteristic < oldKeys.count, let new = newIndex[oldKeys[o.characteristic]] {

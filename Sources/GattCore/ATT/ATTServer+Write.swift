@@ -6,7 +6,7 @@ extension ATTServer {
 
     /// Write permission of an attribute on this bearer; characteristic values also
     /// need the property of the write procedure used.
-    func writeError(_ a: Attribute, _ b: ATTBearer, _ kind: WriteKind) -> ATTError? {
+    func writeError(_ a: Attribute, _ b: ATTClient, _ kind: WriteKind) -> ATTError? {
         guard a.permissions.canWrite else { return .writeNotPermitted }
         if case .characteristicValue(let c) = a.role {
             let p = database.characteristics[c].properties
@@ -31,7 +31,7 @@ extension ATTServer {
     }
 
     /// Checks a complete new value before it is stored.
-    func validateValue(_ a: Attribute, _ v: [UInt8], _ b: ATTBearer) -> ATTError? {
+    func validateValue(_ a: Attribute, _ v: [UInt8], _ b: ATTClient) -> ATTError? {
         switch a.role {
         case .clientCharacteristicConfiguration(let c):
             guard v.count == 2 else { return .invalidAttributeValueLength }
@@ -57,13 +57,14 @@ extension ATTServer {
     }
 
     /// Stores a validated value and emits the event that goes with it.
-    mutating func applyWrite(_ h: AttributeHandle, _ v: [UInt8], _ id: ConnectionID) {
-        guard let a = database.attribute(at: h), let b = bearers[id] else { return }
+    mutating func applyWrite(_ h: AttributeHandle, _ v: [UInt8], _ bearer: BearerID) {
+        let id = bearer.connection
+        guard let a = database.attribute(at: h), let b = clients[id] else { return }
         switch a.role {
         case .clientCharacteristicConfiguration(let c):
             let bits = v.count == 2 ? UInt16(v[0]) | UInt16(v[1]) << 8 : 0
             let old = b.cccd[c] ?? 0
-            bearers[id]?.cccd[c] = bits
+            clients[id]?.cccd[c] = bits
             if old != bits {
                 emit(.subscriptionChanged(id, characteristic: c, notify: bits & 1 != 0, indicate: bits & 2 != 0))
             }
@@ -72,7 +73,7 @@ extension ATTServer {
             for (i, byte) in v.enumerated() {
                 if i < f.count { f[i] |= byte } else { f.append(byte) }
             }
-            bearers[id]?.clientFeatures = f
+            clients[id]?.clientFeatures = f
             if f != b.clientFeatures { emit(.clientFeaturesChanged(id, features: f)) }
         case .characteristicValue(let c):
             database.setValue(v, at: h)
@@ -85,15 +86,15 @@ extension ATTServer {
 
     // MARK: Write Request (§3.4.5.1)
 
-    mutating func writeRequest(_ h: AttributeHandle, _ v: [UInt8], _ id: ConnectionID, now: Duration) {
-        guard let b = bearers[id] else { return }
+    mutating func writeRequest(_ h: AttributeHandle, _ v: [UInt8], _ id: BearerID, now: Duration) {
+        guard let b = clients[id.connection] else { return }
         guard let a = database.attribute(at: h) else { return sendError(.writeRequest, h, .invalidHandle, to: id) }
         if let err = writeError(a, b, .request) { return sendError(.writeRequest, h, err, to: id) }
         if let c = deferredCharacteristic(a) {
             guard v.count <= a.maxLength else { return sendError(.writeRequest, h, .invalidAttributeValueLength, to: id) }
             guard deferredAccessAvailable else { return sendError(.writeRequest, h, .writeRequestRejected, to: id) }
             let rid = startPending(.write, handle: h, waiting: [h], id, now: now)
-            emit(.deferredAccess(id: rid[0], id, .write(characteristic: c, value: v, offset: 0)))
+            emit(.deferredAccess(id: rid[0], id.connection, .write(characteristic: c, value: v, offset: 0)))
             return
         }
         if let err = validateValue(a, v, b) { return sendError(.writeRequest, h, err, to: id) }
@@ -103,7 +104,7 @@ extension ATTServer {
     /// Applies validated writes and answers `op` (Write Request or Execute Write): at once,
     /// or, when they change `.storedOnCommit` values or a bonded client's state, once one
     /// `DeferredAccess.commit` of all of it succeeded (`respond(to:result:now:)`).
-    mutating func finishWrites(_ writes: [(AttributeHandle, [UInt8])], _ op: ATTOpcode, _ id: ConnectionID, now: Duration) {
+    mutating func finishWrites(_ writes: [(AttributeHandle, [UInt8])], _ op: ATTOpcode, _ id: BearerID, now: Duration) {
         var values: [CommittedValue] = []
         var firstHandle: AttributeHandle?
         for (h, v) in writes {
@@ -119,18 +120,18 @@ extension ATTServer {
             return send(op == .writeRequest ? .writeResponse : .executeWriteResponse, to: id)
         }
         let rid = startPending(.commit(op, writes: writes), handle: handle, waiting: [handle], id, now: now)
-        emit(.deferredAccess(id: rid[0], id, .commit(values: values, clientState: bonded?.state)))
+        emit(.deferredAccess(id: rid[0], id.connection, .commit(values: values, clientState: bonded?.state)))
     }
 
     // MARK: Write Command / Signed Write Command (§3.4.5.3, §3.4.5.4): never answered
 
-    mutating func writeCommand(_ h: AttributeHandle, _ v: [UInt8], signed: Bool, _ id: ConnectionID) {
-        guard let b = bearers[id], let a = database.attribute(at: h),
+    mutating func writeCommand(_ h: AttributeHandle, _ v: [UInt8], signed: Bool, _ id: BearerID) {
+        guard let b = clients[id.connection], let a = database.attribute(at: h),
             writeError(a, b, signed ? .signed : .command) == nil
         else { return }
         if let c = deferredCharacteristic(a) {
             guard v.count <= a.maxLength, deferredAccessAvailable else { return }
-            emit(.writeCommand(id, characteristic: c, value: v))
+            emit(.writeCommand(id.connection, characteristic: c, value: v))
             return
         }
         guard validateValue(a, v, b) == nil else { return }
@@ -140,21 +141,21 @@ extension ATTServer {
     /// Verifies the Authentication Signature with the connection's CSRK; the Sign
     /// Counter must exceed the last accepted one (Vol 3 Part C §10.4.2). On failure
     /// the PDU is ignored.
-    mutating func verifySignedWrite(_ pdu: [UInt8], signature: [UInt8], _ id: ConnectionID) -> Bool {
-        guard let b = bearers[id], let key = b.csrk, signature.count == 12, pdu.count >= 15 else { return false }
+    mutating func verifySignedWrite(_ pdu: [UInt8], signature: [UInt8], _ id: BearerID) -> Bool {
+        guard let b = clients[id.connection], let key = b.csrk, signature.count == 12, pdu.count >= 15 else { return false }
         let counter = UInt32(signature[0]) | UInt32(signature[1]) << 8 | UInt32(signature[2]) << 16 | UInt32(signature[3]) << 24
         if let last = b.lastSignCounter, counter <= last { return false }
         guard ATTSigning.signature(csrk: key, message: Array(pdu.dropLast(12)), signCounter: counter) == signature else {
             return false
         }
-        bearers[id]?.lastSignCounter = counter
+        clients[id.connection]?.lastSignCounter = counter
         return true
     }
 
     // MARK: Prepare Write (§3.4.6.1)
 
-    mutating func prepareWrite(_ h: AttributeHandle, _ offset: Int, _ v: [UInt8], _ id: ConnectionID) {
-        guard let b = bearers[id] else { return }
+    mutating func prepareWrite(_ h: AttributeHandle, _ offset: Int, _ v: [UInt8], _ id: BearerID) {
+        guard let b = clients[id.connection] else { return }
         guard let a = database.attribute(at: h) else { return sendError(.prepareWriteRequest, h, .invalidHandle, to: id) }
         if let err = writeError(a, b, .prepare) { return sendError(.prepareWriteRequest, h, err, to: id) }
         if deferredCharacteristic(a) != nil, !deferredAccessAvailable {
@@ -168,8 +169,8 @@ extension ATTServer {
         guard b.prepareQueue.count < configuration.maxPreparedWrites,
             b.preparedBytes + v.count <= configuration.maxPreparedBytes
         else { return sendError(.prepareWriteRequest, h, .prepareQueueFull, to: id) }
-        bearers[id]?.prepareQueue.append(.init(handle: h, offset: offset, value: v))
-        bearers[id]?.preparedBytes += v.count
+        clients[id.connection]?.prepareQueue.append(.init(handle: h, offset: offset, value: v))
+        clients[id.connection]?.preparedBytes += v.count
         send(.prepareWriteResponse(handle: h, offset: UInt16(offset), value: v), to: id)
     }
 
@@ -181,12 +182,12 @@ extension ATTServer {
 
     // MARK: Execute Write (§3.4.6.3)
 
-    mutating func executeWrite(_ flags: UInt8, _ id: ConnectionID, now: Duration) {
-        guard let b = bearers[id] else { return }
+    mutating func executeWrite(_ flags: UInt8, _ id: BearerID, now: Duration) {
+        guard let b = clients[id.connection] else { return }
         guard flags <= 0x01 else { return sendError(.executeWriteRequest, 0, .invalidPDU, to: id) }
         let queue = b.prepareQueue
-        bearers[id]?.prepareQueue = []
-        bearers[id]?.preparedBytes = 0
+        clients[id.connection]?.prepareQueue = []
+        clients[id.connection]?.preparedBytes = 0
         if flags == 0x00 || queue.isEmpty { return send(.executeWriteResponse, to: id) }
 
         var order: [AttributeHandle] = []
@@ -232,15 +233,15 @@ extension ATTServer {
             .execute(storedWrites: storedWrites), handle: deferredWrites[0].handle,
             waiting: deferredWrites.map(\.handle), id, now: now)
         for (rid, w) in zip(rids, deferredWrites) {
-            emit(.deferredAccess(id: rid, id, .write(characteristic: w.characteristic, value: w.value, offset: w.offset)))
+            emit(.deferredAccess(id: rid, id.connection, .write(characteristic: w.characteristic, value: w.value, offset: w.offset)))
         }
     }
 
     // MARK: Handle Value Confirmation (§3.4.7.3)
 
-    mutating func handleConfirmation(_ id: ConnectionID, now: Duration) {
+    mutating func handleConfirmation(_ id: BearerID, now: Duration) {
         guard var b = bearers[id], let o = b.outstandingIndication else { return }
-        emit(.indicationConfirmed(id, characteristic: o.characteristic))
+        emit(.indicationConfirmed(id.connection, characteristic: o.characteristic))
         b.outstandingIndication = nil
         defer { if o.characteristic == GATTDatabase.BuiltIn.serviceChanged.index { serviceChangedConfirmed(id) } }
         if let next = b.waitingIndications.popFirst() {

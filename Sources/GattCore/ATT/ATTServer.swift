@@ -1,13 +1,15 @@
 import DequeModule
 
 /// The sans-I/O ATT server (Core Spec Vol 3 Part F) with GATT server rules
-/// (Vol 3 Part G): one shared `GATTDatabase`, one `ATTBearer` state per connection.
+/// (Vol 3 Part G): one shared `GATTDatabase`, one `ATTClient` per connected central and one
+/// `ATTBearer` per ATT bearer of it (the fixed ATT channel, and Enhanced ATT channels opened
+/// with `openBearer(_:mtu:)`; every call taking a `ConnectionID` means the fixed bearer).
 /// No I/O and no clocks: time comes in as `now` (a `Duration` since any fixed origin).
 ///
 /// How the event loop drives it:
 /// - `connect(_:security:)` / `disconnect(_:)` / `setSecurity(_:_:)` / `setCSRK(_:key:signCounter:)`
 ///   as links come and go.
-/// - `receive(_:from:now:)` with every ATT PDU from a connection.
+/// - `receive(_:from:now:)` with every ATT PDU from a connection (or from one of its bearers).
 /// - `tick(now:)` whenever `nextDeadline` passes (indication transaction timeout
 ///   §3.3.3 → `.closeBearer`; deferred access timeout → Unlikely Error).
 /// - After `.outgoingAvailable(id)`, pull PDUs with `dequeueOutgoing(for:)` only as
@@ -30,6 +32,17 @@ import DequeModule
 ///   deferred access, every later PDU of that bearer (requests and commands alike, so
 ///   their effects keep their order) is held and processed after the answer; only a
 ///   Handle Value Confirmation is processed at once. Unexpected confirmations are ignored.
+/// - Bearers (§3.2.11): each has its own transaction, ATT_MTU, queue and indication in
+///   flight; a request waiting on one holds nothing on another. Exchange MTU on an Enhanced
+///   ATT bearer gets Request Not Supported (Vol 3 Part G §4.3.1). Notifications and
+///   indications go to the client's least loaded bearer (for an indication, one without an
+///   outstanding one first; ties to the fixed bearer). An unconfirmed indication on an
+///   Enhanced ATT bearer closes that channel only (`.closeEnhancedBearer`).
+/// - Per client, whatever bearer a PDU comes on: CCCDs, Client Supported Features, change
+///   awareness, the signing counter and the prepare queue (§3.4.6). With more than one
+///   bearer, only a Database Hash read followed by a request makes a change-unaware client
+///   change-aware (Vol 3 Part G §2.5.2.1); a Service Changed confirmation then only settles
+///   what it was owed.
 /// - A second Exchange MTU is answered with the server MTU but changes nothing
 ///   (the client "shall only send it once"; Zephyr would re-apply it). A Client Rx MTU
 ///   below 23 is treated as 23.
@@ -48,7 +61,7 @@ import DequeModule
 ///   (0x13, as Zephyr); a bit the characteristic does not support → CCCD Improperly
 ///   Configured (0xFD, as BlueZ). Enabling notify/indicate of an `*_encryption_required`
 ///   characteristic on an unencrypted link → 0x0F.
-/// - Client Supported Features: per connection; clearing a set bit → Value Not Allowed.
+/// - Client Supported Features: per client; clearing a set bit → Value Not Allowed.
 /// - Writes at an offset replace the value from the offset to its end.
 /// - Prepare queue: at most `maxPreparedWrites` entries and `maxPreparedBytes` value
 ///   octets (Prepare Queue Full). Several handles in one queue are allowed only when every
@@ -70,10 +83,13 @@ public struct ATTServer: Sendable {
     /// now (someone answers them). Commits are handed out regardless.
     public var deferredAccessAvailable = false
 
-    var bearers: [ConnectionID: ATTBearer] = [:]
-    var pendingRequests: [PendingRequestID: ConnectionID] = [:]
+    /// One per connected central.
+    var clients: [ConnectionID: ATTClient] = [:]
+    /// One per ATT bearer of those clients (`ATTClient.channels` lists a client's).
+    var bearers: [BearerID: ATTBearer] = [:]
+    var pendingRequests: [PendingRequestID: BearerID] = [:]
     var nextRequestID: UInt64 = 1
-    /// Connections whose full queue made `notify` return `.busy`, until they have room.
+    /// Clients whose full queues made `notify` return `.busy`, until they have room.
     var busyConnections: Set<ConnectionID> = []
     var readyOwed = false
     /// Index of the Client Supported Features characteristic.
@@ -90,28 +106,31 @@ public struct ATTServer: Sendable {
 
     // MARK: Connections
 
+    /// A central connected: its client state and its fixed ATT bearer (ATT_MTU 23).
     public mutating func connect(_ id: ConnectionID, security: SecurityLevel) {
-        bearers[id] = ATTBearer(security: security)
+        removeClient(id)
+        clients[id] = ATTClient(security: security)
+        bearers[.fixed(id)] = ATTBearer()
     }
 
-    /// Forgets the bearer (its outstanding deferred accesses become unknown).
+    /// Forgets the client and all its bearers (their outstanding deferred accesses become unknown).
     public mutating func disconnect(_ id: ConnectionID) -> [ATTServerOutput] {
         outputs = []
-        removeBearer(id)
+        removeClient(id)
         checkReady()
         return takeOutputs()
     }
 
     public mutating func setSecurity(_ id: ConnectionID, _ level: SecurityLevel, keySize: Int? = nil) {
-        bearers[id]?.security = level
-        bearers[id]?.keySize = level.isEncrypted ? keySize : nil
+        clients[id]?.security = level
+        clients[id]?.keySize = level.isEncrypted ? keySize : nil
     }
 
     /// Vol 3 Part C §10.3.1: an attribute that needs authentication (`authenticated`) or
     /// encryption answers Insufficient Authentication (0x05) without an authenticated key,
     /// Insufficient Encryption (0x0F) on an unencrypted link, and Insufficient Encryption Key
     /// Size (0x0C) when the link's key is shorter than `minimumKeySize`.
-    func securityError(_ b: ATTBearer, authenticated: Bool) -> ATTError? {
+    func securityError(_ b: ATTClient, authenticated: Bool) -> ATTError? {
         Self.securityError(b.security, keySize: b.keySize, authenticated: authenticated, minimumKeySize: configuration.minimumKeySize)
     }
 
@@ -126,15 +145,16 @@ public struct ATTServer: Sendable {
     /// and the last Sign Counter accepted from it, if known.
     public mutating func setCSRK(_ id: ConnectionID, key: [UInt8], signCounter: UInt32? = nil) {
         guard key.count == 16 else { return }
-        bearers[id]?.csrk = key
-        bearers[id]?.lastSignCounter = signCounter
+        clients[id]?.csrk = key
+        clients[id]?.lastSignCounter = signCounter
     }
 
-    public var connections: [ConnectionID] { Array(bearers.keys) }
-    public func mtu(for id: ConnectionID) -> Int? { bearers[id]?.mtu }
+    public var connections: [ConnectionID] { Array(clients.keys) }
+    /// The ATT_MTU of the connection's fixed bearer.
+    public func mtu(for id: ConnectionID) -> Int? { bearers[.fixed(id)]?.mtu }
     /// The connection's CCCD bits for a characteristic (0x0001 notify, 0x0002 indicate).
     public func clientConfiguration(for id: ConnectionID, characteristic: Int) -> UInt16? {
-        guard let b = bearers[id] else { return nil }
+        guard let b = clients[id] else { return nil }
         return b.cccd[characteristic] ?? 0
     }
     /// Restores a bonded client's CCCD bits on reconnection (only bits the characteristic supports).
@@ -142,11 +162,11 @@ public struct ATTServer: Sendable {
         guard database.characteristics.indices.contains(characteristic) else { return }
         let p = database.characteristics[characteristic].properties
         let allowed: UInt16 = (p.canNotify ? 0x0001 : 0) | (p.canIndicate ? 0x0002 : 0)
-        bearers[id]?.cccd[characteristic] = bits & allowed
+        clients[id]?.cccd[characteristic] = bits & allowed
     }
-    public func clientFeatures(for id: ConnectionID) -> [UInt8]? { bearers[id]?.clientFeatures }
+    public func clientFeatures(for id: ConnectionID) -> [UInt8]? { clients[id]?.clientFeatures }
     /// The last Sign Counter accepted from the connection (to persist with the CSRK).
-    public func signCounter(for id: ConnectionID) -> UInt32? { bearers[id]?.lastSignCounter }
+    public func signCounter(for id: ConnectionID) -> UInt32? { clients[id]?.lastSignCounter }
 
     // MARK: Values
 
@@ -159,8 +179,14 @@ public struct ATTServer: Sendable {
 
     // MARK: Receiving
 
-    /// Handles one PDU from a connection (unknown connections are ignored).
+    /// Handles one PDU from a connection's fixed bearer (unknown connections are ignored).
     public mutating func receive(_ pdu: [UInt8], from id: ConnectionID, now: Duration) -> [ATTServerOutput] {
+        receive(pdu, from: .fixed(id), now: now)
+    }
+
+    /// Handles one PDU from a bearer (unknown bearers are ignored). Each bearer has its own
+    /// transaction (Vol 3 Part F §3.3.2): a request waiting on one bearer holds no other.
+    public mutating func receive(_ pdu: [UInt8], from id: BearerID, now: Duration) -> [ATTServerOutput] {
         outputs = []
         guard let i = bearers.index(forKey: id), let first = pdu.first else { return [] }
         if first == ATTOpcode.handleValueConfirmation.rawValue {
@@ -179,13 +205,13 @@ public struct ATTServer: Sendable {
     }
 
     /// Processes one held or fresh PDU (no request pending on the bearer).
-    mutating func process(_ bytes: [UInt8], from id: ConnectionID, now: Duration) {
+    mutating func process(_ bytes: [UInt8], from id: BearerID, now: Duration) {
         guard let i = bearers.index(forKey: id) else { return }
         process(bytes, from: id, at: i, now: now)
     }
 
     /// `process(_:from:now:)` of the bearer at `i` (`id`'s).
-    private mutating func process(_ bytes: [UInt8], from id: ConnectionID, at i: Dictionary<ConnectionID, ATTBearer>.Index, now: Duration) {
+    private mutating func process(_ bytes: [UInt8], from id: BearerID, at i: Dictionary<BearerID, ATTBearer>.Index, now: Duration) {
         guard let first = bytes.first else { return }
         let isCommand = ATTOpcode.isCommand(first)
         if bytes.count > inBearer(i, { $0.mtu }) {
@@ -209,7 +235,7 @@ public struct ATTServer: Sendable {
             }
             return
         }
-        guard changeAwarenessAllows(pdu, opcode: first, id, at: i) else { return }  // Vol 3 Part G §2.5.2.1
+        guard changeAwarenessAllows(pdu, opcode: first, id) else { return }  // Vol 3 Part G §2.5.2.1
         switch pdu {
         case .exchangeMTURequest(let mtu): exchangeMTU(mtu, id)
         case .findInformationRequest(let s, let e): findInformation(s, e, id)
@@ -238,7 +264,7 @@ public struct ATTServer: Sendable {
     }
 
     /// Processes held PDUs while no request is pending.
-    mutating func drainHeld(_ id: ConnectionID, now: Duration) {
+    mutating func drainHeld(_ id: BearerID, now: Duration) {
         while bearers[id]?.pending == nil, let next = bearers[id]?.held.popFirst() {
             process(next, from: id, now: now)
         }
@@ -246,119 +272,16 @@ public struct ATTServer: Sendable {
 
     // MARK: Exchange MTU (§3.4.2)
 
-    mutating func exchangeMTU(_ clientMTU: UInt16, _ id: ConnectionID) {
+    mutating func exchangeMTU(_ clientMTU: UInt16, _ id: BearerID) {
+        // Vol 3 Part G §4.3.1: Exchange MTU only on the unenhanced (fixed) bearer; an Enhanced
+        // ATT bearer's ATT_MTU is its L2CAP channel's (Vol 3 Part F §3.2.8).
+        if id.isEnhanced { return sendError(.exchangeMTURequest, 0, .requestNotSupported, to: id) }
         let serverMTU = max(23, min(517, configuration.maxMTU))
         send(.exchangeMTUResponse(mtu: UInt16(serverMTU)), to: id)
         guard let b = bearers[id], !b.mtuExchanged else { return }
         let mtu = min(max(23, Int(clientMTU)), serverMTU)
         bearers[id]?.mtu = mtu
         bearers[id]?.mtuExchanged = true
-        emit(.mtuExchanged(id, mtu: mtu))
-    }
-
-    // MARK: Outgoing queue
-
-    public func hasOutgoing(_ id: ConnectionID) -> Bool { !(bearers[id]?.outgoing.isEmpty ?? true) }
-
-    /// The next PDU to transmit on the connection, with outputs that pulling it caused
-    /// (`.ready` once every queue that made `notify` busy has room).
-    public mutating func dequeueOutgoing(for id: ConnectionID) -> (pdu: [UInt8], outputs: [ATTServerOutput])? {
-        outputs = []
-        // In place: a copy of the bearer would copy its queue for every PDU.
-        guard let i = bearers.index(forKey: id), let next = bearers.values[i].outgoing.popFirst() else { return nil }
-        if next.isUpdate { bearers.values[i].queuedUpdates -= 1 }
-        checkReady()
-        return (next.bytes, takeOutputs())
-    }
-
-    mutating func send(_ pdu: ATTPDU, to id: ConnectionID) {
-        enqueue(pdu.bytes, isUpdate: false, to: id)
-    }
-
-    mutating func sendError(_ request: UInt8, _ handle: UInt16, _ error: ATTError, to id: ConnectionID) {
-        send(.errorResponse(request: request, handle: AttributeHandle(handle), code: error.rawValue), to: id)
-    }
-
-    mutating func sendError(_ request: ATTOpcode, _ handle: AttributeHandle, _ error: ATTError, to id: ConnectionID) {
-        send(.error(request, handle, error), to: id)
-    }
-
-    mutating func enqueue(_ bytes: [UInt8], isUpdate: Bool, to id: ConnectionID) {
-        guard let i = bearers.index(forKey: id) else { return }
-        enqueue(bytes, isUpdate: isUpdate, at: i, id)
-    }
-
-    /// `enqueue(_:isUpdate:to:)` when the bearer's index is known (`id` is its key).
-    mutating func enqueue(_ bytes: [UInt8], isUpdate: Bool, at i: Dictionary<ConnectionID, ATTBearer>.Index, _ id: ConnectionID) {
-        bearers.values[i].outgoing.append(.init(bytes: bytes, isUpdate: isUpdate))
-        if isUpdate { bearers.values[i].queuedUpdates += 1 }
-        let available = ATTServerOutput.outgoingAvailable(id)
-        if !outputs.contains(available) { outputs.append(available) }
-    }
-
-    /// Reads or changes the bearer at `i` in place: `bearers.values[i]` or `bearers[id]`
-    /// read through their getters copy the whole bearer (its queues and tables).
-    mutating func inBearer<T>(_ i: Dictionary<ConnectionID, ATTBearer>.Index, _ body: (inout ATTBearer) -> T) -> T {
-        body(&bearers.values[i])
-    }
-
-    mutating func emit(_ event: ATTServerEvent) { outputs.append(.event(event)) }
-
-    mutating func takeOutputs() -> [ATTServerOutput] {
-        let o = outputs
-        outputs = []
-        return o
-    }
-
-    mutating func removeBearer(_ id: ConnectionID) {
-        guard let b = bearers.removeValue(forKey: id) else { return }
-        for w in b.pending?.waiting ?? [] { pendingRequests[w.id] = nil }
-    }
-
-    /// Emits `.ready` when `notify` returned `.busy` and every queue that was full is at most
-    /// half full: a low-water mark, so that a waiting burst resumes with room for many
-    /// notifications (one event-loop turn, one write), not one per completed packet.
-    mutating func checkReady() {
-        guard readyOwed else { return }
-        busyConnections = busyConnections.filter { id in
-            guard let b = bearers[id] else { return false }
-            return b.updateCount > configuration.maxQueuedUpdates / 2
-        }
-        if busyConnections.isEmpty {
-            readyOwed = false
-            emit(.ready)
-        }
-    }
-
-    // MARK: Timers
-
-    /// The earliest time `tick(now:)` has something to do.
-    public var nextDeadline: Duration? {
-        // By index, reading the two fields in place: `for b in bearers.values` copies each
-        // bearer whole (queues and all), and the daemon asks after every event.
-        var next: Duration?
-        for i in bearers.values.indices {
-            if let d = bearers.values[i].outstandingIndication?.deadline, next.map({ d < $0 }) ?? true { next = d }
-            if let d = bearers.values[i].pending?.deadline, next.map({ d < $0 }) ?? true { next = d }
-        }
-        return next
-    }
-
-    /// Fires expired timers: unconfirmed indications close their bearer (§3.3.3);
-    /// unanswered deferred accesses get Unlikely Error.
-    public mutating func tick(now: Duration) -> [ATTServerOutput] {
-        outputs = []
-        for id in bearers.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            guard let b = bearers[id] else { continue }
-            if let o = b.outstandingIndication, o.deadline <= now {
-                emit(.indicationTimedOut(id, characteristic: o.characteristic))
-                removeBearer(id)
-                outputs.append(.closeBearer(id, .transactionTimeout))
-                continue
-            }
-            if let p = b.pending, p.deadline <= now { failPending(id, now: now) }
-        }
-        checkReady()
-        return takeOutputs()
+        emit(.mtuExchanged(id.connection, mtu: mtu))
     }
 }

@@ -1,5 +1,6 @@
-/// Identifies one ATT bearer (one LE connection): the HCI connection handle,
-/// a socket fd number, or any other value the transport picks.
+/// Identifies one LE connection (one ATT client, whose fixed ATT bearer a `ConnectionID`
+/// also names; `BearerID` names each of its bearers): the HCI connection handle, a socket
+/// fd number, or any other value the transport picks.
 public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt16
     public init(_ rawValue: UInt16) { self.rawValue = rawValue }
@@ -82,10 +83,24 @@ public struct CommittedValue: Equatable, Sendable {
 /// What a server call asks its caller to do.
 public enum ATTServerOutput: Equatable, Sendable {
     case event(ATTServerEvent)
-    /// PDUs are queued for this connection: pull them with `dequeueOutgoing(for:)`.
+    /// PDUs are queued on this connection's fixed ATT bearer: pull them with `dequeueOutgoing(for:)`.
     case outgoingAvailable(ConnectionID)
-    /// The transport must disconnect this connection (its bearer state is already gone).
+    /// PDUs are queued on this Enhanced ATT bearer: pull them with `dequeueOutgoing(for:)`.
+    case enhancedOutgoingAvailable(BearerID)
+    /// The transport must disconnect this connection (its client state is already gone).
     case closeBearer(ConnectionID, ATTBearerCloseReason)
+    /// The transport must disconnect this Enhanced ATT bearer's L2CAP channel (the bearer is
+    /// already gone; the client and its other bearers stay).
+    case closeEnhancedBearer(BearerID, ATTBearerCloseReason)
+
+    /// The bearer an `outgoingAvailable` or `enhancedOutgoingAvailable` names.
+    public var outgoingBearer: BearerID? {
+        switch self {
+        case .outgoingAvailable(let c): .fixed(c)
+        case .enhancedOutgoingAvailable(let b): b
+        default: nil
+        }
+    }
 }
 
 /// Result of `ATTServer.notify(...)` (Core Bluetooth's `updateValue` return value).
@@ -115,14 +130,14 @@ public struct ATTServerConfiguration: Equatable, Sendable {
     /// Encrypted links with a shorter key get Insufficient Encryption Key Size (0x0C) for
     /// attributes that need encryption or authentication (Vol 3 Part C §10.3.1, 7–16 octets).
     public var minimumKeySize: Int = 7
-    /// Notifications/indications a bearer may hold not yet pulled by the transport
+    /// Notifications/indications each bearer may hold not yet pulled by the transport
     /// (plus indications waiting behind the outstanding one).
     public var maxQueuedUpdates: Int = 32
     /// Time the answerer has to answer a read or write deferred access.
     public var deferredAccessTimeout: Duration = .seconds(5)
     /// ATT transaction timeout for indications (§3.3.3).
     public var transactionTimeout: Duration = .seconds(30)
-    /// Prepare Write queue limits per bearer.
+    /// Prepare Write queue limits per client.
     public var maxPreparedWrites: Int = 64
     public var maxPreparedBytes: Int = 4096
     /// PDUs held while a deferred access waits for its answer; beyond this

@@ -228,6 +228,8 @@ public struct Peripheral: Sendable {
                 guard connections[id] != nil else { continue }
                 out.append(.event(.warning("\(id): closing the link to \(connections[id]!.address) (\(reason))")))
                 out.append(.disconnect(id, reason: .remoteUserTerminatedConnection))
+            case .enhancedOutgoingAvailable, .closeEnhancedBearer:
+                break  // The Peripheral opens no Enhanced ATT bearer (issue 21: EATT comes later).
             }
         }
     }

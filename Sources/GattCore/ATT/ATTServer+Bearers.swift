@@ -1,0 +1,192 @@
+// ATT bearers of a client (Core Spec Vol 3 Part F §3.2.11): opening and closing Enhanced ATT
+// bearers, each bearer's outgoing queue, which bearer carries a server-initiated update, and
+// the timers of each bearer's transactions (§3.3.3).
+
+extension ATTServer {
+    // MARK: Bearers
+
+    /// An Enhanced ATT bearer of a connected client opened: an L2CAP Enhanced Credit Based
+    /// channel on PSM 0x0027 (Vol 3 Part F §3.2.11). Its ATT_MTU is the channel's MTU (the
+    /// smaller of both sides' MTUs, §3.2.8); no Exchange MTU happens on it. False (nothing
+    /// changed) for an unknown client, the fixed channel, or a bearer already open.
+    @discardableResult
+    public mutating func openBearer(_ id: BearerID, mtu: Int) -> Bool {
+        guard id.isEnhanced, clients[id.connection] != nil, bearers[id] == nil else { return false }
+        bearers[id] = ATTBearer(mtu: max(23, mtu))
+        clients[id.connection]?.channels.append(id.channel)
+        return true
+    }
+
+    /// An Enhanced ATT bearer's channel closed: the bearer is forgotten (its outstanding
+    /// deferred accesses become unknown, its queued PDUs and indications are dropped); the
+    /// client and its other bearers stay. The fixed bearer closes with its connection: for
+    /// it this is `disconnect`.
+    public mutating func closeBearer(_ id: BearerID) -> [ATTServerOutput] {
+        guard id.isEnhanced else { return disconnect(id.connection) }
+        outputs = []
+        removeBearer(id)
+        checkReady()
+        return takeOutputs()
+    }
+
+    /// An Enhanced ATT bearer's channel was reconfigured to a new MTU (L2CAP Credit Based
+    /// Reconfigure, Vol 3 Part A §4.27: an MTU may only grow): its ATT_MTU follows. False
+    /// (nothing changed) for an unknown or fixed bearer, or a smaller MTU.
+    @discardableResult
+    public mutating func reconfigureBearer(_ id: BearerID, mtu: Int) -> Bool {
+        guard id.isEnhanced, let old = bearers[id]?.mtu, mtu >= old else { return false }
+        bearers[id]?.mtu = mtu
+        return true
+    }
+
+    /// The connection's bearers, the fixed one first (empty for an unknown connection).
+    public func bearers(of id: ConnectionID) -> [BearerID] {
+        clients[id]?.channels.map { BearerID(id, channel: $0) } ?? []
+    }
+
+    /// A bearer's ATT_MTU.
+    public func mtu(for id: BearerID) -> Int? { bearers[id]?.mtu }
+
+    /// The bearer that carries a notification or indication to a client: the least loaded of
+    /// its bearers (fewest updates queued; for an indication, one with none outstanding first,
+    /// so it goes out now), ties to the earliest opened, the fixed bearer first.
+    mutating func updateBearer(of id: ConnectionID, indication: Bool) -> Dictionary<BearerID, ATTBearer>.Index? {
+        guard let channels = clients[id]?.channels else { return nil }
+        if channels.count == 1 { return bearers.index(forKey: BearerID(id, channel: channels[0])) }
+        var best: (index: Dictionary<BearerID, ATTBearer>.Index, busy: Int, load: Int)?
+        for ch in channels {
+            guard let i = bearers.index(forKey: BearerID(id, channel: ch)) else { continue }
+            let (busy, load) = inBearer(i) { (indication && $0.outstandingIndication != nil ? 1 : 0, $0.updateCount) }
+            if let b = best, (b.busy, b.load) <= (busy, load) { continue }
+            best = (i, busy, load)
+        }
+        return best?.index
+    }
+
+    // MARK: Outgoing queue
+
+    public func hasOutgoing(_ id: ConnectionID) -> Bool { hasOutgoing(.fixed(id)) }
+    public func hasOutgoing(_ id: BearerID) -> Bool { !(bearers[id]?.outgoing.isEmpty ?? true) }
+
+    /// The next PDU to transmit on the connection's fixed bearer, with outputs that pulling it
+    /// caused (`.ready` once every queue that made `notify` busy has room).
+    public mutating func dequeueOutgoing(for id: ConnectionID) -> (pdu: [UInt8], outputs: [ATTServerOutput])? {
+        dequeueOutgoing(for: .fixed(id))
+    }
+
+    /// The next PDU to transmit on a bearer (`dequeueOutgoing(for:)` of a connection).
+    public mutating func dequeueOutgoing(for id: BearerID) -> (pdu: [UInt8], outputs: [ATTServerOutput])? {
+        outputs = []
+        // In place: a copy of the bearer would copy its queue for every PDU.
+        guard let i = bearers.index(forKey: id), let next = bearers.values[i].outgoing.popFirst() else { return nil }
+        if next.isUpdate { bearers.values[i].queuedUpdates -= 1 }
+        checkReady()
+        return (next.bytes, takeOutputs())
+    }
+
+    mutating func send(_ pdu: ATTPDU, to id: BearerID) {
+        enqueue(pdu.bytes, isUpdate: false, to: id)
+    }
+
+    mutating func sendError(_ request: UInt8, _ handle: UInt16, _ error: ATTError, to id: BearerID) {
+        send(.errorResponse(request: request, handle: AttributeHandle(handle), code: error.rawValue), to: id)
+    }
+
+    mutating func sendError(_ request: ATTOpcode, _ handle: AttributeHandle, _ error: ATTError, to id: BearerID) {
+        send(.error(request, handle, error), to: id)
+    }
+
+    mutating func enqueue(_ bytes: [UInt8], isUpdate: Bool, to id: BearerID) {
+        guard let i = bearers.index(forKey: id) else { return }
+        enqueue(bytes, isUpdate: isUpdate, at: i, id)
+    }
+
+    /// `enqueue(_:isUpdate:to:)` when the bearer's index is known (`id` is its key).
+    mutating func enqueue(_ bytes: [UInt8], isUpdate: Bool, at i: Dictionary<BearerID, ATTBearer>.Index, _ id: BearerID) {
+        bearers.values[i].outgoing.append(.init(bytes: bytes, isUpdate: isUpdate))
+        if isUpdate { bearers.values[i].queuedUpdates += 1 }
+        let available: ATTServerOutput = id.isEnhanced ? .enhancedOutgoingAvailable(id) : .outgoingAvailable(id.connection)
+        if !outputs.contains(available) { outputs.append(available) }
+    }
+
+    /// Reads or changes the bearer at `i` in place: `bearers.values[i]` or `bearers[id]`
+    /// read through their getters copy the whole bearer (its queues and tables).
+    mutating func inBearer<T>(_ i: Dictionary<BearerID, ATTBearer>.Index, _ body: (inout ATTBearer) -> T) -> T {
+        body(&bearers.values[i])
+    }
+
+    mutating func emit(_ event: ATTServerEvent) { outputs.append(.event(event)) }
+
+    mutating func takeOutputs() -> [ATTServerOutput] {
+        let o = outputs
+        outputs = []
+        return o
+    }
+
+    /// Forgets a client and every bearer of it.
+    mutating func removeClient(_ id: ConnectionID) {
+        guard let c = clients.removeValue(forKey: id) else { return }
+        for ch in c.channels { removeBearer(BearerID(id, channel: ch)) }
+    }
+
+    /// Forgets one bearer (its outstanding deferred accesses become unknown).
+    mutating func removeBearer(_ id: BearerID) {
+        clients[id.connection]?.channels.removeAll { $0 == id.channel }
+        guard let b = bearers.removeValue(forKey: id) else { return }
+        for w in b.pending?.waiting ?? [] { pendingRequests[w.id] = nil }
+    }
+
+    /// Emits `.ready` when `notify` returned `.busy` and every client that was full has a
+    /// bearer at most half full: a low-water mark, so that a waiting burst resumes with room
+    /// for many notifications (one event-loop turn, one write), not one per completed packet.
+    mutating func checkReady() {
+        guard readyOwed else { return }
+        let half = configuration.maxQueuedUpdates / 2
+        busyConnections = busyConnections.filter { id in
+            guard let channels = clients[id]?.channels else { return false }
+            return !channels.contains { (bearers[BearerID(id, channel: $0)]?.updateCount ?? .max) <= half }
+        }
+        if busyConnections.isEmpty {
+            readyOwed = false
+            emit(.ready)
+        }
+    }
+
+    // MARK: Timers
+
+    /// The earliest time `tick(now:)` has something to do.
+    public var nextDeadline: Duration? {
+        // By index, reading the two fields in place: `for b in bearers.values` copies each
+        // bearer whole (queues and all), and the daemon asks after every event.
+        var next: Duration?
+        for i in bearers.values.indices {
+            if let d = bearers.values[i].outstandingIndication?.deadline, next.map({ d < $0 }) ?? true { next = d }
+            if let d = bearers.values[i].pending?.deadline, next.map({ d < $0 }) ?? true { next = d }
+        }
+        return next
+    }
+
+    /// Fires expired timers: an unconfirmed indication closes its bearer (§3.3.3: the fixed
+    /// bearer's by closing the connection, an Enhanced ATT bearer's channel alone);
+    /// unanswered deferred accesses get Unlikely Error.
+    public mutating func tick(now: Duration) -> [ATTServerOutput] {
+        outputs = []
+        for id in bearers.keys.sorted() {
+            guard let b = bearers[id] else { continue }
+            if let o = b.outstandingIndication, o.deadline <= now {
+                emit(.indicationTimedOut(id.connection, characteristic: o.characteristic))
+                if id.isEnhanced {
+                    removeBearer(id)
+                    outputs.append(.closeEnhancedBearer(id, .transactionTimeout))
+                } else {
+                    removeClient(id.connection)
+                    outputs.append(.closeBearer(id.connection, .transactionTimeout))
+                }
+                continue
+            }
+            if let p = b.pending, p.deadline <= now { failPending(id, now: now) }
+        }
+        checkReady()
+        return takeOutputs()
+    }
+}

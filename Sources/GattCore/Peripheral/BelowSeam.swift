@@ -1,0 +1,34 @@
+/// The half below the seam as `PeripheralStack` drives it: the H4 `Host`, or in the daemon a
+/// `PeripheralTransport`. Each call gives back what the shell must perform, in order;
+/// `route` says which of those the core must hear.
+public protocol BelowSeam {
+    /// What a call gives back (for `Host`: H4 packets to write and host events).
+    associatedtype Output
+    /// Whether the core hears `output`: a transport event, or the end of the controller.
+    static func route(_ output: Output) -> BelowSeamRoute
+    /// One ATT PDU (after a `.readyToSend` for `id`); it may wait for `flush`.
+    mutating func send(_ pdu: [UInt8], on id: ConnectionID)
+    /// Sends what `send` queued.
+    mutating func flush(now: Duration) -> [Output]
+    mutating func setAdvertising(_ sets: [AdvertisingSet], now: Duration) -> [Output]
+    mutating func disconnect(_ id: ConnectionID, reason: HCIStatus, now: Duration) -> [Output]
+    /// Ask the central to pair or encrypt (SMP Security Request, Vol 3 Part H §3.6.7).
+    mutating func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError, now: Duration) -> [Output]
+    /// The user's answer to a `.pairing` prompt on `id`.
+    mutating func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer, now: Duration) -> [Output]
+    /// Runs the timers due at `now`.
+    mutating func tick(now: Duration) -> [Output]
+    /// When `tick` should next be called.
+    var nextDeadline: Duration? { get }
+}
+
+/// Where one output of the half below the seam goes besides the shell.
+public enum BelowSeamRoute: Sendable, Equatable {
+    /// To the shell only (an H4 packet to write, a line to log).
+    case shell
+    /// To the core too: queued, and fed to it in order.
+    case core(TransportEvent)
+    /// The controller cannot be used any more: the core hears `.lost(reason:)` (every
+    /// connection is gone), the shell drops the transport.
+    case fatal(reason: String)
+}

@@ -1,0 +1,36 @@
+import GattCore
+import GattTransport
+
+/// A `PeripheralTransport` as the half below the seam of the daemon's `PeripheralStack`:
+/// calls go straight to the transport, which performs them itself and reports what follows
+/// through `onEvent` (the daemon hands those events to the stack, `handle`). It keeps its
+/// own timers, so the stack's deadline is the core's.
+struct TransportBelow: BelowSeam {
+    let transport: any PeripheralTransport
+
+    static func route(_ output: Never) -> BelowSeamRoute {}
+
+    func send(_ pdu: [UInt8], on id: ConnectionID) { transport.send(pdu, on: id) }
+    func flush(now: Duration) -> [Never] {
+        transport.flush()
+        return []
+    }
+    func setAdvertising(_ sets: [AdvertisingSet], now: Duration) -> [Never] {
+        transport.setAdvertising(sets)
+        return []
+    }
+    func disconnect(_ id: ConnectionID, reason: HCIStatus, now: Duration) -> [Never] {
+        transport.disconnect(id, reason: reason)
+        return []
+    }
+    func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError, now: Duration) -> [Never] {
+        transport.requestSecurity(id, level: level, reason: reason)
+        return []
+    }
+    func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer, now: Duration) -> [Never] {
+        transport.respondToPairing(id, answer)
+        return []
+    }
+    func tick(now: Duration) -> [Never] { [] }
+    var nextDeadline: Duration? { nil }
+}
