@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "fuzz-config", targets: ["FuzzConfig"]),
         .executable(name: "fuzz-host", targets: ["FuzzHost"]),
         .executable(name: "fuzz-smp", targets: ["FuzzSMP"]),
+        .executable(name: "fuzz-l2cap", targets: ["FuzzL2CAP"]),
         .executable(name: "fuzz-control", targets: ["FuzzControl"]),
     ],
     dependencies: [
@@ -35,6 +36,8 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd"), .product(name: "GattTestSupport", package: "gattd")]),
         // PairingResponder: SMP PDUs in every state; nothing completes, no LTK, commands round-trip.
         .executableTarget(name: "FuzzSMP", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
+        // LE signalling codecs and credit-based channels: round trips, SDUs within the MTU, credits kept.
+        .executableTarget(name: "FuzzL2CAP", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
         // The control socket's request and reply/event parsers: what decodes round-trips.
         .executableTarget(
             name: "FuzzControl",

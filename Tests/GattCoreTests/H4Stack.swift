@@ -12,6 +12,8 @@ enum StackEvent: Equatable {
     case warning(String)
     case fatal(String)
     case pairing(UInt16, SecurityManagerEvent)
+    /// A credit-based L2CAP channel of the H4 host (the transport's, not the core's).
+    case channel(CreditBasedChannelEvent)
 }
 
 enum StackOutput: Equatable {
@@ -40,6 +42,7 @@ struct H4Stack {
             case .event(.controllerReady(let i)): recorder.outputs.append(.event(.controllerReady(i)))
             case .event(.warning(let m)): recorder.outputs.append(.event(.warning(m)))
             case .event(.fatal(let m)): recorder.outputs.append(.event(.fatal(m)))
+            case .event(.channel(let e)): recorder.outputs.append(.event(.channel(e)))
             case .event(.transport): break
             }
         }
@@ -105,6 +108,11 @@ struct H4Stack {
         record { stack.respondToPairing(ConnectionID(handle), answer, now: now) }
     }
     mutating func shutdown(now: Duration) -> [StackOutput] { perform(core.shutdown(), now) }
+
+    /// A call into the host that the transport makes (e.g. a credit-based channel's inputs).
+    mutating func call(_ body: (inout Host, Duration) -> [HostOutput], now: Duration) -> [StackOutput] {
+        record { stack.callBelow(now: now) { body(&$0, now) } }
+    }
 
     // MARK: Recording
 

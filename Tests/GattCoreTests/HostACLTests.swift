@@ -169,7 +169,7 @@ import Testing
         h.receive([0x01, 0x02], channel: L2CAPChannelID(0x0040), handle: 0x40)
         #expect(h.warnings == [
             "connection 64: ACL packet boundary flag 0b11 is not valid on LE; dropped",
-            "connection 64: L2CAP frame for unsupported CID CID 0x0040 dropped",
+            "connection 64: K-frame for CID 0x0040, which is not open, dropped",
         ])
         // A start fragment abandons an incomplete frame; the new one is answered.
         h.clearLogs()

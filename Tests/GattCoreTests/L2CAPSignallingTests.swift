@@ -26,7 +26,21 @@ import Testing
                 identifier: 3, command: .leCreditBasedConnectionResponse(destinationCID: 0, mtu: 0, mps: 0, initialCredits: 0, result: .lePSMNotSupported))
         ),
         ("16 04 04 00 40 00 0A 00", LESignallingPDU(identifier: 4, command: .flowControlCreditIndication(cid: 0x40, credits: 10))),
-        ("17 05 02 00 AB CD", LESignallingPDU(identifier: 5, command: .unknown(code: 0x17, data: [0xAB, 0xCD]))),
+        // Credit Based Connection Request/Response and Reconfigure Request/Response (§4.25–§4.28).
+        (
+            "17 05 0C 00 27 00 40 00 41 00 05 00 40 00 41 00",
+            LESignallingPDU(identifier: 5, command: .creditBasedConnectionRequest(spsm: 0x27, mtu: 64, mps: 65, initialCredits: 5, sourceCIDs: [0x40, 0x41]))
+        ),
+        (
+            "18 05 0C 00 00 02 F7 00 12 00 0A 00 40 00 00 00",
+            LESignallingPDU(
+                identifier: 5,
+                command: .creditBasedConnectionResponse(
+                    mtu: 512, mps: 247, initialCredits: 18, result: .sourceCIDAlreadyAllocated, destinationCIDs: [0x40, 0]))
+        ),
+        ("19 06 08 00 00 01 F7 00 40 00 41 00", LESignallingPDU(identifier: 6, command: .creditBasedReconfigureRequest(mtu: 256, mps: 247, destinationCIDs: [0x40, 0x41]))),
+        ("1A 06 02 00 01 00", LESignallingPDU(identifier: 6, command: .creditBasedReconfigureResponse(result: .mtuReductionNotAllowed))),
+        ("1B 05 02 00 AB CD", LESignallingPDU(identifier: 5, command: .unknown(code: 0x1B, data: [0xAB, 0xCD]))),
         ("0A 05 00 00", LESignallingPDU(identifier: 5, command: .unknown(code: 0x0A, data: []))),
     ]
 
@@ -38,7 +52,7 @@ import Testing
         #expect(try LESignallingPDU(identifier: 1, command: .connectionParameterUpdateResponse(result: 0)).frame.encoded() == h("06 00 05 00 13 01 02 00 00 00"))
     }
 
-    @Test func rejectsMalformed() {
+    @Test func rejectsMalformed() throws {
         #expect(throws: L2CAPDecodingError.truncated(structure: "LE signalling command", needed: 4, actual: 3)) { try LESignallingPDU(decoding: h("12 01 08")) }
         #expect(throws: L2CAPDecodingError.lengthMismatch(structure: "LE signalling command", declared: 8, actual: 7)) {
             try LESignallingPDU(decoding: h("12 01 08 00 18 00 28 00 00 00 C8"))
@@ -55,9 +69,22 @@ import Testing
         #expect(throws: L2CAPDecodingError.invalidDataLength(structure: "L2CAP_COMMAND_REJECT_RSP", expected: 2, actual: 3)) {
             try LESignallingPDU(decoding: h("01 01 03 00 00 00 00"))
         }
-        for code: UInt8 in [0x06, 0x07, 0x13, 0x14, 0x15, 0x16] {
+        for code: UInt8 in [0x06, 0x07, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1A] {
             #expect(throws: L2CAPDecodingError.self, "code \(code)") { try LESignallingPDU(decoding: [code, 1, 1, 0, 0]) }
         }
+        // The CID lists: whole 16-bit values after the fixed fields; the reconfigure response is exactly 2 bytes.
+        #expect(throws: L2CAPDecodingError.invalidDataLength(structure: "L2CAP_CREDIT_BASED_CONNECTION_REQ", expected: 10, actual: 9)) {
+            try LESignallingPDU(decoding: h("17 01 09 00 27 00 40 00 40 00 05 00 40"))
+        }
+        #expect(throws: L2CAPDecodingError.invalidDataLength(structure: "L2CAP_CREDIT_BASED_RECONFIGURE_REQ", expected: 6, actual: 5)) {
+            try LESignallingPDU(decoding: h("19 01 05 00 40 00 40 00 40"))
+        }
+        #expect(throws: L2CAPDecodingError.invalidDataLength(structure: "L2CAP_CREDIT_BASED_RECONFIGURE_RSP", expected: 2, actual: 4)) {
+            try LESignallingPDU(decoding: h("1A 01 04 00 00 00 00 00"))
+        }
+        // No CIDs, or more than five: decoded (the host answers with a result).
+        #expect(try LESignallingPDU(decoding: h("17 01 08 00 27 00 40 00 40 00 05 00")).command
+            == .creditBasedConnectionRequest(spsm: 0x27, mtu: 64, mps: 64, initialCredits: 5, sourceCIDs: []))
     }
 
     @Test func peripheralPolicy() {
@@ -68,7 +95,11 @@ import Testing
         // LE credit-based connection: refused, LE_PSM not supported.
         #expect(answer("14 03 0A 00 80 00 40 00 00 01 17 00 05 00") == h("15 03 0A 00 00 00 00 00 00 00 00 00 02 00"))
         // Unknown code: Command Reject, command not understood, same identifier.
-        #expect(answer("17 05 02 00 AB CD") == h("01 05 02 00 00 00"))
+        #expect(answer("1B 05 02 00 AB CD") == h("01 05 02 00 00 00"))
+        // Credit Based Connection Request: all refused, SPSM not supported, one 0x0000 per CID;
+        // Reconfigure Request: invalid Destination CID.
+        #expect(answer("17 05 0C 00 27 00 40 00 40 00 05 00 40 00 41 00") == h("18 05 0C 00 00 00 00 00 00 00 02 00 00 00 00 00"))
+        #expect(answer("19 06 06 00 40 00 40 00 40 00") == h("1A 06 02 00 03 00"))
         #expect(answer("0A 09 02 00 02 00") == h("01 09 02 00 00 00"))
         // Disconnection request for a channel that does not exist.
         #expect(answer("06 02 04 00 40 00 41 00") == h("01 02 06 00 02 00 40 00 41 00"))

@@ -15,7 +15,9 @@ import GattTestSupport
 /// - bit 5 set: the Security Manager is on (SMP frames reach a pairing responder per
 ///   link, LTK requests are answered from a bond; its prompts are left unanswered);
 /// - bit 6 set: the scripted controller is a Bluetooth 5 one with LE Extended Advertising
-///   (the host advertises with an advertising set), else a legacy one.
+///   (the host advertises with an advertising set), else a legacy one;
+/// - bit 7 set: credit-based channels are accepted (PSM 0x0080 open, 0x0081 encrypted):
+///   every SDU received is consumed and every channel invited sends an SDU back.
 ///
 /// The oracle traps when the host sends a command whose parameter length is wrong, a
 /// legacy advertising command after an extended one since the last Reset or the other
@@ -31,6 +33,11 @@ public func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let flags = input.byte()
     let harness = HostFuzzHarness(
         config: FuzzConfigs.pick(flags & 0x07), answerCommands: flags & 0x10 == 0, security: flags & 0x20 != 0, extended: flags & 0x40 != 0)
+    if flags & 0x80 != 0 {
+        harness.stack.below.setL2CAPChannelServers([
+            L2CAPChannelServer(id: "open", psm: 0x80, mtu: 100), L2CAPChannelServer(id: "secret", psm: 0x81, security: .encryption),
+        ])
+    }
     if flags & 0x08 == 0 { harness.bringUp() }
     var deframer = H4Deframer()
     // The stream arrives in reads of up to 64 bytes, 1 ms apart, as from a UART;
@@ -52,6 +59,10 @@ public func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 final class HostFuzzHarness {
     let stack: PeripheralStack<Host>
     var host: Host { stack.below }
+    /// Credit-based channel events waiting for `channels`.
+    var channelEvents: [CreditBasedChannelEvent] = []
+    var lastSDU = [UInt8](repeating: 0x5A, count: 300)
+    var pumpingChannels = false
     let answerCommands: Bool
     let controller: ScriptedController
     var now: Duration = .zero
@@ -116,11 +127,13 @@ final class HostFuzzHarness {
         if answerCommands {
             while !unanswered.isEmpty, !host.hasFailed { answerOne() }
         }
+        channels()
     }
 
     func advance(by step: Duration) {
         now += step
         stack.tick(now: now)
+        channels()
     }
 
     func answerOne() {
@@ -143,15 +156,37 @@ final class HostFuzzHarness {
         }
     }
 
-    /// Every output of the host, as it makes them: packets are checked, links counted.
+    /// Every output of the host, as it makes them: packets are checked, links counted;
+    /// channel events wait for `channels`.
     func observe(_ output: HostOutput) {
         switch output {
         case .send(let packet): checkSent(packet)
         case .event(.transport(.connected(let id, _))): inFlight[id.rawValue] = 0
         // A closed connection's packets are flushed: their buffers are free.
         case .event(.transport(.disconnected(let id, _, _))): inFlight[id.rawValue] = nil
+        case .event(.channel(let e)): channelEvents.append(e)
         case .event: break
         }
+    }
+
+    /// The layer above the credit-based channels: takes every SDU, answers every invitation
+    /// with an SDU (the last one received, or 300 bytes), never re-entrantly.
+    func channels() {
+        guard !pumpingChannels else { return }
+        pumpingChannels = true
+        while !channelEvents.isEmpty {
+            switch channelEvents.removeFirst() {
+            case .received(let id, let sdu):
+                lastSDU = sdu
+                stack.callBelow(now: now) { [now] in $0.consumed(on: id, now: now) }
+            case .ready(let id):
+                let sdu = lastSDU
+                stack.callBelow(now: now) { [now] in $0.send(sdu: sdu, on: id, now: now) }
+            case .opened, .closed:
+                break
+            }
+        }
+        pumpingChannels = false
     }
 
     func checkSent(_ packet: H4Packet) {

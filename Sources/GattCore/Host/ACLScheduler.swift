@@ -5,7 +5,10 @@ import DequeModule
 /// come back with Number Of Completed Packets), round-robin over connections, whole L2CAP
 /// frames fragmented to the controller's packet length. Signalling and SMP frames go
 /// before ATT PDUs; ATT PDUs are taken one at a time (`readyForATT`), which is how the
-/// controller's buffers push back on the ATT server's queues.
+/// controller's buffers push back on the ATT server's queues. Within a link, the ATT
+/// channel and each credit-based channel take turns, one L2CAP frame each; a channel's
+/// K-frames go only while the peer gave credits (Vol 3 Part A §10.1), and a channel that
+/// drained is invited to hand over its next SDU (`.channel(.ready)`).
 struct ACLScheduler: Sendable {
     struct Link: Sendable {
         let handle: UInt16
@@ -18,6 +21,22 @@ struct ACLScheduler: Sendable {
         fileprivate var att: [UInt8]?
         /// The upper layer was told it may send one ATT PDU and has not yet.
         fileprivate var attInvited = false
+        /// The sending halves of the link's credit-based channels.
+        fileprivate(set) var channels: [ChannelQueue] = []
+        /// Whose frame goes next: 0 the ATT channel, i + 1 `channels[i]`.
+        fileprivate var turn = 0
+    }
+
+    /// The sending half of a credit-based channel (Vol 3 Part A §3.4.3): K-frames of the
+    /// SDUs handed over, and the credits the peer gave.
+    struct ChannelQueue: Sendable {
+        let cid: UInt16
+        let peerCID: UInt16
+        fileprivate(set) var credits: Int
+        fileprivate var kFrames: Deque<[UInt8]> = []
+        /// The layer above was told it may hand over an SDU and has not yet.
+        fileprivate var invited = false
+        var isDrained: Bool { kFrames.isEmpty }
     }
 
     private(set) var credits = 0
@@ -88,6 +107,45 @@ struct ACLScheduler: Sendable {
         links[i].attInvited = false
     }
 
+    private func index(of cid: UInt16, in link: Int) -> Int? { links[link].channels.firstIndex { $0.cid == cid } }
+
+    /// A credit-based channel opened with `credits` from the peer; it takes turns after ATT.
+    mutating func openChannel(_ cid: UInt16, peerCID: UInt16, credits: Int, on handle: UInt16) {
+        guard let i = index(of: handle) else { return }
+        links[i].channels.removeAll { $0.cid == cid }
+        links[i].channels.append(ChannelQueue(cid: cid, peerCID: peerCID, credits: credits))
+    }
+
+    /// A channel closed: its K-frames not taken yet are dropped.
+    mutating func closeChannel(_ cid: UInt16, on handle: UInt16) {
+        guard let i = index(of: handle), let c = index(of: cid, in: i) else { return }
+        links[i].channels.remove(at: c)
+        if links[i].turn > links[i].channels.count { links[i].turn = 0 }
+    }
+
+    /// A Flow Control Credit Indication: the peer's credits after it, or the violation when
+    /// they would pass 65535 (Vol 3 Part A §4.24); nil for an unknown channel.
+    mutating func addCredits(_ n: Int, to cid: UInt16, on handle: UInt16) -> Result<Int, CreditBasedViolation>? {
+        guard let i = index(of: handle), let c = index(of: cid, in: i) else { return nil }
+        let total = links[i].channels[c].credits + n
+        guard total <= 0xFFFF else { return .failure(.creditOverflow(credits: total)) }
+        links[i].channels[c].credits = total
+        return .success(total)
+    }
+
+    /// An SDU's K-frame payloads for a channel (after `.channel(.ready)` named it).
+    mutating func queue(kFrames: [[UInt8]], cid: UInt16, on handle: UInt16) {
+        guard let i = index(of: handle), let c = index(of: cid, in: i) else { return }
+        links[i].channels[c].kFrames.append(contentsOf: kFrames)
+        links[i].channels[c].invited = false
+    }
+
+    /// The sending half of a channel.
+    func channel(_ cid: UInt16, on handle: UInt16) -> ChannelQueue? {
+        guard let i = index(of: handle), let c = index(of: cid, in: i) else { return nil }
+        return links[i].channels[c]
+    }
+
     /// Hands out as many ACL packets as there are credits, round-robin (`.send`), then
     /// names the connections that may now hand over an ATT PDU (`.readyToSend`).
     mutating func pump(into out: inout [HostOutput]) {
@@ -110,6 +168,34 @@ struct ACLScheduler: Sendable {
             links[i].attInvited = true
             out.append(.event(.transport(.readyToSend(ConnectionID(links[i].handle)))))
         }
+        for i in links.indices {
+            for c in links[i].channels.indices {
+                let q = links[i].channels[c]
+                guard q.kFrames.isEmpty, q.credits > 0, !q.invited else { continue }
+                links[i].channels[c].invited = true
+                out.append(.event(.channel(.ready(CreditBasedChannelID(connection: ConnectionID(links[i].handle), cid: q.cid)))))
+            }
+        }
+    }
+
+    /// The link's next L2CAP frame after signalling and SMP: the ATT channel and the
+    /// credit-based channels with credits take turns.
+    private static func nextTurn(_ l: inout Link) -> (payload: [UInt8], channel: L2CAPChannelID)? {
+        let n = l.channels.count + 1
+        for k in 0..<n {
+            let t = (l.turn + k) % n
+            if t == 0 {
+                guard let pdu = l.att else { continue }
+                l.att = nil
+                l.turn = 1 % n
+                return (pdu, .att)
+            }
+            guard l.channels[t - 1].credits > 0, let frame = l.channels[t - 1].kFrames.popFirst() else { continue }
+            l.channels[t - 1].credits -= 1
+            l.turn = (t + 1) % n
+            return (frame, L2CAPChannelID(l.channels[t - 1].peerCID))
+        }
+        return nil
     }
 
     /// The link's next fragment (counted in flight), refilling from its next frame when its
@@ -121,9 +207,8 @@ struct ACLScheduler: Sendable {
             let channel: L2CAPChannelID
             if let f = l.frames.popFirst() {
                 (payload, channel) = (f.payload, f.channelID)
-            } else if let pdu = l.att {
-                l.att = nil
-                (payload, channel) = (pdu, .att)
+            } else if let next = nextTurn(&l) {
+                (payload, channel) = next
             } else {
                 return nil
             }

@@ -5,7 +5,7 @@ extension Host: BelowSeam {
         switch output {
         case .event(.transport(let e)): .core(e)
         case .event(.fatal(let reason)): .fatal(reason: reason)
-        case .send, .event(.controllerReady), .event(.warning): .shell
+        case .send, .event(.controllerReady), .event(.warning), .event(.channel): .shell
         }
     }
 

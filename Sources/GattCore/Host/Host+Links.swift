@@ -31,8 +31,7 @@ extension Host {
             if controller.leFeatures.contains(.le2MPHY), supports(phy) { commands.append(phy) }
         }
         if let preferred = configuration.advertising.preferredConnection {
-            signallingIdentifier = signallingIdentifier == 255 ? 1 : signallingIdentifier + 1
-            acl.queue(frame: preferred.updateRequest(identifier: signallingIdentifier).frame, on: c.handle)
+            acl.queue(frame: preferred.updateRequest(identifier: nextSignallingIdentifier()).frame, on: c.handle)
         }
         out += pumpCommands()
         out += pumpACL()
@@ -52,7 +51,7 @@ extension Host {
         acl.close(handle)
         reassemblers[handle] = nil
         responders[handle] = nil
-        return [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
+        return closeChannels(of: handle) + [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
     }
 
     mutating func handle(_ packet: HCIACLPacket) -> [HostOutput] {
@@ -104,6 +103,9 @@ extension Host {
             return handleSignalling(frame.payload, handle: handle)
         case .smp:
             return handleSMP(frame.payload, handle: handle)
+        case _ where Self.dynamicCIDs.contains(frame.channelID.rawValue):
+            if let out = receiveKFrame(frame, handle: handle) { return out }
+            return [.event(.warning("connection \(handle): K-frame for \(frame.channelID), which is not open, dropped"))]
         default:
             return [.event(.warning("connection \(handle): L2CAP frame for unsupported CID \(frame.channelID) dropped"))]
         }
@@ -123,6 +125,7 @@ extension Host {
         if case .connectionParameterUpdateResponse(let result) = pdu.command, result != 0 {
             return [.event(.warning("connection \(handle): the central rejected the preferred connection parameters"))]
         }
+        if let out = handleChannelSignalling(pdu, handle: handle) { return out }
         if let response = LESignallingPDU.peripheralResponse(to: pdu) {
             acl.queue(frame: response.frame, on: handle)
         }

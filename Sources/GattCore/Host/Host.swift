@@ -25,6 +25,12 @@ public struct Host: Sendable {
     /// Commands that timed out in a row: two mean the controller stopped answering.
     var consecutiveTimeouts = 0
     var signallingIdentifier: UInt8 = 0
+    /// The servers credit-based channels are accepted for (`setL2CAPChannelServers`).
+    var channelServers: [L2CAPChannelServer] = []
+    /// The open credit-based channels of every link.
+    var channels: [CreditBasedChannelID: CreditBasedChannel] = [:]
+    /// Channels we asked the central to disconnect, until its response: the peer's CID.
+    var disconnecting: [CreditBasedChannelID: UInt16] = [:]
     var now: Duration = .zero
     /// The Security Manager of each link (when `configuration.security` is set).
     var responders: [UInt16: PairingResponder] = [:] {

@@ -66,6 +66,15 @@ public enum LESignallingCommand: Sendable, Hashable {
         destinationCID: UInt16, mtu: UInt16, mps: UInt16, initialCredits: UInt16, result: LECreditBasedConnectionResult)
     /// L2CAP_FLOW_CONTROL_CREDIT_IND (0x16, §4.24).
     case flowControlCreditIndication(cid: UInt16, credits: UInt16)
+    /// L2CAP_CREDIT_BASED_CONNECTION_REQ (0x17, §4.25): up to 5 channels in Enhanced Credit Based mode.
+    case creditBasedConnectionRequest(spsm: UInt16, mtu: UInt16, mps: UInt16, initialCredits: UInt16, sourceCIDs: [UInt16])
+    /// L2CAP_CREDIT_BASED_CONNECTION_RSP (0x18, §4.26): 0x0000 for each refused channel's CID.
+    case creditBasedConnectionResponse(
+        mtu: UInt16, mps: UInt16, initialCredits: UInt16, result: LECreditBasedConnectionResult, destinationCIDs: [UInt16])
+    /// L2CAP_CREDIT_BASED_RECONFIGURE_REQ (0x19, §4.27): the sender's new MTU and MPS for its channels `destinationCIDs`.
+    case creditBasedReconfigureRequest(mtu: UInt16, mps: UInt16, destinationCIDs: [UInt16])
+    /// L2CAP_CREDIT_BASED_RECONFIGURE_RSP (0x1A, §4.28).
+    case creditBasedReconfigureResponse(result: CreditBasedReconfigureResult)
     /// Any other code, with its raw data.
     case unknown(code: UInt8, data: [UInt8])
 
@@ -79,6 +88,10 @@ public enum LESignallingCommand: Sendable, Hashable {
         case .leCreditBasedConnectionRequest: 0x14
         case .leCreditBasedConnectionResponse: 0x15
         case .flowControlCreditIndication: 0x16
+        case .creditBasedConnectionRequest: 0x17
+        case .creditBasedConnectionResponse: 0x18
+        case .creditBasedReconfigureRequest: 0x19
+        case .creditBasedReconfigureResponse: 0x1A
         case .unknown(let code, _): code
         }
     }
@@ -86,7 +99,9 @@ public enum LESignallingCommand: Sendable, Hashable {
     /// True for the requests this codec models (they need an answer).
     public var isRequest: Bool {
         switch self {
-        case .disconnectionRequest, .connectionParameterUpdateRequest, .leCreditBasedConnectionRequest: true
+        case .disconnectionRequest, .connectionParameterUpdateRequest, .leCreditBasedConnectionRequest, .creditBasedConnectionRequest,
+            .creditBasedReconfigureRequest:
+            true
         default: false
         }
     }
@@ -141,6 +156,8 @@ public enum LESignallingCommand: Sendable, Hashable {
         case 0x16:
             var r = try expect(4, "L2CAP_FLOW_CONTROL_CREDIT_IND")
             self = .flowControlCreditIndication(cid: r.u16(), credits: r.u16())
+        case 0x17...0x1A:
+            self = try Self.enhancedCreditBased(code: code, data: data)
         default:
             self = .unknown(code: code, data: data)
         }
@@ -188,6 +205,9 @@ public enum LESignallingCommand: Sendable, Hashable {
         case .flowControlCreditIndication(let cid, let credits):
             w.u16(cid)
             w.u16(credits)
+        case .creditBasedConnectionRequest, .creditBasedConnectionResponse, .creditBasedReconfigureRequest,
+            .creditBasedReconfigureResponse:
+            enhancedCreditBasedData(into: &w)
         case .unknown(_, let data): w.append(data)
         }
         return w.bytes
@@ -207,7 +227,7 @@ public enum LESignallingRejectReason: Sendable, Hashable {
 }
 
 /// Result of an L2CAP_LE_CREDIT_BASED_CONNECTION_RSP (Core Spec Vol 3 Part A §4.23).
-public struct LECreditBasedConnectionResult: RawRepresentable, Sendable, Hashable {
+public struct LECreditBasedConnectionResult: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
@@ -221,6 +241,18 @@ public struct LECreditBasedConnectionResult: RawRepresentable, Sendable, Hashabl
     public static let invalidSourceCID = Self(rawValue: 0x0009)
     public static let sourceCIDAlreadyAllocated = Self(rawValue: 0x000A)
     public static let unacceptableParameters = Self(rawValue: 0x000B)
+    /// Credit Based Connection Response only (§4.26): "All connections refused – invalid parameters".
+    public static let invalidParameters = Self(rawValue: 0x000C)
+
+    public var description: String {
+        let names: [UInt16: String] = [
+            0x0000: "successful", 0x0002: "LE_PSM not supported", 0x0004: "no resources available",
+            0x0005: "insufficient authentication", 0x0006: "insufficient authorization", 0x0007: "encryption key size too short",
+            0x0008: "insufficient encryption", 0x0009: "invalid source CID", 0x000A: "source CID already allocated",
+            0x000B: "unacceptable parameters", 0x000C: "invalid parameters",
+        ]
+        return "\(names[rawValue] ?? "reserved") (\(codecHex(rawValue, digits: 4)))"
+    }
 }
 
 extension LESignallingPDU {
@@ -228,7 +260,9 @@ extension LESignallingPDU {
     /// acts as central, or nil when `request` needs no answer (responses, indications,
     /// Command Reject). Pure policy, for the host:
     /// - LE Credit Based Connection Request → response with result 0x0002
-    ///   "LE_PSM not supported" (all other fields 0);
+    ///   "LE_PSM not supported" (all other fields 0); Credit Based Connection Request the
+    ///   same, with a 0x0000 CID for each channel asked for; Credit Based Reconfigure Request
+    ///   → 0x0003 "invalid Destination CID";
     /// - Disconnection Request → Command Reject "invalid CID in request" (no channel is open);
     /// - Connection Parameter Update Request (only a central may receive it) and any
     ///   unknown code → Command Reject "command not understood" (§4.1: the reject
@@ -240,6 +274,11 @@ extension LESignallingPDU {
         switch request.command {
         case .leCreditBasedConnectionRequest:
             command = .leCreditBasedConnectionResponse(destinationCID: 0, mtu: 0, mps: 0, initialCredits: 0, result: .lePSMNotSupported)
+        case .creditBasedConnectionRequest(_, _, _, _, let cids):
+            command = .creditBasedConnectionResponse(
+                mtu: 0, mps: 0, initialCredits: 0, result: .lePSMNotSupported, destinationCIDs: cids.map { _ in 0 })
+        case .creditBasedReconfigureRequest:
+            command = .creditBasedReconfigureResponse(result: .invalidDestinationCID)
         case .disconnectionRequest(let dcid, let scid):
             command = .commandReject(.invalidCIDInRequest(localCID: dcid, remoteCID: scid))
         case .connectionParameterUpdateRequest:

@@ -40,6 +40,16 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     /// `--btsnoop` or the `capture` op: every HCI packet both ways, as it crosses the H4 link.
     var btsnoop: BtsnoopWriter?
     private var bonds: [Bond] = []
+    /// What credit-based channels are accepted for (`setL2CAPChannelServers`), kept across resets.
+    private var channelServers: [L2CAPChannelServer] = []
+    /// The program ends of the host's credit-based channels.
+    private lazy var channelPump = H4ChannelPump(
+        eventLoop: eventLoop,
+        calls: H4ChannelPump.HostCalls(
+            send: { [unowned self] id, sdu in process(host.send(sdu: sdu, on: id, now: now)) },
+            consumed: { [unowned self] id in process(host.consumed(on: id, now: now)) },
+            close: { [unowned self] id in process(host.close(id, now: now)) },
+            warning: { [unowned self] m in onEvent?(.warning(m)) }))
 
     public init(spec: TransportSpec, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger, btsnoop: BtsnoopWriter? = nil) {
         self.spec = spec
@@ -74,6 +84,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
             self.logger.info("connected to the controller at \(self.spec)")
             self.host = Host(configuration: self.hostConfiguration)
             self.host.setBonds(self.bonds)
+            self.host.setL2CAPChannelServers(self.channelServers)
             self.process(self.host.start(now: self.now))
         }
     }
@@ -103,6 +114,12 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
         localIRK = irk
     }
 
+    /// Credit-based channels to these servers are accepted and pumped (`H4ChannelPump`).
+    public func setL2CAPChannelServers(_ servers: [L2CAPChannelServer]) {
+        channelServers = servers
+        host.setL2CAPChannelServers(servers)
+    }
+
     public func setBonds(_ bonds: [Bond]) {
         self.bonds = bonds
         host.setBonds(bonds)
@@ -117,6 +134,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
 
     public func close() -> EventLoopFuture<Void> {
         closing = true
+        channelPump.shutdown()
         timer?.cancel()
         timerDeadline = nil
         btsnoop?.close()
@@ -162,6 +180,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
 
     private func closed(_ error: (any Error)?) {
         channel = nil
+        channelPump.closeAll()
         reading = false
         flushScheduled = false
         timer?.cancel()
@@ -198,6 +217,10 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
                 switch o {
                 case .event(.transport(let e)): onEvent?(e)
                 case .event(.warning(let m)): onEvent?(.warning(m))
+                case .event(.channel(let e)):
+                    if let socket = channelPump.handle(e), case .opened(let id, _, _, _, _) = e {
+                        onEvent?(.l2capChannelOpened(id.connection, socket))
+                    }
                 default: break
                 }
             }
