@@ -11,7 +11,8 @@ controller 0, which sends COUNT SDUs of SIZE bytes (a 32-bit sequence number + f
   Bumble side   a Bumble `Device` (own process) with an LE credit-based server on the same
                 PSM, writing the SDUs from its channel handler.
 
-The central checks every SDU arrives, in order. Measured per run: wall time from the first
+The central checks every byte arrives, in order (Bumble's sender merges queued writes into
+MTU-sized SDUs, so bytes are counted, not SDUs). Measured per run: wall time from the first
 send to the last arrival (CLOCK_MONOTONIC), bytes/s, and CPU time per KiB of gattd, of the
 sender and of the Bumble process (utime + stime from /proc/PID/stat). The virtual
 controllers and the central are in the loop for both sides alike.
@@ -36,7 +37,18 @@ sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
 from bumble import hci, l2cap  # noqa: E402
 from bumble.core import AdvertisingData  # noqa: E402
 
-from benchmark_notify import Child, cpu_seconds, median_of, read_stdin_line, say  # noqa: E402
+from benchmark_notify import Child as NotifyChild, cpu_seconds, median_of, read_stdin_line, say  # noqa: E402
+
+
+class Child(NotifyChild):
+    """A child role of this script (benchmark_notify's Child runs that file)."""
+
+    def __init__(self, arguments: list[str], log_path: Path) -> None:
+        import subprocess
+        self.log_path = log_path
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), *arguments],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(log_path, "a"), text=True, bufsize=1)
 
 PSM = 0x0081
 PERIPHERAL_ADDRESS = "D0:00:00:00:00:BC"
@@ -102,10 +114,13 @@ async def one_run(controllers, count: int, size: int, child: Child, pids: dict, 
         loop = asyncio.get_running_loop()
         done = loop.create_future()
         received: list[bytes] = []
+        total = [0]
 
+        # Bytes, not SDUs: Bumble's sender merges queued writes into MTU-sized SDUs.
         def on_sdu(sdu: bytes) -> None:
             received.append(bytes(sdu))
-            if len(received) == count and not done.done():
+            total[0] += len(sdu)
+            if total[0] >= count * size and not done.done():
                 done.set_result(time.monotonic())
 
         channel.sink = on_sdu
@@ -116,8 +131,8 @@ async def one_run(controllers, count: int, size: int, child: Child, pids: dict, 
         after = {name: cpu_seconds(pid) for name, pid in pids.items()}
         sent = await child.message()
         assert sent["state"] == "done", sent
-        if any(sdu != sdu_for(n, size) for n, sdu in enumerate(received)):
-            raise AssertionError("an SDU arrived wrong or out of order")
+        if b"".join(received) != b"".join(sdu_for(n, size) for n in range(count)):
+            raise AssertionError("the data arrived wrong or out of order")
         await peer.connection.disconnect()
     child.finish()
     wall = last_arrival - sent["first_send"]
