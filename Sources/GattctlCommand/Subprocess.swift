@@ -26,33 +26,7 @@ enum Subprocess {
         }
         // Only the command's stdin and stdout (dup2 clears the flag) reach it.
         for fd in stdinPipe + stdoutPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
-        // gattctl ignores SIGPIPE; the command gets the default back.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
-
-        var env = Self.currentEnvironment().filter { entry in
-            !environment.keys.contains { entry.hasPrefix($0 + "=") }
-        }
-        env += environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        let argv: [UnsafeMutablePointer<CChar>?] = ["/bin/sh", "-c", command].map { s in s.withCString { strdup($0) } } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = env.map { s in s.withCString { strdup($0) } } + [nil]
-        defer {
-            for p in argv { free(p) }
-            for p in envp { free(p) }
-        }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp)
+        let (pid, rc) = shell(command, stdin: stdinPipe[0], stdout: stdoutPipe[1], environment: environment)
         close(stdinPipe[0])
         close(stdoutPipe[1])
         guard rc == 0 else {
@@ -88,11 +62,19 @@ enum Subprocess {
     /// Starts `/bin/sh -c COMMAND` with `stdio` as its stdin and stdout (an L2CAP channel),
     /// without waiting for it (the caller reaps it).
     static func spawn(_ command: String, stdio: Int32, environment: [String: String]) throws(GattctlFailure) {
+        let (_, rc) = shell(command, stdin: stdio, stdout: stdio, environment: environment)
+        guard rc == 0 else { throw .reply("cannot run /bin/sh: \(String(cString: strerror(rc)))") }
+    }
+
+    /// posix_spawn of `/bin/sh -c COMMAND` with `stdin` and `stdout` as fds 0 and 1, gattctl's
+    /// environment plus `environment`, and SIGPIPE back to its default (gattctl ignores it).
+    /// Returns the pid and posix_spawn's result.
+    private static func shell(_ command: String, stdin: Int32, stdout: Int32, environment: [String: String]) -> (pid_t, Int32) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdio, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdio, 1)
+        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -111,7 +93,7 @@ enum Subprocess {
         }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp)
-        guard rc == 0 else { throw .reply("cannot run /bin/sh: \(String(cString: strerror(rc)))") }
+        return (pid, rc)
     }
 
     private static func currentEnvironment() -> [String] {
