@@ -52,7 +52,7 @@ extension PeripheralDaemon: L2CAPChannelControl {
             logger.info("\(who) opened L2CAP channel \"\(channel.server)\" (PSM \(channel.psm), MTU \(channel.peerMTU)); handed to a listening program")
             return
         }
-        logger.warning("\(who) opened L2CAP channel \"\(channel.server)\" (PSM \(channel.psm)) but no program listens for it any more; closed")
+        logger.warning("\(who) opened L2CAP channel \"\(channel.server)\" (PSM \(channel.psm)) but no listening program can take it (none listens, or each has \(ControlServer.maximumPassing) channels it has not taken yet); closed")
         _ = close(channel.socket)
     }
 }

@@ -206,7 +206,6 @@ enum L2CAPListening {
                 if n < 0, errno == EINTR { continue }
                 if n <= 0 {
                     stdinOpen = false
-                    _ = shutdown(socket, Int32(SHUT_WR))
                     close(socket)
                     return
                 }

@@ -152,6 +152,21 @@ struct H4ChannelPumpTests {
         try await rig.shutdown()
     }
 
+    /// shutdown(SHUT_WR) is the program's end of data too: the channel disconnects, and no
+    /// empty SDUs follow (a half-closed AF_UNIX socket reads 0 with POLLRDHUP, no POLLHUP).
+    @Test func theProgramShuttingDownItsSendingSideDisconnectsTheChannel() async throws {
+        let rig = Rig()
+        let program = try await rig.open()
+        defer { close(program) }
+        #expect(Self.write(program, [1]))
+        #expect(shutdown(program, Int32(SHUT_WR)) == 0)
+        _ = try await rig.on(.ready(Self.id))
+        #expect(await rig.next() == .send([1]))
+        _ = try await rig.on(.ready(Self.id))
+        #expect(await rig.next() == .close)
+        try await rig.shutdown()
+    }
+
     @Test func theChannelClosingGivesTheProgramEOFAfterItsSDUs() async throws {
         let rig = Rig()
         let program = try await rig.open()

@@ -58,10 +58,17 @@ extension ControlServer {
         l2cap.setL2CAPListeners(counts)
     }
 
-    /// An opened channel: to the next client listening for it; false when there is none.
+    /// Channels queued for one client at most: a client that does not read its socket gets no
+    /// more (they go to another listener, or are closed), so its queue cannot hold sockets
+    /// without bound.
+    static let maximumPassing = 8
+
+    /// An opened channel: to the next client listening for it; false when there is none (or
+    /// every one has `maximumPassing` channels still waiting to be passed).
     func deliver(_ channel: L2CAPChannelOpened, central: String) -> Bool {
-        let listeners = clients.values.filter { !$0.dropped && $0.listening.contains(channel.server) && $0.socketFD != nil }
-            .sorted { $0.number < $1.number }
+        let listeners = clients.values.filter {
+            !$0.dropped && $0.listening.contains(channel.server) && $0.socketFD != nil && $0.passing.count < Self.maximumPassing
+        }.sorted { $0.number < $1.number }
         guard !listeners.isEmpty else { return false }
         let last = lastL2CAPListener[channel.server] ?? 0
         let c = listeners.first { $0.number > last } ?? listeners[0]
@@ -77,9 +84,13 @@ extension ControlServer {
     /// socket rides on the line's first byte, written past NIO).
     func passSockets(to c: ControlClient) {
         guard !c.passingBlocked else { return }
-        while let (socket, line) = c.passing.first {
-            guard !c.dropped, let fd = c.socketFD else { return closePassing(c) }
-            sendBatch(c)
+        while !c.passing.isEmpty {
+            sendBatch(c)  // may drop the client (output limit): checked next
+            // NIO closes the socket before it fails pending writes and reports the client gone:
+            // an inactive channel's descriptor number may already be someone else's.
+            guard !c.dropped, c.channel.isActive, let fd = c.socketFD, let (socket, line) = c.passing.first else {
+                return closePassing(c)
+            }
             c.channel.flush()
             let pending = (try? c.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
             if pending > 0 {

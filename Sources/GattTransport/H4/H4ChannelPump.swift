@@ -162,11 +162,16 @@ final class H4ChannelPump: @unchecked Sendable {
         calls.send(id, Array(buffer[..<n]))
     }
 
-    /// A zero-length read is EOF when the peer hung up (else an empty message, an empty SDU).
+    /// POLLRDHUP (Linux; Glibc exports it only with _GNU_SOURCE).
+    private static let pollReadHangUp: Int16 = 0x2000
+
+    /// A zero-length read is EOF when the peer hung up or shut its sending side down (else an
+    /// empty message, an empty SDU).
     private static func hungUp(_ fd: Int32) -> Bool {
-        // (The peer's close shuts both directions of an AF_UNIX socket: POLLHUP.)
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        return poll(&p, 1, 0) > 0 && p.revents & (Int16(POLLHUP) | Int16(POLLERR)) != 0
+        // The peer's close shuts both directions of an AF_UNIX socket (POLLHUP); its
+        // shutdown(SHUT_WR) only ours for reading (POLLRDHUP, no POLLHUP).
+        var p = pollfd(fd: fd, events: Int16(POLLIN) | Self.pollReadHangUp, revents: 0)
+        return poll(&p, 1, 0) > 0 && p.revents & (Int16(POLLHUP) | Int16(POLLERR) | Self.pollReadHangUp) != 0
     }
 
     /// The program closed its end: the channel is disconnected.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 from typing import Any, Deque, Dict, List, Optional
 from collections import deque
@@ -97,6 +98,8 @@ class L2CAPListener:
             return
         except OSError:
             data, fds = b"", []
+        for fd in fds:
+            os.set_inheritable(fd, False)  # recv_fds has no MSG_CMSG_CLOEXEC: keep them out of children
         self._fds.extend(fds)
         if not data:
             self._finish()
