@@ -107,6 +107,23 @@ struct H4ChannelPumpTests {
         try await rig.shutdown()
     }
 
+    /// "Send the file, then disconnect": SDUs still waiting for room in the pair when the
+    /// channel closes reach the program, in order, before EOF.
+    @Test func sdusWaitingForTheProgramSurviveTheChannelClosing() async throws {
+        let rig = Rig()
+        let program = try await rig.open()
+        defer { close(program) }
+        let sent = 50
+        for k in 0..<sent { _ = try await rig.on(.received(Self.id, [UInt8](repeating: UInt8(k), count: 100))) }
+        #expect(rig.consumedCount.value < sent, "some wait for room")
+        _ = try await rig.on(.closed(Self.id, reason: "the central disconnected the channel"))
+        for k in 0..<sent {
+            #expect(Self.read(program) == [UInt8](repeating: UInt8(k), count: 100))
+        }
+        #expect(Self.read(program) == nil, "then EOF")
+        try await rig.shutdown()
+    }
+
     @Test func theProgramIsReadOnlyWhenInvited() async throws {
         let rig = Rig()
         let program = try await rig.open()

@@ -33,6 +33,9 @@ final class H4ChannelPump: @unchecked Sendable {
         let peerMTU: Int
         /// SDUs from the central not written into the pair yet (EAGAIN), oldest first.
         var unwritten: Deque<[UInt8]> = []
+        /// The channel is gone from the host, but `unwritten` still goes to the program
+        /// (the central sent it: "send the file, then disconnect" must not lose its tail).
+        var closing = false
     }
 
     private let eventLoop: any EventLoop
@@ -52,8 +55,8 @@ final class H4ChannelPump: @unchecked Sendable {
             guard let socket = open(id, peerMTU: peerMTU, mtu: mtu) else { return nil }
             return L2CAPChannelOpened(server: server, psm: psm, peerMTU: peerMTU, mtu: mtu, socket: socket)
         case .received(let id, let sdu): received(sdu, on: id)
-        case .ready(let id): if let fd = pipes[id]?.fd { poller?.setReading(fd, true) }
-        case .closed(let id, _): forget(id)
+        case .ready(let id): if let pipe = pipes[id], !pipe.closing { poller?.setReading(pipe.fd, true) }
+        case .closed(let id, _): closed(id)
         }
         return nil
     }
@@ -110,6 +113,14 @@ final class H4ChannelPump: @unchecked Sendable {
         calls.close(id)
     }
 
+    /// The host closed the channel: our end closes once what the central sent is written.
+    private func closed(_ id: CreditBasedChannelID) {
+        guard let pipe = pipes[id] else { return }
+        guard !pipe.unwritten.isEmpty else { return forget(id) }
+        pipes[id]!.closing = true
+        poller?.setReading(pipe.fd, false)
+    }
+
     /// Our end closes; the channel is gone from the host already.
     private func forget(_ id: CreditBasedChannelID) {
         guard let pipe = pipes.removeValue(forKey: id) else { return }
@@ -135,17 +146,21 @@ final class H4ChannelPump: @unchecked Sendable {
             if n < 0, errno == EINTR { continue }
             guard n >= 0 else {
                 // EPIPE, ECONNRESET: the program closed its end.
-                return programClosed(id)
+                return pipe.closing ? forget(id) : programClosed(id)
             }
             pipes[id]?.unwritten.removeFirst()
-            calls.consumed(id)
+            if pipe.closing {
+                if pipes[id]?.unwritten.isEmpty ?? true { forget(id) }
+            } else {
+                calls.consumed(id)
+            }
         }
     }
 
     // MARK: Program → central
 
     private func readable(_ id: CreditBasedChannelID, fd: Int32) {
-        guard let pipe = pipes[id], pipe.fd == fd else { return }
+        guard let pipe = pipes[id], pipe.fd == fd, !pipe.closing else { return }
         var buffer = [UInt8](repeating: 0, count: pipe.peerMTU)
         let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_TRUNC)) }
         if n < 0 {
