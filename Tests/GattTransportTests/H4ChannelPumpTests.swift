@@ -169,6 +169,16 @@ struct H4ChannelPumpTests {
         try await rig.shutdown()
     }
 
+    /// The central gives no credits (no `.ready`): the program is not read, but its leaving,
+    /// with nothing left to send, still ends the channel.
+    @Test(.timeLimit(.minutes(1))) func theProgramLeavingWhileNotReadDisconnectsTheChannel() async throws {
+        let rig = Rig()
+        let program = try await rig.open()
+        close(program)
+        #expect(await rig.next() == .close)
+        try await rig.shutdown()
+    }
+
     /// shutdown(SHUT_WR) is the program's end of data too: the channel disconnects, and no
     /// empty SDUs follow (a half-closed AF_UNIX socket reads 0 with POLLRDHUP, no POLLHUP).
     @Test func theProgramShuttingDownItsSendingSideDisconnectsTheChannel() async throws {
