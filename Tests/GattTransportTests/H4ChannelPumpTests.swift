@@ -156,14 +156,18 @@ struct H4ChannelPumpTests {
         try await rig.shutdown()
     }
 
-    @Test func theProgramClosingDisconnectsTheChannel() async throws {
+    @Test(.timeLimit(.minutes(1))) func theProgramClosingDisconnectsTheChannel() async throws {
         let rig = Rig()
         let program = try await rig.open()
         #expect(Self.write(program, [1]))
+        #expect(Self.write(program, []))
+        #expect(Self.write(program, [2]))
         close(program)
-        _ = try await rig.on(.ready(Self.id))
-        // What it wrote before closing still goes, then the close.
-        #expect(await rig.next() == .send([1]))
+        // What it wrote before closing still goes (an empty SDU too), then the close.
+        for sdu: [UInt8] in [[1], [], [2]] {
+            _ = try await rig.on(.ready(Self.id))
+            #expect(await rig.next() == .send(sdu))
+        }
         _ = try await rig.on(.ready(Self.id))
         #expect(await rig.next() == .close)
         try await rig.shutdown()

@@ -195,21 +195,21 @@ final class H4ChannelPump: @unchecked Sendable {
     /// with nothing of its on the way and nothing left to read, the channel ends now. What it
     /// wrote before leaving still goes first, as credits come (then EOF ends the channel).
     private func programHungUp(_ id: CreditBasedChannelID, fd: Int32) {
-        guard let pipe = pipes[id], pipe.fd == fd, !pipe.closing, !pipe.sending else { return }
-        var byte: UInt8 = 0
-        let n = recv(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
-        if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
-        if n > 0 || !Self.hungUp(fd) { return }
+        guard let pipe = pipes[id], pipe.fd == fd, !pipe.closing, !pipe.sending, Self.hungUp(fd) else { return }
         programClosed(id)
     }
 
-    /// A zero-length read is EOF when the peer hung up or shut its sending side down (else an
-    /// empty message, an empty SDU).
+    /// A zero-length read is EOF when the peer hung up or shut its sending side down and
+    /// nothing more is queued (else an empty message, an empty SDU; one that is the very last
+    /// thing before the program's close cannot be told from the close).
     private static func hungUp(_ fd: Int32) -> Bool {
         // The peer's close shuts both directions of an AF_UNIX socket (POLLHUP); its
         // shutdown(SHUT_WR) only ours for reading (POLLRDHUP, no POLLHUP).
         var p = pollfd(fd: fd, events: Int16(POLLIN) | SocketPoller.pollReadHangUp, revents: 0)
-        return poll(&p, 1, 0) > 0 && p.revents & (Int16(POLLHUP) | Int16(POLLERR) | SocketPoller.pollReadHangUp) != 0
+        guard poll(&p, 1, 0) > 0, p.revents & (Int16(POLLHUP) | Int16(POLLERR) | SocketPoller.pollReadHangUp) != 0 else { return false }
+        var byte: UInt8 = 0
+        let n = recv(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+        return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
     }
 
     /// The program closed its end: the channel is disconnected.
