@@ -1,3 +1,5 @@
+import GattCore
+
 /// Drives a controller's legacy advertising (Core Spec Vol 4 Part E §7.8.5–§7.8.9) towards
 /// what the peripheral core asked for, one batch of HCI commands at a time: the H4 host
 /// queues a batch's commands one by one and reports the batch's end here. (The kernel

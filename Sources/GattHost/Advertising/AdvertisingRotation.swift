@@ -1,3 +1,5 @@
+import GattCore
+
 /// Several advertising sets on a controller with legacy advertising only (Core Spec Vol 4
 /// Part E §7.8.5–§7.8.9: one advertiser): the sets take turns, `slice` each, as the Linux
 /// kernel rotates its advertising instances. A turn is one `AdvertisingDriver` batch: LE Set

@@ -1,3 +1,5 @@
+import GattCore
+
 /// Drives a controller's extended advertising (Core Spec Vol 4 Part E §7.8.52–§7.8.59)
 /// towards what the peripheral core asked for, one batch of HCI commands at a time: the H4
 /// host queues a batch's commands one by one and reports its end here. Advertising sets are

@@ -1,3 +1,5 @@
+import GattCore
+
 /// Every advertising set on the air together on a controller with extended advertising (Core
 /// Spec Vol 4 Part E §7.8.53): one Advertising_Handle per set, the primary set's 0x00, the
 /// others the next free ones, as many as LE Read Number of Supported Advertising Sets gives

@@ -1,3 +1,5 @@
+import GattCore
+
 /// The H4 (UART transport layer) packet indicator (Core Spec Vol 4 Part A §2).
 public enum H4PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case command = 0x01

@@ -1,3 +1,5 @@
+import GattCore
+
 /// Packet_Boundary_Flag of an HCI ACL data packet (Core Spec Vol 4 Part E §5.4.2).
 public enum ACLPacketBoundary: UInt8, Sendable, Hashable {
     /// First non-automatically-flushable packet of a higher-layer message (host → controller on LE).

@@ -1,3 +1,5 @@
+import GattCore
+
 /// An HCI command the host sends to the controller (Core Spec Vol 4 Part E §7).
 ///
 /// `encoded()` gives the command packet (opcode LE, parameter length, parameters)
@@ -217,23 +219,6 @@ public enum HCICommand: Sendable, Hashable, CustomStringConvertible {
         w.u8(UInt8(params.count))
         w.append(params)
         return w.bytes
-    }
-}
-
-/// The connection parameters of LE Connection Update, LE Remote Connection
-/// Parameter Request (Reply) and the L2CAP Connection Parameter Update Request,
-/// in wire units: interval in 1.25 ms, latency in connection events, supervision
-/// timeout in 10 ms.
-public struct LEConnectionParameters: Sendable, Hashable {
-    public var intervalMin: UInt16
-    public var intervalMax: UInt16
-    public var latency: UInt16
-    public var supervisionTimeout: UInt16
-    public init(intervalMin: UInt16, intervalMax: UInt16, latency: UInt16, supervisionTimeout: UInt16) {
-        self.intervalMin = intervalMin
-        self.intervalMax = intervalMax
-        self.latency = latency
-        self.supervisionTimeout = supervisionTimeout
     }
 }
 

@@ -1,3 +1,5 @@
+import GattCore
+
 /// The Command Complete event (Core Spec Vol 4 Part E §7.7.14): the controller's
 /// answer to most commands. `returnParameters` are decoded with the typed
 /// accessors below, which check the opcode, the status and the exact length.
@@ -58,24 +60,11 @@ public protocol HCIReturnParameters: Sendable {
 }
 
 /// Read Local Version Information (§7.4.1).
-public struct HCILocalVersionInformation: HCIReturnParameters, Hashable {
+extension HCILocalVersionInformation: HCIReturnParameters {
     public static let opcodes: [HCIOpcode] = [.readLocalVersionInformation]
     public static let length = 9
-    public var hciVersion: UInt8
-    public var hciSubversion: UInt16
-    public var lmpVersion: UInt8
-    public var companyIdentifier: UInt16
-    public var lmpSubversion: UInt16
-    public init(hciVersion: UInt8, hciSubversion: UInt16, lmpVersion: UInt8, companyIdentifier: UInt16, lmpSubversion: UInt16) {
-        self.hciVersion = hciVersion
-        self.hciSubversion = hciSubversion
-        self.lmpVersion = lmpVersion
-        self.companyIdentifier = companyIdentifier
-        self.lmpSubversion = lmpSubversion
-    }
     public init(fields: [UInt8]) {
         var r = CodecByteReader(fields)
-       
         self.init(hciVersion: r.u8(), hciSubversion: r.u16(), lmpVersion: r.u8(), companyIdentifier: r.u16(), lmpSubversion: r.u16())
     }
 }

@@ -1,3 +1,5 @@
+import GattCore
+
 /// Why bytes from the controller could not be decoded as an HCI packet. The host
 /// logs it and drops the packet; nothing here is fatal by itself.
 public enum HCIDecodingError: Error, Sendable, Hashable, CustomStringConvertible {

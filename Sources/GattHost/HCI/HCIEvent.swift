@@ -1,3 +1,5 @@
+import GattCore
+
 /// An HCI event from the controller (Core Spec Vol 4 Part E §7.7).
 ///
 /// `HCIEvent(decoding:)` takes the event packet without the H4 indicator (event

@@ -1,3 +1,5 @@
+import GattCore
+
 // Return parameters of the extended advertising commands (Core Spec Vol 4 Part E §7.8.53–§7.8.58).
 
 /// LE Set Extended Advertising Parameters [v1] (§7.8.53): the TX power the controller chose, in dBm.

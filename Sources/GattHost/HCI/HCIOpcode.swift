@@ -1,3 +1,5 @@
+import GattCore
+
 /// An HCI command opcode: OGF (6 bits) and OCF (10 bits), little-endian on the
 /// wire (Core Spec Vol 4 Part E §5.4.1).
 public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import DequeModule
+import GattCore
 
 /// Outgoing ACL data for every connection (Core Spec Vol 4 Part E §4.1.1, host flow
 /// control): never more packets in the controller than it has LE ACL buffers (credits

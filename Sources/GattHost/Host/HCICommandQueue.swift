@@ -1,4 +1,5 @@
 import DequeModule
+import GattCore
 
 /// HCI command flow control (Core Spec Vol 4 Part E §4.4): commands wait here until the
 /// controller has a command credit and nothing is outstanding; the outstanding one has a

@@ -1,3 +1,5 @@
+import GattCore
+
 /// The H4 host is the half below the seam that tests, fuzz targets and benchmarks drive
 /// (`PeripheralStack<Host>`): its packets go to the shell, its transport events to the core.
 extension Host: BelowSeam {

@@ -1,3 +1,5 @@
+import GattCore
+
 // Credit-based L2CAP channels, server role (Core Spec Vol 3 Part A §3.4, §4.22–§4.28,
 // §10.1): the LE signalling exchanges that open, credit, reconfigure and close them, and
 // their SDUs in and out. The layer above (the H4 transport) sees `.channel` events and

@@ -1,3 +1,5 @@
+import GattCore
+
 // HCI events and command answers (Core Spec Vol 4 Part E §7.7).
 extension Host {
     mutating func handle(_ event: HCIEvent) -> [HostOutput] {

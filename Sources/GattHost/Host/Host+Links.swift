@@ -1,3 +1,5 @@
+import GattCore
+
 // LE connections, ACL data and the L2CAP fixed channels (Core Spec Vol 3 Part A).
 extension Host {
     mutating func connectionOpened(_ c: LEConnectionComplete) -> [HostOutput] {

@@ -1,3 +1,5 @@
+import GattCore
+
 // Our privacy on the H4 path (Core Spec Vol 6 Part B §1.3.2.2, Vol 3 Part C §10.7): the
 // identity bonded centrals get (our IRK and identity address) and, with `own_address_type`
 // "rpa", resolvable private addresses renewed every `rpa_timeout_s`.

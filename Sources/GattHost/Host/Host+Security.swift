@@ -1,3 +1,5 @@
+import GattCore
+
 // The LE Security Manager on the H4 path (Core Spec Vol 3 Part H) and link encryption
 // (Vol 4 Part E §7.7.8, §7.7.39, §7.7.65.5, §7.8.25/26): one `PairingResponder` per
 // connection, the bonds the daemon loaded, and the repeated-attempts back-off across links.

@@ -1,3 +1,5 @@
+import GattCore
+
 /// The user-space BLE host below the seam (Core Spec Vol 4 Part E, Vol 3 Part A) for H4
 /// transports: controller bring-up, HCI command flow control (`HCICommandQueue`),
 /// advertising commands (`HostAdvertising`: legacy or extended, chosen at bring-up), LE

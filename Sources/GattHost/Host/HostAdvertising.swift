@@ -1,3 +1,5 @@
+import GattCore
+
 /// The H4 host's advertising: legacy commands (`AdvertisingRotation`: the sets take turns) or
 /// extended ones (`ExtendedAdvertisingSets`: every set on the air at once, one advertising
 /// handle each), chosen once per reset at bring-up and never mixed (Core Spec Vol 4 Part E

@@ -1,3 +1,5 @@
+import GattCore
+
 /// Reassembles the ACL data packets of one connection into L2CAP basic frames
 /// (Core Spec Vol 3 Part A §7.2 fragmentation and recombination; Vol 4 Part E §5.4.2).
 ///

@@ -1,4 +1,5 @@
 import DequeModule
+import GattCore
 
 /// One credit-based channel of the H4 host: the link and our (source) CID, which is
 /// unique on its link (Core Spec Vol 3 Part A §2.1).

@@ -1,3 +1,5 @@
+import GattCore
+
 // The Enhanced Credit Based signalling commands (Core Spec Vol 3 Part A §4.25–§4.28):
 // connection of up to five channels at once and their reconfiguration.
 

@@ -1,3 +1,5 @@
+import GattCore
+
 /// An L2CAP channel identifier (Core Spec Vol 3 Part A §2.1). LE fixed channels
 /// are named; dynamic channels are 0x0040...0x007F on LE.
 public struct L2CAPChannelID: RawRepresentable, Sendable, Hashable, CustomStringConvertible {

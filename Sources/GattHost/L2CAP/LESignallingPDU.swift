@@ -1,3 +1,5 @@
+import GattCore
+
 /// A signalling command on the LE signalling channel, CID 0x0005 (Core Spec
 /// Vol 3 Part A §4): code, identifier, 16-bit data length, data. On LE each
 /// C-frame carries exactly one command.

@@ -1,3 +1,5 @@
+import GattCore
+
 /// Where a pairing stands (Core Spec Vol 3 Part H §2.1 phases 1–3), one value per link.
 enum PairingPhase: Sendable {
     /// No pairing in progress (also after one completed or failed).

@@ -1,3 +1,5 @@
+import GattCore
+
 /// Phase 3, Transport Specific Key Distribution (Core Spec Vol 3 Part H §2.4.3,
 /// §3.6): on the encrypted link the responder sends its keys first, then the
 /// initiator sends its own, each set in the order of §3.6.1.

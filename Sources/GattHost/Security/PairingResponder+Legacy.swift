@@ -1,3 +1,5 @@
+import GattCore
+
 /// Phase 2 of LE legacy pairing (Core Spec Vol 3 Part H §2.3.5.5): TK from Just
 /// Works (0) or Passkey Entry, Sconfirm/Srand with c1, STK with s1.
 extension PairingResponder {

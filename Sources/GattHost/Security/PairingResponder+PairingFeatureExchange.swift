@@ -1,3 +1,5 @@
+import GattCore
+
 /// Phase 1, Pairing Feature Exchange (Core Spec Vol 3 Part H §2.3, §3.5.1–§3.5.2).
 extension PairingResponder {
     /// Checks a Pairing Request, negotiates, and answers (or asks the user first).

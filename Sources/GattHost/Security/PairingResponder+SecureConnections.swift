@@ -1,3 +1,5 @@
+import GattCore
+
 /// Phase 2 of LE Secure Connections pairing (Core Spec Vol 3 Part H §2.3.5.6):
 /// public key exchange, authentication stage 1 (Just Works / Numeric Comparison
 /// or 20 rounds of Passkey Entry) and stage 2 (DHKey checks with f5/f6).

@@ -1,3 +1,5 @@
+import GattCore
+
 /// The LE Security Manager in the responder (peripheral) role for one link
 /// (Core Spec Vol 3 Part H §2.3–§2.4, §3). Sans-I/O: SMP PDUs, the time, user
 /// answers and the controller's LTK request / encryption change go in; SMP

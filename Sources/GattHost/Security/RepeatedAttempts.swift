@@ -1,3 +1,5 @@
+import GattCore
+
 /// Repeated attempts protection (Core Spec Vol 3 Part H §2.3.6): after a pairing
 /// fails authentication, the same peer must wait before pairing again, and the
 /// wait doubles with each further failure. Keyed by peer identity (the identity

@@ -1,3 +1,5 @@
+import GattCore
+
 /// Resolvable private addresses (Core Spec Vol 6 Part B §1.3.2.2): `hash ‖ prand`, where
 /// prand is 22 random bits under the two most significant bits 0b01 and hash = ah(IRK, prand)
 /// (Vol 3 Part H §2.2.2). A bonded central that has our IRK recognises every one of them.

@@ -1,3 +1,5 @@
+import GattCore
+
 /// A typed SMP command (Core Spec Vol 3 Part H §3.5 pairing methods, §3.6 key
 /// distribution). Multi-octet values are kept little-endian, as carried.
 public enum SMPCommand: Sendable, Hashable {

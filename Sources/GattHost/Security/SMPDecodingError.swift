@@ -1,3 +1,5 @@
+import GattCore
+
 /// Why an SMP PDU could not be decoded into an `SMPCommand`.
 public enum SMPDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No octets at all.

@@ -1,3 +1,5 @@
+import GattCore
+
 /// The security properties an encryption key gives a link (Core Spec Vol 3
 /// Part C §10.2.1 LE security mode 1 levels 2–4).
 public struct SMPLinkSecurity: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import Crypto
+import GattCore
 
 /// A P-256 public key as LE Secure Connections exchanges it (Core Spec Vol 3 Part H §3.5.6):
 /// X and Y, 32 octets each, little-endian. Only points on the curve can be built.
