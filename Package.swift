@@ -98,12 +98,18 @@ let package = Package(
         .executableTarget(name: "gattctl", dependencies: ["GattctlCommand"]),
         // What tests, fuzz targets and benchmarks share: the scripted controller.
         .target(name: "GattTestSupport", dependencies: ["GattCore", "GattHost"]),
+        // Fixtures the core's and the host's tests share (the ATT database, configs, hex).
+        .target(name: "GattTestFixtures", dependencies: ["GattCore"], path: "Tests/GattTestFixtures"),
         .testTarget(
             name: "GattCoreTests",
-            dependencies: ["GattCore", "GattTestSupport"]
+            dependencies: ["GattCore", "GattTestFixtures"]
+        ),
+        .testTarget(
+            name: "GattHostTests",
+            dependencies: ["GattHost", "GattCore", "GattTestSupport", "GattTestFixtures"]
         ),
         .testTarget(name: "GattControlProtocolTests", dependencies: ["GattControlProtocol", "GattCore"]),
-        .testTarget(name: "GattTransportTests", dependencies: ["GattTransport"]),
+        .testTarget(name: "GattTransportTests", dependencies: ["GattTransport", "GattHost"]),
         .testTarget(name: "GattDaemonTests", dependencies: ["GattDaemon", "GattCore"]),
     ],
     swiftLanguageModes: [.v6]
