@@ -2,7 +2,7 @@ import GattCore
 
 /// Helpers shared by the config, layout and hash tests.
 package enum ConfigFixture {
-    /// The package root, from this file's path (Tests/GattCoreTests/…).
+    /// The package root, from this file's path (Tests/GattTestFixtures/…).
     package static var packageRoot: String {
         var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
         parts.removeLast(3)
