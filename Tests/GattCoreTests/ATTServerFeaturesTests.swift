@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 /// Server Supported Features (Vol 3 Part G §7.4) and Client Supported Features bits 1 and 2
 /// (§7.2), PDU by PDU against `ATTFixture` (Server Supported Features at 0x000F).

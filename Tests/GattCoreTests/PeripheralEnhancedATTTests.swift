@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 /// The Peripheral routing Enhanced ATT bearers (the EATT seam): opened, fed, pumped one PDU
 /// per `.readyToSend` of that bearer, reconfigured, closed, forgotten with the connection.

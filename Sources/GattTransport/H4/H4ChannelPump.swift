@@ -1,5 +1,6 @@
 import DequeModule
 import GattCore
+import GattHost
 import NIOCore
 import NIOPosix
 
