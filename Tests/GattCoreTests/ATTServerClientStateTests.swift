@@ -13,7 +13,7 @@ import Testing
     func unawareRobustClient() -> ATTHarness {
         var h = ATTHarness()
         #expect(h.request([0x12, 0x0B, 0x00, 0x01]) == [0x13])
-        h.server.databaseChanged(from: [1, 2, 3], range: HandleRange(start: 0x0E, end: 0x29))
+        h.server.databaseChanged(from: [1, 2, 3], range: HandleRange(start: 0x10, end: 0x2B))
         #expect(h.server.changeAwareness(for: h.c1) == .changeUnaware)
         return h
     }
@@ -21,17 +21,17 @@ import Testing
     @Test func changeUnawareClientGetsDatabaseOutOfSyncOnceThenItsNextRequestMakesItAware() {
         var h = unawareRobustClient()
         // Read Request: Database Out Of Sync, handle 0x0000, not performed.
-        #expect(h.request([0x0A, 0x10, 0x00]) == [0x01, 0x0A, 0x00, 0x00, Self.outOfSync])
+        #expect(h.request([0x0A, 0x12, 0x00]) == [0x01, 0x0A, 0x00, 0x00, Self.outOfSync])
         #expect(h.server.changeAwareness(for: h.c1) == .changeUnawareOutOfSyncSent)
         // The next request is served (one ATT bearer) and the client is change-aware.
-        #expect(h.request([0x0A, 0x10, 0x00]) == [0x0B, 0x01, 0x02])
+        #expect(h.request([0x0A, 0x12, 0x00]) == [0x0B, 0x01, 0x02])
         #expect(h.server.changeAwareness(for: h.c1) == .changeAware)
         #expect(h.server.clientState(for: h.c1)?.serviceChangedOwed == nil)
     }
 
     @Test func writesAndDiscoveryOfAChangeUnawareClientAreNotPerformed() {
         var h = unawareRobustClient()
-        #expect(h.request([0x12, 0x10, 0x00, 0x09]) == [0x01, 0x12, 0x00, 0x00, Self.outOfSync])
+        #expect(h.request([0x12, 0x12, 0x00, 0x09]) == [0x01, 0x12, 0x00, 0x00, Self.outOfSync])
         #expect(h.events.isEmpty)
         #expect(h.server.database.value(ofCharacteristic: ATTFixture.rw) == [0x01, 0x02])
         var g = unawareRobustClient()
@@ -40,7 +40,7 @@ import Testing
 
     @Test func commandsOfAChangeUnawareClientAreIgnored() {
         var h = unawareRobustClient()
-        #expect(h.send([0x52, 0x10, 0x00, 0x07]) == [])
+        #expect(h.send([0x52, 0x12, 0x00, 0x07]) == [])
         #expect(h.events.isEmpty)
         #expect(h.server.database.value(ofCharacteristic: ATTFixture.rw) == [0x01, 0x02])
         // A command does not count as the request that ends the state.
@@ -52,7 +52,7 @@ import Testing
         let hash = h.server.database.databaseHash
         #expect(h.request([0x08, 0x01, 0x00, 0xFF, 0xFF, 0x2A, 0x2B]) == [0x09, 18, 0x0D, 0x00] + hash)
         #expect(h.server.changeAwareness(for: h.c1) == .changeUnawareHashRead)
-        #expect(h.request([0x0A, 0x10, 0x00]) == [0x0B, 0x01, 0x02])
+        #expect(h.request([0x0A, 0x12, 0x00]) == [0x0B, 0x01, 0x02])
         #expect(h.server.changeAwareness(for: h.c1) == .changeAware)
     }
 
@@ -65,7 +65,7 @@ import Testing
     @Test func withoutRobustCachingAChangeUnawareClientIsServed() {
         var h = ATTHarness()
         h.server.databaseChanged(from: [1], range: .all)
-        #expect(h.request([0x0A, 0x10, 0x00]) == [0x0B, 0x01, 0x02])
+        #expect(h.request([0x0A, 0x12, 0x00]) == [0x0B, 0x01, 0x02])
         #expect(h.server.changeAwareness(for: h.c1) == .changeUnaware)
     }
 
@@ -76,10 +76,10 @@ import Testing
         _ = h.request([0x08, 0x01, 0x00, 0xFF, 0xFF, 0x2A, 0x2B])
         h.subscribe(0x09, 0x02)
         #expect(h.server.changeAwareness(for: h.c1) == .changeAware)
-        h.server.databaseChanged(from: [1], range: HandleRange(start: 0x0E, end: 0x26))
+        h.server.databaseChanged(from: [1], range: HandleRange(start: 0x10, end: 0x28))
         let r = h.server.indicateServiceChangedOwed(h.c1, now: .zero)
         #expect(r?.result == .queued(1))
-        #expect(h.drain(h.c1) == [[0x1D, 0x08, 0x00, 0x0E, 0x00, 0x26, 0x00]])
+        #expect(h.drain(h.c1) == [[0x1D, 0x08, 0x00, 0x10, 0x00, 0x28, 0x00]])
         #expect(h.send([0x1E]) == [])
         #expect(h.server.changeAwareness(for: h.c1) == .changeAware)
         #expect(h.server.clientState(for: h.c1)?.serviceChangedOwed == nil)
@@ -100,11 +100,11 @@ import Testing
         h.server.restoreClientState(h.c1, GATTClientState(clientConfigurations: ["id:notify": 1, "id:gone": 1, "id:rw": 1], databaseHash: hash))
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.notify) == 1)
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.rw) == 0)  // cannot notify
-        #expect(h.request([0x0A, 0x13, 0x00]) == [0x0B, 0x01, 0x00])
+        #expect(h.request([0x0A, 0x15, 0x00]) == [0x0B, 0x01, 0x00])
         #expect(h.server.changeAwareness(for: h.c1) == .changeAware)
         let r = h.server.notify(characteristic: ATTFixture.notify, value: [7], now: .zero)
         #expect(r.result == .queued(1))
-        #expect(h.drain(h.c1) == [[0x1B, 0x12, 0x00, 0x07]])
+        #expect(h.drain(h.c1) == [[0x1B, 0x14, 0x00, 0x07]])
         #expect(h.server.clientState(for: h.c1)?.clientConfigurations == ["id:notify": 1])
     }
 
@@ -125,7 +125,7 @@ import Testing
     @Test func bondedClientsCCCDWriteIsAnsweredOnceCommitted() throws {
         var h = ATTHarness()
         h.server.setBonded(h.c1)
-        #expect(h.send([0x12, 0x13, 0x00, 0x01, 0x00]) == [])
+        #expect(h.send([0x12, 0x15, 0x00, 0x01, 0x00]) == [])
         guard case .deferredAccess(let rid, let id, .commit(let values, let state?))? = h.events.first else {
             Issue.record("no commit with client state: \(h.events)")
             return
@@ -139,19 +139,19 @@ import Testing
         #expect(h.drain(h.c1) == [[0x13]])
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.notify) == 1)
         // A failure is the ATT error; nothing changes.
-        #expect(h.send([0x12, 0x13, 0x00, 0x00, 0x00]) == [])
+        #expect(h.send([0x12, 0x15, 0x00, 0x00, 0x00]) == [])
         guard case .deferredAccess(let rid2, _, .commit)? = h.events.first else {
             Issue.record("no commit: \(h.events)")
             return
         }
         h.absorb(try h.server.respond(to: rid2, result: .failure(.unlikelyError), now: .zero))
-        #expect(h.drain(h.c1) == [[0x01, 0x12, 0x13, 0x00, 0x0E]])
+        #expect(h.drain(h.c1) == [[0x01, 0x12, 0x15, 0x00, 0x0E]])
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.notify) == 1)
     }
 
     @Test func unbondedClientsCCCDWriteIsAnsweredAtOnce() {
         var h = ATTHarness()
-        #expect(h.request([0x12, 0x13, 0x00, 0x01, 0x00]) == [0x13])
+        #expect(h.request([0x12, 0x15, 0x00, 0x01, 0x00]) == [0x13])
         #expect(h.server.isBonded(h.c1) == false)
     }
 
@@ -160,11 +160,11 @@ import Testing
         var services = [ServiceDefinition(id: "a", uuid: 0xAAA0)]
         var db = GATTDatabase(deviceName: "gattd", services: services)
         // Service a shrank and service b disappeared: from a's start to b's old end.
-        #expect(GATTDatabase.changedRange(from: old.serviceFingerprints, to: db.serviceFingerprints) == HandleRange(start: 0x0E, end: 0x29))
+        #expect(GATTDatabase.changedRange(from: old.serviceFingerprints, to: db.serviceFingerprints) == HandleRange(start: 0x10, end: 0x2B))
         #expect(GATTDatabase.changedRange(from: db.serviceFingerprints, to: db.serviceFingerprints) == nil)
         services.append(ServiceDefinition(id: "c", uuid: 0xCCC0))
         let grown = GATTDatabase(deviceName: "other name", services: services)
-        #expect(GATTDatabase.changedRange(from: db.serviceFingerprints, to: grown.serviceFingerprints) == HandleRange(start: 0x0F, end: 0x0F))
+        #expect(GATTDatabase.changedRange(from: db.serviceFingerprints, to: grown.serviceFingerprints) == HandleRange(start: 0x11, end: 0x11))
         db = grown
         #expect(db.serviceFingerprints.count == 4)
     }
@@ -173,8 +173,8 @@ import Testing
         var s = GATTClientState(databaseHash: [1])
         s.databaseChanged(to: [1], range: HandleRange(start: 5, end: 6))
         #expect(s.serviceChangedOwed == nil)
-        s.databaseChanged(to: [2], range: HandleRange(start: 0x20, end: 0x30))
-        s.databaseChanged(to: [3], range: HandleRange(start: 0x10, end: 0x18))
-        #expect(s.serviceChangedOwed == HandleRange(start: 0x10, end: 0x30))
+        s.databaseChanged(to: [2], range: HandleRange(start: 0x22, end: 0x32))
+        s.databaseChanged(to: [3], range: HandleRange(start: 0x12, end: 0x1A))
+        #expect(s.serviceChangedOwed == HandleRange(start: 0x12, end: 0x32))
     }
 }

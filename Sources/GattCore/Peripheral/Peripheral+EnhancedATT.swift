@@ -41,3 +41,12 @@ extension Peripheral {
         absorb(next.outputs, into: &out)
     }
 }
+
+extension Peripheral {
+    /// Whether Server Supported Features says EATT Supported (the config's `eatt` and a
+    /// transport that can accept Enhanced ATT bearers). Centrals read it; gattd never opens
+    /// a bearer itself. Kept across reloads until set again.
+    public var enhancedATT: Bool { att.database.enhancedATTSupported }
+
+    public mutating func setEnhancedATT(_ on: Bool) { att.database.setEnhancedATTSupported(on) }
+}

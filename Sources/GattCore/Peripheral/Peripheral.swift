@@ -162,6 +162,15 @@ public struct Peripheral: Sendable {
         return (r.result, absorb(r.outputs))
     }
 
+    /// Sets several values and queues them to subscribers at once (`only`: that connection):
+    /// one Multiple Handle Value Notification per client that set Client Supported Features
+    /// bit 2 when at least two of its notifications fit a bearer's ATT_MTU whole, else one
+    /// PDU per value (`ATTServer.notifyMultiple`). All or nothing.
+    public mutating func notify(values: [(characteristic: Int, value: [UInt8])], only: ConnectionID? = nil, now: Duration) -> (NotifyResult, [PeripheralOutput]) {
+        let r = att.notifyMultiple(values, only: only, now: now)
+        return (r.result, absorb(r.outputs))
+    }
+
     /// Sets a value without notifying; false when out of range or too long.
     public mutating func setValue(characteristic: Int, value: [UInt8]) -> Bool {
         att.setValue(characteristic: characteristic, value: value)
