@@ -48,28 +48,46 @@ struct L2CAPServe: ParsableCommand {
             let client = try global.connect()
             let channel = try L2CAPListening.listen(client, id)
             StandardStream.error("gattctl: serving L2CAP channel \"\(id)\" (PSM \(channel.psm)) with: \(exec)\n")
+            // gattctl keeps each channel's socket while its command runs, then until what the
+            // command wrote has left it: closing the socket ends the channel, and the kernel
+            // drops what still waits for the central's credits.
+            var running: [pid_t: Int32] = [:]
+            var draining: [Int32] = []
             while true {
-                Self.reap()
+                for pid in Self.reap() {
+                    if let socket = running.removeValue(forKey: pid) { draining.append(socket) }
+                }
+                draining.removeAll { socket in
+                    guard ChannelSendQueue.isDone(socket) else { return false }
+                    close(socket)
+                    return true
+                }
                 guard let (event, socket) = try L2CAPListening.next(client, timeout: .seconds(1)) else { continue }
                 if !quiet { StandardStream.error("gattctl: \(event.central) opened \"\(id)\" (MTU \(event.peerMTU))\n") }
                 L2CAPListening.makeBlocking(socket)
                 do throws(GattctlFailure) {
-                    try Subprocess.spawn(exec, stdio: socket, environment: [
+                    let pid = try Subprocess.spawn(exec, stdio: socket, environment: [
                         "GATTD_CENTRAL": event.central, "GATTD_L2CAP_CHANNEL": id, "GATTD_PSM": String(event.psm),
                         "GATTD_MTU": String(event.mtu), "GATTD_PEER_MTU": String(event.peerMTU),
                     ])
+                    running[pid] = socket
                 } catch {
                     StandardStream.error("gattctl: \(error.message)\n")
+                    close(socket)
                 }
-                close(socket)
             }
         }
     }
 
-    /// Collects finished commands (no zombies).
-    static func reap() {
+    /// Collects finished commands (no zombies); returns their pids.
+    static func reap() -> [pid_t] {
         var status: Int32 = 0
-        while waitpid(-1, &status, WNOHANG) > 0 {}
+        var done: [pid_t] = []
+        while true {
+            let pid = waitpid(-1, &status, WNOHANG)
+            guard pid > 0 else { return done }
+            done.append(pid)
+        }
     }
 }
 
@@ -80,7 +98,8 @@ struct L2CAPCat: ParsableCommand {
         discussion: """
             Waits for a central to open the channel ID, then copies stdin to it (in SDUs of at \
             most the central's MTU) and what it receives to stdout, until the central closes \
-            it. At the end of stdin the channel is closed once what was written is sent.
+            it. At the end of stdin the channel is closed once what was written has left \
+            gattd's socket (the central's credits let it go), or when the central closes it.
             """
     )
 
@@ -206,12 +225,35 @@ enum L2CAPListening {
                 if n < 0, errno == EINTR { continue }
                 if n <= 0 {
                     stdinOpen = false
+                    // Closing now would end the channel with what waits for the central's
+                    // credits still queued (the kernel drops it): relay until it has left.
+                    drain(socket, into: &sdu)
                     close(socket)
                     return
                 }
                 // One SDU per read: blocks while the central gives no credits.
                 let sent = input.withUnsafeBytes { write(socket, $0.baseAddress, n) }
                 if sent < 0 { throw .reply("the channel: \(String(cString: strerror(errno)))") }
+            }
+        }
+    }
+
+    /// After the end of stdin: copies the channel to stdout until our socket's send queue is
+    /// empty or the channel closes.
+    private static func drain(_ socket: Int32, into sdu: inout [UInt8]) {
+        var fd = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        while !ChannelSendQueue.isEmpty(socket) {
+            // No event says "sent": look again every 50 ms, or as soon as something arrives.
+            let ready = poll(&fd, 1, 50)
+            if ready < 0, errno != EINTR { return }
+            guard ready > 0 else { continue }
+            if fd.revents & Int16(POLLIN) != 0 {
+                let n = sdu.withUnsafeMutableBytes { read(socket, $0.baseAddress, $0.count) }
+                if n < 0, errno == EINTR { continue }
+                if n <= 0 { return }  // the channel closed
+                guard (try? writeAll(1, sdu, n)) != nil else { return }
+            } else if fd.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
+                return
             }
         }
     }
@@ -224,5 +266,43 @@ enum L2CAPListening {
             if n <= 0 { throw .reply("stdout: \(String(cString: strerror(errno)))") }
             offset += n
         }
+    }
+}
+
+/// A channel socket's send queue: what was written and has not left it yet. The kernel's
+/// AF_BLUETOOTH sockets answer TIOCOUTQ with the FREE room (sk_sndbuf - wmem; bt_sock_ioctl),
+/// so empty is free room = SO_SNDBUF; AF_UNIX sockets (the H4 transport's socket pairs)
+/// answer with the bytes their peer has not read yet.
+enum ChannelSendQueue {
+    /// Bytes still queued (0: all gone); nil when the socket does not say.
+    static func pending(_ socket: Int32) -> Int? {
+        #if os(Linux)
+        var queued: Int32 = 0
+        guard ioctl(socket, UInt(TIOCOUTQ), &queued) == 0 else { return nil }
+        var domain: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(socket, SOL_SOCKET, SO_DOMAIN, &domain, &length) == 0 else { return nil }
+        guard domain == 31 else { return Int(queued) }  // AF_BLUETOOTH
+        var sendBuffer: Int32 = 0
+        length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(socket, SOL_SOCKET, SO_SNDBUF, &sendBuffer, &length) == 0 else { return nil }
+        return max(0, Int(sendBuffer) - Int(queued))
+        #else
+        return nil
+        #endif
+    }
+
+    /// True when nothing waits in the send queue, or the socket cannot tell (not a socket,
+    /// closed: then waiting would never end).
+    static func isEmpty(_ socket: Int32) -> Bool {
+        (pending(socket) ?? 0) == 0
+    }
+
+    /// `serve`: a socket whose command has exited can be closed: its queue is empty, or the
+    /// channel is gone (hung up or failed).
+    static func isDone(_ socket: Int32) -> Bool {
+        if isEmpty(socket) { return true }
+        var fd = pollfd(fd: socket, events: 0, revents: 0)
+        return poll(&fd, 1, 0) > 0 && fd.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
     }
 }

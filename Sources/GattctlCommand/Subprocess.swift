@@ -60,10 +60,11 @@ enum Subprocess {
     }
 
     /// Starts `/bin/sh -c COMMAND` with `stdio` as its stdin and stdout (an L2CAP channel),
-    /// without waiting for it (the caller reaps it).
-    static func spawn(_ command: String, stdio: Int32, environment: [String: String]) throws(GattctlFailure) {
-        let (_, rc) = shell(command, stdin: stdio, stdout: stdio, environment: environment)
+    /// without waiting for it (the caller reaps it). Returns its pid.
+    static func spawn(_ command: String, stdio: Int32, environment: [String: String]) throws(GattctlFailure) -> pid_t {
+        let (pid, rc) = shell(command, stdin: stdio, stdout: stdio, environment: environment)
         guard rc == 0 else { throw .reply("cannot run /bin/sh: \(String(cString: strerror(rc)))") }
+        return pid
     }
 
     /// posix_spawn of `/bin/sh -c COMMAND` with `stdin` and `stdout` as fds 0 and 1, gattctl's

@@ -12,6 +12,7 @@ GATTD=./gattd
 GATTCTL="./gattctl --socket /tmp/gattd.sock"
 LOG=/tmp/gattd.log
 UUID_BASE=0000-1000-8000-00805f9b34fb
+cp gattd.json /tmp/gattd-first.json   # the config as shipped (later sections change gattd.json)
 
 wait_for() { # PATTERN FILE TENTHS
     i=0; while ! grep -q "$1" "$2" 2>/dev/null && [ "$i" -lt "$3" ]; do sleep 0.1; i=$((i+1)); done
@@ -290,6 +291,36 @@ links_closed
 timeout 20 l2test -n -i hci1 -V le_public -P 129 "$HCI0_ADDR" >/tmp/l2-left.out 2>&1; rc=$?
 [ $rc != 0 ] && grep -q "Connection refused" /tmp/l2-left.out && pass "l2cap: PSM 129 refused again once nobody listens" \
     || bad "l2cap: PSM 129 not refused after the program left (rc=$rc)"
+links_closed
+
+# Nothing lost at the end: when gattctl's input ends (l2cap cat) or the command exits (l2cap
+# serve --exec), the tail of what was written still waits in the kernel for the central's
+# credits; closing the channel's socket then would make the kernel drop it. gattctl keeps the
+# socket until its send queue is empty. hci1's l2cap_recv (Tests/kernel-vm/l2cap_recv.c) writes
+# every SDU it receives to a file until gattd closes the channel.
+head -c 204800 /dev/urandom >/tmp/big.bin
+l2cap_file() { # WHAT RECEIVED: hci1 receives a channel on PSM 129 into RECEIVED, compared with /tmp/big.bin
+    timeout 120 ./l2cap_recv -i hci1 -b "$HCI0_ADDR" -P 129 >"$2" 2>/tmp/recv.log; rc=$?
+    cat /tmp/recv.log
+    [ $rc = 0 ] && cmp -s /tmp/big.bin "$2" \
+        && pass "l2cap: $1: hci1 received all $(wc -c </tmp/big.bin) bytes, then gattd closed the channel" \
+        || bad "l2cap: $1: hci1 received $(wc -c <"$2") of $(wc -c </tmp/big.bin) bytes (rc=$rc)"
+}
+listening_before=$(count 'listening for L2CAP channel "echo" on PSM 129' $LOG)
+$GATTCTL l2cap cat echo </tmp/big.bin >/tmp/cat.out 2>/tmp/cat.err &
+CAT=$!
+wait_more 'listening for L2CAP channel "echo" on PSM 129' $LOG "$listening_before" 100 || bad "l2cap cat: gattd does not listen for echo"
+l2cap_file "gattctl l2cap cat < a 200 KB file" /tmp/cat-received.bin
+i=0; while kill -0 $CAT 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+kill $CAT 2>/dev/null; wait $CAT; echo "gattctl l2cap cat rc=$?"; cat /tmp/cat.err
+links_closed
+listening_before=$(count 'listening for L2CAP channel "echo" on PSM 129' $LOG)
+# (dd: one write per SDU of the central's MTU; cat's larger writes would be EMSGSIZE.)
+$GATTCTL l2cap serve echo --exec 'dd if=/tmp/big.bin bs=$GATTD_PEER_MTU 2>/dev/null' >/tmp/serve-file.log 2>&1 &
+SERVE=$!
+wait_more 'listening for L2CAP channel "echo" on PSM 129' $LOG "$listening_before" 100 || bad "l2cap serve: gattd does not listen for echo"
+l2cap_file "gattctl l2cap serve --exec 'dd if=FILE'" /tmp/serve-received.bin
+kill $SERVE 2>/dev/null; wait $SERVE 2>/dev/null; cat /tmp/serve-file.log
 links_closed
 
 # Encryption: the ATT server refuses the encrypted characteristic on an unencrypted link
@@ -595,6 +626,111 @@ btmon -r /tmp/hci.btsnoop 2>/dev/null | grep '^@ MGMT Command: ' | tail -3 | gre
     && pass "gattd removed its advertising instance as it stopped" || bad "no mgmt Remove Advertising at the stop"
 echo "gattd log:"; cat $LOG
 grep -q "warning\|error" $LOG && echo "INFO: warnings/errors in the log:" && grep "warning\|error" $LOG
+
+# Enhanced ATT (issue #21 item 5) on the kernel transport: only where the kernel offers
+# Enhanced Credit Based mode (the bluetooth module's enable_ecred, writable at run time; gattd
+# decides at start). A gattd of its own for each setting, with the config as shipped and a
+# fresh state dir. The Server Supported Features value (0x2B3A, the characteristic after
+# Database Hash in the GATT service; its handle read from the database) has bit 0 (EATT
+# Supported) set only with enable_ecred Y. hci1's eatt_client (Tests/kernel-vm/eatt_client.c)
+# opens an Enhanced Credit Based channel to PSM 0x0027 and sends ATT requests on it.
+ECRED=/sys/module/bluetooth/parameters/enable_ecred
+EATTCTL="./gattctl --socket /tmp/gattd-eatt.sock"
+LOG=/tmp/gattd-eatt.log
+: >$LOG
+./mgmt_agent 1 >/tmp/agent-eatt.log 2>&1 &
+AGENT=$!
+btmgmt -i hci1 unpair -t 1 "$HCI0_ADDR" >/dev/null 2>&1   # no key: the first EATT channel's link stays unencrypted
+eatt_start() {
+    adv_before=$(count 'advertising as "gattd-vm"' $LOG)
+    $GATTD --config /tmp/gattd-first.json --transport hci0 --control /tmp/gattd-eatt.sock --state-dir /tmp/gattd-eatt-state \
+        --log-level debug >>$LOG 2>&1 &
+    GATTD_PID=$!
+    wait_more 'advertising as "gattd-vm"' $LOG "$adv_before" 150
+}
+eatt_stop() {
+    kill -TERM $GATTD_PID 2>/dev/null
+    i=0; while kill -0 $GATTD_PID 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+    wait $GATTD_PID; echo "gattd stopped: rc=$?"
+}
+ssf_read() { # reads Server Supported Features on the fixed channel; SSF = its value handle (4 hex digits)
+    gatt --characteristics
+    SSF=$(grep "uuid = 00002b3a-" /tmp/gatt.out | sed -n 's/.*char value handle = 0x\([0-9a-f]*\),.*/\1/p')
+    links_closed
+    if [ -n "$SSF" ]; then gatt --char-read -a "0x$SSF"; links_closed; else echo "no Server Supported Features characteristic"; : >/tmp/gatt.out; fi
+}
+since() { tail -n +$((mark + 1)) $LOG; }
+wait_since() { # PATTERN TENTHS
+    i=0; while ! since | grep -q "$1" && [ $i -lt "$2" ]; do sleep 0.1; i=$((i+1)); done
+    since | grep -q "$1"
+}
+ecred_results() { btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -A8 "Enhanced Credit Connection Response" | grep "Result:"; }
+echo N >$ECRED
+eatt_start && pass "eatt: gattd started with enable_ecred $(cat $ECRED)" || bad "eatt: gattd did not start (enable_ecred N)"
+grep -q "no Enhanced ATT on the kernel transport: the kernel's Enhanced Credit Based mode is off" $LOG \
+    && pass "eatt: enable_ecred N: gattd says why there is no EATT" || bad "eatt: no 'no Enhanced ATT' line with enable_ecred N"
+ssf_read
+expect_out "Characteristic value/descriptor: 00 *$" "eatt: enable_ecred N: Server Supported Features 00 (EATT bit clear)"
+grep -q "listening for Enhanced ATT" $LOG && bad "eatt: gattd listens on PSM 0x0027 with enable_ecred N" \
+    || pass "eatt: enable_ecred N: no listening socket on PSM 0x0027"
+eatt_stop
+echo Y >$ECRED
+mark=$(wc -l <$LOG)
+eatt_start && pass "eatt: gattd started with enable_ecred $(cat $ECRED)" || bad "eatt: gattd did not start (enable_ecred Y)"
+since | grep -q "listening for Enhanced ATT on PSM 0x0027 (Enhanced Credit Based, encrypted links only, MTU 517)" \
+    && pass "eatt: enable_ecred Y: gattd listens on PSM 0x0027 (BT_MODE_EXT_FLOWCTL)" || bad "eatt: no EATT listening socket with enable_ecred Y"
+ssf_read
+expect_out "Characteristic value/descriptor: 01 *$" "eatt: enable_ecred Y: Server Supported Features 01 (EATT bit set)"
+SSF_LE=$(echo "${SSF:-0000}" | sed 's/\(..\)\(..\)/\2\1/')
+# On the unencrypted link gattd's kernel refuses the channel (BT_SECURITY medium on gattd's
+# socket); this 6.1 kernel as the central then gives up (connect: Connection refused).
+refused_before=$(ecred_results | grep -c "insufficient")
+timeout 60 ./eatt_client -i hci1 -b "$HCI0_ADDR" 0a0300 >/tmp/eatt0.out 2>&1; rc=$?
+cat /tmp/eatt0.out; ecred_results
+[ $rc != 0 ] && grep -q "^connect failed" /tmp/eatt0.out && [ "$(ecred_results | grep -c "insufficient")" -gt "$refused_before" ] \
+    && pass "eatt: the kernel refused the EATT channel on the unencrypted link (insufficient authentication/encryption)" \
+    || bad "eatt: the EATT channel was not refused on the unencrypted link (rc=$rc)"
+links_closed
+# hci1 pairs (Just Works, on the fixed channel: a channel asked for while the kernel is still
+# pairing was refused too now and then), then asks at BT_SECURITY medium, so its kernel
+# encrypts with the new key first; Read Device Name (0x0003) and Server Supported Features on
+# the EATT bearer.
+gatt --sec-level=medium --char-read -a 0x0003
+expect_out "Characteristic value/descriptor: 67 61 74 74 64 2d 76 6d" "eatt: hci1 paired with the EATT gattd (read at security medium)"
+links_closed
+timeout 60 ./eatt_client -i hci1 -b "$HCI0_ADDR" -s medium 0a0300 "0a$SSF_LE" >/tmp/eatt.out 2>&1; rc=$?
+cat /tmp/eatt.out; ecred_results
+grep -q "^connected cid 0x[0-9a-f]* imtu 517 omtu 517 security [23]" /tmp/eatt.out \
+    && pass "eatt: hci1 opened an Enhanced Credit Based channel to PSM 0x0027 on the encrypted link (MTU 517 both ways)" \
+    || bad "eatt: no EATT channel (rc=$rc)"
+grep -q "^rsp 0b67617474642d766d$" /tmp/eatt.out \
+    && pass "eatt: Read Request on the EATT bearer answered (Device Name gattd-vm)" || bad "eatt: no Read Response on the EATT bearer"
+grep -q "^rsp 0b01$" /tmp/eatt.out && pass "eatt: Server Supported Features read on the EATT bearer: bit 0 set" \
+    || bad "eatt: Server Supported Features on the EATT bearer"
+since | grep -q "$HCI1_ADDR.* opened an Enhanced ATT bearer (ATT_MTU 517" && pass "eatt: gattd opened a bearer (ATT_MTU 517)" \
+    || bad "eatt: no 'opened an Enhanced ATT bearer' line"
+since | grep "Enhanced ATT"
+wait_since "Enhanced ATT bearer closed" 50 && pass "eatt: the central closed the channel: gattd closed the bearer" \
+    || bad "eatt: no 'Enhanced ATT bearer closed'"
+links_closed
+# The link goes (gattctl disconnect) while a bearer is open: the channel goes with it.
+timeout 60 ./eatt_client -i hci1 -b "$HCI0_ADDR" -s medium -w 30 0a0300 >/tmp/eatt2.out 2>&1 &
+E2=$!
+if wait_for "^rsp 0b" /tmp/eatt2.out 300; then
+    before=$(count ' disconnected: ' $LOG)
+    $EATTCTL disconnect "$HCI1_ADDR"; echo "gattctl disconnect rc=$?"
+    wait_for "closed by the peer" /tmp/eatt2.out 100 && wait_more ' disconnected: ' $LOG "$before" 50 \
+        && pass "eatt: gattctl disconnect dropped the link and its EATT channel" || bad "eatt: EATT channel not closed with its link"
+else
+    bad "eatt: second EATT channel"
+fi
+wait $E2 2>/dev/null; cat /tmp/eatt2.out
+links_closed
+kill -0 $GATTD_PID 2>/dev/null && pass "eatt: gattd still running" || bad "eatt: gattd died"
+eatt_stop
+echo N >$ECRED
+kill $AGENT 2>/dev/null
+grep -E "warning|error" $LOG | head -5
 
 # Advertising sets (gattd-sets.json, the config of the issue): the primary "SetsA" (connectable),
 # an iBeacon and a 120-byte extended set, each its own mgmt instance. A central connects to the

@@ -30,41 +30,42 @@ final class KernelL2CAPListener: Sendable {
     /// false once closed, by ``close()`` or by the poller (a broken listener): the fd is closed once.
     private let isOpen = Mutex(true)
 
+    /// The channels' L2CAP mode.
+    enum Mode: Sendable, Equatable {
+        /// LE Credit Based Flow Control (Core Vol 3 Part A §3.4): an app's channels. The kernel
+        /// uses it for an LE PSM even without BT_MODE (see ``ModeOption/unavailable(errno:)``).
+        case leCreditBased
+        /// Enhanced Credit Based Flow Control (BT_MODE_EXT_FLOWCTL): EATT's channels. The
+        /// kernel must take BT_MODE (its `enable_ecred` on), else the listener is not made.
+        case enhancedCreditBased
+    }
+
     /// Binds `address` (the adapter's LE address) and `server.psm`, sets the mode, security
     /// and MTU (the accepted channels inherit them) and listens.
-    init(server: L2CAPChannelServer, address: KernelBDAddress, adapter: String, poller: KernelPoller) throws(KernelTransportError) {
-        let what = "L2CAP channel \"\(server.id)\" (PSM \(server.psm)) on \(adapter)"
+    init(
+        server: L2CAPChannelServer, address: KernelBDAddress, adapter: String, poller: KernelPoller, mode: Mode = .leCreditBased
+    ) throws(KernelTransportError) {
+        let what =
+            mode == .leCreditBased
+            ? "L2CAP channel \"\(server.id)\" (PSM \(server.psm)) on \(adapter)" : "\(server.id) (PSM 0x\(psmHex(server.psm))) on \(adapter)"
         let fd = socket(
             CBLUEZ_AF_BLUETOOTH, KernelSocket.seqpacket | KernelSocket.cloexec | KernelSocket.nonblock, CBLUEZ_BTPROTO_L2CAP)
         guard fd >= 0 else { throw .system("socket(AF_BLUETOOTH, SOCK_SEQPACKET, BTPROTO_L2CAP) for \(what)", errno: errno) }
-        var local = KernelSocket.l2capAddress(address, psm: server.psm)
-        let bound = withUnsafePointer(to: &local) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size))
-            }
-        }
-        if bound != 0 {
-            let code = errno
-            Glibc.close(fd)
-            switch code {
-            case EADDRINUSE:
-                throw KernelTransportError(.systemCall(errno: code), "\(what): another socket already listens on PSM \(server.psm) of \(address)")
-            case EACCES:
-                throw KernelTransportError(
-                    .permissionDenied,
-                    "\(what): PSMs below 0x0080 are SIG-assigned and need CAP_NET_BIND_SERVICE; use a dynamic PSM (0x0080-0x00FF) or grant the capability")
-            default:
-                throw .system("bind(\(what))", errno: code)
-            }
-        }
+        try Self.bind(fd, address, psm: server.psm, what: what, mode: mode)
         // After bind (the kernel takes BT_MODE only in the bound state), before listen.
-        var mode = UInt8(BT_MODE_LE_FLOWCTL)
-        if setsockopt(fd, CBLUEZ_SOL_BLUETOOTH, BT_MODE, &mode, socklen_t(MemoryLayout<UInt8>.size)) == 0 {
+        switch mode {
+        case .leCreditBased:
+            var value = UInt8(BT_MODE_LE_FLOWCTL)
+            if setsockopt(fd, CBLUEZ_SOL_BLUETOOTH, BT_MODE, &value, socklen_t(MemoryLayout<UInt8>.size)) == 0 {
+                modeOption = .set
+            } else {
+                let code = errno
+                guard code == ENOPROTOOPT || code == EINVAL else { throw .system("setsockopt(BT_MODE LE_FLOWCTL) for \(what)", closing: fd) }
+                modeOption = .unavailable(errno: code)
+            }
+        case .enhancedCreditBased:
+            try Self.setEnhancedMode(fd, what: what)
             modeOption = .set
-        } else {
-            let code = errno
-            guard code == ENOPROTOOPT || code == EINVAL else { throw .system("setsockopt(BT_MODE LE_FLOWCTL) for \(what)", closing: fd) }
-            modeOption = .unavailable(errno: code)
         }
         var security = bt_security()
         security.level = UInt8(server.security.kernelLevel)
@@ -79,6 +80,55 @@ final class KernelL2CAPListener: Sendable {
         self.server = server
         self.fd = fd
         self.poller = poller
+    }
+
+    /// bind(2) `fd` to `address` and `psm`; closes `fd` when it fails.
+    private static func bind(_ fd: Int32, _ address: KernelBDAddress, psm: UInt16, what: String, mode: Mode) throws(KernelTransportError) {
+        var local = KernelSocket.l2capAddress(address, psm: psm)
+        let bound = withUnsafePointer(to: &local) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size))
+            }
+        }
+        guard bound != 0 else { return }
+        let code = errno
+        Glibc.close(fd)
+        switch code {
+        case EADDRINUSE:
+            throw KernelTransportError(.systemCall(errno: code), "\(what): another socket already listens on PSM \(psm) of \(address)")
+        case EACCES:
+            let advice =
+                mode == .leCreditBased
+                ? "use a dynamic PSM (0x0080-0x00FF) or grant the capability" : "grant gattd the capability (systemd: AmbientCapabilities=CAP_NET_BIND_SERVICE)"
+            throw KernelTransportError(.permissionDenied, "\(what): PSMs below 0x0080 are SIG-assigned and need CAP_NET_BIND_SERVICE; \(advice)")
+        default:
+            throw .system("bind(\(what))", errno: code)
+        }
+    }
+
+    /// BT_MODE = BT_MODE_EXT_FLOWCTL on a bound socket; closes `fd` when the kernel refuses.
+    private static func setEnhancedMode(_ fd: Int32, what: String) throws(KernelTransportError) {
+        var value = UInt8(BT_MODE_EXT_FLOWCTL)
+        guard setsockopt(fd, CBLUEZ_SOL_BLUETOOTH, BT_MODE, &value, socklen_t(MemoryLayout<UInt8>.size)) == 0 else {
+            throw .system("setsockopt(BT_MODE EXT_FLOWCTL) for \(what) (the kernel's enable_ecred is off?)", closing: fd)
+        }
+    }
+
+    /// Whether a socket on `psm` in Enhanced Credit Based mode can be bound (to any LE
+    /// address: the adapter is not known yet): nil if so, else the kernel's refusal. The
+    /// socket is closed at once (it never listens).
+    static func probeEnhancedCreditBased(psm: UInt16) -> KernelTransportError? {
+        let what = "PSM 0x\(psmHex(psm)) (Enhanced Credit Based)"
+        let fd = socket(CBLUEZ_AF_BLUETOOTH, KernelSocket.seqpacket | KernelSocket.cloexec, CBLUEZ_BTPROTO_L2CAP)
+        guard fd >= 0 else { return .system("socket(AF_BLUETOOTH, SOCK_SEQPACKET, BTPROTO_L2CAP) for \(what)", errno: errno) }
+        do throws(KernelTransportError) {
+            try bind(fd, KernelBDAddress(.zero, type: .lePublic), psm: psm, what: what, mode: .enhancedCreditBased)
+            try setEnhancedMode(fd, what: what)
+        } catch {
+            return error
+        }
+        Glibc.close(fd)
+        return nil
     }
 
     /// Accepts channels on the poll thread; `onAccept` runs on `eventLoop` and owns the
@@ -135,6 +185,8 @@ struct KernelL2CAPChannel: Sendable {
     /// The central's MTU (BT_SNDMTU: the largest SDU it takes) and ours (BT_RCVMTU).
     let peerMTU: Int?
     let mtu: Int?
+    /// The channel's local CID (getsockname: the kernel reports the channel's scid).
+    let localCID: UInt16?
 
     init(fd: Int32, peer: KernelBDAddress) {
         self.fd = fd
@@ -144,6 +196,12 @@ struct KernelL2CAPChannel: Sendable {
         handle = getsockopt(fd, CBLUEZ_SOL_L2CAP, L2CAP_CONNINFO, &info, &length) == 0 ? info.hci_handle : nil
         peerMTU = Self.mtuOption(fd, BT_SNDMTU)
         mtu = Self.mtuOption(fd, BT_RCVMTU)
+        var local = sockaddr_l2()
+        var localLength = socklen_t(MemoryLayout<sockaddr_l2>.size)
+        let named = withUnsafeMutablePointer(to: &local) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &localLength) }
+        }
+        localCID = named == 0 && local.l2_cid != 0 ? UInt16(littleEndian: local.l2_cid) : nil
     }
 
     private static func mtuOption(_ fd: Int32, _ option: Int32) -> Int? {
@@ -152,4 +210,10 @@ struct KernelL2CAPChannel: Sendable {
         guard getsockopt(fd, CBLUEZ_SOL_BLUETOOTH, option, &value, &length) == 0, value > 0 else { return nil }
         return Int(value)
     }
+}
+
+/// A PSM as four hex digits ("0027").
+func psmHex(_ psm: UInt16) -> String {
+    let digits = String(psm, radix: 16, uppercase: true)
+    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
 }

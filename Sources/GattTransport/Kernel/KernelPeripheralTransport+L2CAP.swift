@@ -93,7 +93,7 @@ extension KernelPeripheralTransport {
 
     /// The connection whose ATT bearer is on the channel's link: same connection handle, or
     /// (when the kernel did not tell a handle) same peer address and type.
-    private func l2capConnection(of channel: KernelL2CAPChannel) -> ConnectionID? {
+    func l2capConnection(of channel: KernelL2CAPChannel) -> ConnectionID? {
         let ordered = links.sorted { $0.key.rawValue < $1.key.rawValue }
         if let handle = channel.handle {
             return ordered.first { $0.value.handle == handle }?.key

@@ -87,6 +87,7 @@ extension KernelPeripheralTransport {
         links[id] = nil
         pendingPrompts[id] = nil
         bearer.close()
+        closeEnhancedBearers(of: id)
         if let handle = link.handle { peripheralHandles.remove(handle) }
         var why: String?
         if case .error(let code) = reason { why = "read error \(code)" }

@@ -60,6 +60,10 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     var advertisingBusyRetries = 0
     /// Apps' L2CAP channel servers and their listening sockets (`+L2CAP`).
     var l2cap = KernelL2CAPServers()
+    /// Enhanced ATT: the listening socket on PSM 0x0027 and the bearers (`+EnhancedATT`).
+    var enhancedATT = KernelEnhancedATTBearers()
+    /// Whether the kernel offers Enhanced ATT, decided once.
+    let enhancedATTCheck = KernelEnhancedATTCheck()
 
     enum AdapterState: Equatable {
         /// Gone or down, or not opened yet.
@@ -253,6 +257,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         self.controllerInfo = controllerInfo
         listener.start(on: eventLoop) { [weak self] bearer in self?.accepted(bearer) }
         reconcileL2CAPServers()
+        reconcileEnhancedATT()
         // Queued before any advertising command: the keys are in before a central can connect.
         applySecurity()
         kernelKeys = nil
@@ -267,6 +272,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     public func close() -> EventLoopFuture<Void> {
         closing = true
         generation += 1
+        closeEnhancedATT()
         for id in links.keys.sorted(by: { $0.rawValue < $1.rawValue }) { links.removeValue(forKey: id)?.bearer.close() }
         listener?.close()
         listener = nil
@@ -307,6 +313,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         listener?.close()
         listener = nil
         closeL2CAPListeners()
+        closeEnhancedATT()
         for id in links.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard let link = links.removeValue(forKey: id) else { continue }
             link.bearer.close()
