@@ -201,7 +201,7 @@ struct ControlServerTests {
         #expect(c.request(#"{"op":"advertise","enable":false}"#) == #"{"ok":true}"#)
         #expect(c.request(#"{"op":"status"}"#) == #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[]}"#)
         let notified = try f.onLoop { f.peripheral.notified.map { "\($0.0):\($0.1)" } }
-        #expect(notified == ["5:[1, 2]", "6:[1]", "5:[1, 2, 3, 4, 5]"])
+        #expect(notified == ["6:[1, 2]", "7:[1]", "6:[1, 2, 3, 4, 5]"])
     }
 
     /// A `set` of a persisted value is answered once durable (or `persist_failed`), and the
@@ -209,7 +209,7 @@ struct ControlServerTests {
     @Test func persistedSetRepliesLaterInRequestOrder() throws {
         let f = try ServerFixture()
         defer { f.shutdown() }
-        try f.onLoop { f.peripheral.persistedCharacteristics = [6] }
+        try f.onLoop { f.peripheral.persistedCharacteristics = [7] }
         let c = try LineClient(path: f.path)
         c.send(#"{"op":"set","characteristic":"plain","value":{"hex":"01"},"id":1}"# + "\n")
         c.send(#"{"op":"get","characteristic":"plain","id":2}"# + "\n")

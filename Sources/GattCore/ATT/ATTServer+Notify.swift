@@ -5,6 +5,10 @@
 extension ATTServer {
     /// Bit 2 of Client Supported Features: Multiple Handle Value Notifications (Vol 3 Part G §7.2).
     static let multipleHandleValueNotificationsFeature: UInt8 = 0x04
+    /// The Client Supported Features bits the server keeps (Vol 3 Part G §7.2): Robust
+    /// Caching (0), Enhanced ATT Bearer (1), Multiple Handle Value Notifications (2). Others
+    /// are ignored (read back as 0).
+    static let supportedClientFeatures: UInt8 = 0x07
 
     /// Sets a characteristic's value and queues it to every subscribed connection
     /// (or only `only`): an indication where that connection enabled indications
