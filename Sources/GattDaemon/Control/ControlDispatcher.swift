@@ -128,11 +128,11 @@ public enum ControlDispatcher {
         }
     }
 
-    private static func characteristic(_ name: String, in db: GATTDatabase) throws(ControlError) -> (Int, Characteristic) {
-        guard let i = db.characteristicIndex(named: name), db.characteristics.indices.contains(i) else {
+    private static func characteristic(_ name: String, in db: GATTDatabase) throws(ControlError) -> (CharacteristicIndex, Characteristic) {
+        guard let i = db.characteristicIndex(named: name), db.contains(i) else {
             throw ControlError(.unknownCharacteristic, "no characteristic \"\(name)\" (use its config id, or its UUID when unique)")
         }
-        return (i, db.characteristics[i])
+        return (i, db[i])
     }
 
     /// An `advertise` or `advertising_data` set that does not exist.

@@ -25,9 +25,9 @@ public protocol PeripheralControl: AnyObject {
     /// The connection of a central, by address; nil when not connected.
     func connection(of central: BluetoothAddress) -> ConnectionID?
     /// Sets the value and queues it to subscribers (`only`: that connection).
-    func notify(characteristic: Int, value: [UInt8], only: ConnectionID?) -> NotifyResult
+    func notify(characteristic: CharacteristicIndex, value: [UInt8], only: ConnectionID?) -> NotifyResult
     /// Sets the value without notifying; false when out of range or too long.
-    func setValue(characteristic: Int, value: [UInt8]) -> Bool
+    func setValue(characteristic: CharacteristicIndex, value: [UInt8]) -> Bool
     func status() -> ControlStatus
     /// The `advertise` op for one set (nil: the primary set).
     func setAdvertising(_ enabled: Bool, set: String?)
@@ -70,7 +70,8 @@ extension ControlStatus.Central {
     public init(address: BluetoothAddress, addressType: BluetoothAddressType, security: SecurityLevel, id: ConnectionID, att: ATTServer) {
         let db = att.database
         var subs: [ControlStatus.Subscription] = []
-        for (i, c) in db.characteristics.enumerated() {
+        for i in db.characteristicIndices {
+            let c = db[i]
             let bits = att.clientConfiguration(for: id, characteristic: i) ?? 0
             if bits & 0x0003 != 0 {
                 subs.append(ControlStatus.Subscription(characteristic: c.displayName, notify: bits & 0x0001 != 0, indicate: bits & 0x0002 != 0))
