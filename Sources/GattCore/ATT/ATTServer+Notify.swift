@@ -29,7 +29,7 @@ extension ATTServer {
     /// Multiple Handle Value Notifications bit of Client Supported Features gets the
     /// values it subscribed to by notification in one ATT_MULTIPLE_HANDLE_VALUE_NTF
     /// when there are at least two and they fit untruncated in ATT_MTU-1; otherwise
-    /// one PDU per value. `.queued(n)` counts PDUs queued. All or nothing.
+    /// one PDU per value. `.queued(n)` counts the clients reached (as `notify`). All or nothing.
     public mutating func notifyMultiple(_ updates: [(characteristic: CharacteristicIndex, value: [UInt8])], only: ConnectionID? = nil, now: Duration)
         -> (result: NotifyResult, outputs: [ATTServerOutput])
     {
@@ -92,7 +92,7 @@ extension ATTServer {
                     bearers[plan.id]?.waitingIndications.append(i)
                 }
             }
-            count += plan.notifications.count + plan.indications.count
+            count += 1
         }
         return (.queued(count), takeOutputs())
     }
