@@ -35,7 +35,7 @@ public struct Scenario {
     public var stack: CoreStack
     public let database: GATTDatabase
     /// Index of "stream" and the handles of its CCCD, and of "small"'s value.
-    public let stream: Int
+    public let stream: CharacteristicIndex
     public let smallHandle: UInt16
 
     /// `mtu`: exchanged first when above 23. `subscribe`: the central enables notifications of "stream".
