@@ -8,19 +8,19 @@ extension PeripheralDaemon {
 
     public func connection(of central: BluetoothAddress) -> ConnectionID? { core.connection(of: central) }
 
-    public func notify(characteristic: Int, value: [UInt8], only: ConnectionID?) -> NotifyResult {
+    public func notify(characteristic: CharacteristicIndex, value: [UInt8], only: ConnectionID?) -> NotifyResult {
         let (result, outputs) = core.notify(characteristic: characteristic, value: value, only: only, now: now)
         process(outputs)
         return result
     }
 
-    public func notify(values: [(characteristic: Int, value: [UInt8])], only: ConnectionID?) -> NotifyResult {
+    public func notify(values: [(characteristic: CharacteristicIndex, value: [UInt8])], only: ConnectionID?) -> NotifyResult {
         let (result, outputs) = core.notify(values: values, only: only, now: now)
         process(outputs)
         return result
     }
 
-    public func setValue(characteristic: Int, value: [UInt8]) -> Bool {
+    public func setValue(characteristic: CharacteristicIndex, value: [UInt8]) -> Bool {
         core.setValue(characteristic: characteristic, value: value)
     }
 

@@ -16,12 +16,12 @@ extension PeripheralDaemon {
 
     private func durable(_ writes: [CommittedValue], central: String?) -> EventLoopFuture<PersistedValues.Committed>? {
         let db = database
-        guard let persisted, writes.contains(where: { db.characteristics.indices.contains($0.characteristic) && db.characteristics[$0.characteristic].valueSource == .storedOnCommit })
+        guard let persisted, writes.contains(where: { db.contains($0.characteristic) && db[$0.characteristic].valueSource == .storedOnCommit })
         else { return nil }
         let future = persisted.commit(db, writes, on: eventLoop)
         future.whenFailure { error in
-            for w in writes where db.characteristics.indices.contains(w.characteristic) {
-                self.controlEventHandler?(.persistFailed(central: central, characteristic: db.characteristics[w.characteristic].displayName, message: "\(error)"))
+            for w in writes where db.contains(w.characteristic) {
+                self.controlEventHandler?(.persistFailed(central: central, characteristic: db[w.characteristic].displayName, message: "\(error)"))
             }
         }
         return future
@@ -53,8 +53,8 @@ extension PeripheralDaemon {
                         for w in writes { _ = self.core.setValue(characteristic: w.characteristic, value: w.value) }
                     }
                 }
-                for w in writes where db.characteristics.indices.contains(w.characteristic) {
-                    if let newer = committed.overtaken[PersistedValues.key(db.characteristics[w.characteristic])] {
+                for w in writes where db.contains(w.characteristic) {
+                    if let newer = committed.overtaken[PersistedValues.key(db[w.characteristic])] {
                         _ = self.core.setValue(characteristic: w.characteristic, value: newer)
                     }
                 }
@@ -69,9 +69,9 @@ extension PeripheralDaemon {
     static func sameCharacteristics(_ writes: [CommittedValue], from old: GATTDatabase, in new: GATTDatabase) -> [CommittedValue] {
         if old.databaseHash == new.databaseHash { return writes }
         return writes.compactMap { w in
-            guard old.characteristics.indices.contains(w.characteristic) else { return nil }
-            let key = PersistedValues.key(old.characteristics[w.characteristic])
-            guard let i = new.characteristics.firstIndex(where: { $0.valueSource == .storedOnCommit && PersistedValues.key($0) == key }) else { return nil }
+            guard old.contains(w.characteristic) else { return nil }
+            let key = PersistedValues.key(old[w.characteristic])
+            guard let i = new.characteristicIndices.first(where: { new[$0].valueSource == .storedOnCommit && PersistedValues.key(new[$0]) == key }) else { return nil }
             return CommittedValue(characteristic: i, value: w.value)
         }
     }

@@ -33,7 +33,7 @@ struct PeripheralEventLog {
     /// debug level). Lines start with the central's address (`central` resolves it; the
     /// connection number when it cannot).
     func att(_ event: ATTServerEvent, database db: GATTDatabase, central: (ConnectionID) -> String? = { _ in nil }) {
-        func name(_ c: Int) -> String { db.characteristics.indices.contains(c) ? db.characteristics[c].displayName : "#\(c)" }
+        func name(_ c: CharacteristicIndex) -> String { db.contains(c) ? db[c].displayName : "#\(c.rawValue)" }
         func who(_ id: ConnectionID) -> String { central(id) ?? id.description }
         switch event {
         case .mtuExchanged(let id, let mtu): logger.info("\(who(id)): MTU \(mtu)")

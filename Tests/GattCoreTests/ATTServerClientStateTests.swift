@@ -73,7 +73,7 @@ import GattTestFixtures
     @Test func confirmingServiceChangedMakesTheClientAware() {
         var h = unawareRobustClient()
         h.subscribe(0x09, 0x02)  // refused with 0x12: the client is unaware
-        #expect(h.server.clientConfiguration(for: h.c1, characteristic: 2) == 0)
+        #expect(h.server.clientConfiguration(for: h.c1, characteristic: CharacteristicIndex(2)) == 0)
         _ = h.request([0x08, 0x01, 0x00, 0xFF, 0xFF, 0x2A, 0x2B])
         h.subscribe(0x09, 0x02)
         #expect(h.server.changeAwareness(for: h.c1) == .changeAware)

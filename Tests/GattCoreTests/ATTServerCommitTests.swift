@@ -22,7 +22,7 @@ import GattTestFixtures
             ])
     }
 
-    static let p1 = 6, p2 = 7, plain = 8, p3 = 9, d = 10
+    static let p1 = CharacteristicIndex(6), p2 = CharacteristicIndex(7), plain = CharacteristicIndex(8), p3 = CharacteristicIndex(9), d = CharacteristicIndex(10)
     static let p1Handle: UInt8 = 0x12, p1CCCD: UInt8 = 0x13, p2Handle: UInt8 = 0x15, plainHandle: UInt8 = 0x18
     static let p3Handle: UInt8 = 0x1B, dHandle: UInt8 = 0x1E
 
@@ -36,18 +36,18 @@ import GattTestFixtures
         return h
     }
 
-    private func commit(_ values: [(Int, [UInt8])], clientState: GATTClientState? = nil) -> DeferredAccess {
+    private func commit(_ values: [(CharacteristicIndex, [UInt8])], clientState: GATTClientState? = nil) -> DeferredAccess {
         .commit(values: values.map { CommittedValue(characteristic: $0.0, value: $0.1) }, clientState: clientState)
     }
 
     @Test func layout() {
         let db = Self.database()
-        #expect(db.characteristics[Self.p1].valueHandle == AttributeHandle(UInt16(Self.p1Handle)))
-        #expect(db.characteristics[Self.p1].cccdHandle == AttributeHandle(UInt16(Self.p1CCCD)))
-        #expect(db.characteristics[Self.p2].valueHandle == AttributeHandle(UInt16(Self.p2Handle)))
-        #expect(db.characteristics[Self.plain].valueHandle == AttributeHandle(UInt16(Self.plainHandle)))
-        #expect(db.characteristics[Self.p3].valueHandle == AttributeHandle(UInt16(Self.p3Handle)))
-        #expect(db.characteristics[Self.d].valueHandle == AttributeHandle(UInt16(Self.dHandle)))
+        #expect(db[Self.p1].valueHandle == AttributeHandle(UInt16(Self.p1Handle)))
+        #expect(db[Self.p1].cccdHandle == AttributeHandle(UInt16(Self.p1CCCD)))
+        #expect(db[Self.p2].valueHandle == AttributeHandle(UInt16(Self.p2Handle)))
+        #expect(db[Self.plain].valueHandle == AttributeHandle(UInt16(Self.plainHandle)))
+        #expect(db[Self.p3].valueHandle == AttributeHandle(UInt16(Self.p3Handle)))
+        #expect(db[Self.d].valueHandle == AttributeHandle(UInt16(Self.dHandle)))
     }
 
     @Test func writeResponseWaitsForTheCommitAndLaterPDUsWaitInOrder() throws {
@@ -222,8 +222,8 @@ import GattTestFixtures
             CharacteristicDefinition(uuid: 0xBBB2, properties: [.read, .write], value: [0xEF], maxLength: 8),
         ])
         let moved = GATTDatabase(deviceName: "gattd", services: [before, Self.service()])
-        let newP1 = try #require(moved.characteristics.firstIndex { $0.id == "p1" })
-        #expect(moved.characteristics[newP1].valueHandle != AttributeHandle(UInt16(Self.p1Handle)))
+        let newP1 = try #require(moved.characteristicIndex(id: "p1"))
+        #expect(moved[newP1].valueHandle != AttributeHandle(UInt16(Self.p1Handle)))
         let atOldHandle = try #require(moved.attribute(at: AttributeHandle(UInt16(Self.p1Handle))))
         h.absorb(h.server.replaceDatabase(moved, now: .seconds(1)))
         h.absorb(try h.server.respond(to: rid, result: .success([]), now: .seconds(1)))

@@ -8,8 +8,8 @@ import GattTestFixtures
     @Test func layout() {
         let db = ATTFixture.database()
         #expect(db.characteristics.map(\.valueHandle.rawValue) == [3, 5, 8, 11, 13, 15, 0x12, 0x14, 0x17, 0x19, 0x1B, 0x1F, 0x22, 0x24, 0x27, 0x2B])
-        #expect(db.characteristics[ATTFixture.notify].cccdHandle == 0x15)
-        #expect(db.characteristics[ATTFixture.control].cccdHandle == 0x20)
+        #expect(db[ATTFixture.notify].cccdHandle == 0x15)
+        #expect(db[ATTFixture.control].cccdHandle == 0x20)
         #expect(db.services.map(\.endHandle.rawValue) == [5, 15, 0x28, 0x2B])
         #expect(db.lastHandle == 0x2B)
     }

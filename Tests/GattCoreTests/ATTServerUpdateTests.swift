@@ -27,7 +27,7 @@ import GattTestFixtures
         #expect(h.server.database.value(ofCharacteristic: ATTFixture.notify) == [9])
         #expect(h.server.notify(characteristic: ATTFixture.rw, value: [1], now: Self.t0).result == .notNotifiable)
         #expect(h.server.notify(characteristic: ATTFixture.notify, value: [UInt8](repeating: 0, count: 513), now: Self.t0).result == .valueTooLong)
-        #expect(h.server.notify(characteristic: 99, value: [], now: Self.t0).result == .unknownCharacteristic)
+        #expect(h.server.notify(characteristic: CharacteristicIndex(99), value: [], now: Self.t0).result == .unknownCharacteristic)
         #expect(h.server.database.value(ofCharacteristic: ATTFixture.notify) == [9])
         let set = h.server.setValue(characteristic: ATTFixture.rw, value: [7, 7])
         let tooLong = h.server.setValue(characteristic: ATTFixture.rw, value: [UInt8](repeating: 0, count: 21))
@@ -301,9 +301,9 @@ import GattTestFixtures
         _ = server.receive([0x16, 0x12, 0x00, 0x00, 0x00, 0x01], from: c, now: .zero)
         _ = server.receive([0x16, 0x15, 0x00, 0x00, 0x00, 0x02], from: c, now: .zero)
         let out = server.receive([0x18, 0x01], from: c, now: .zero)
-        #expect(out == [.event(.deferredAccess(id: PendingRequestID(1), c, .write(characteristic: 6, value: [0x01], offset: 0)))])
+        #expect(out == [.event(.deferredAccess(id: PendingRequestID(1), c, .write(characteristic: CharacteristicIndex(6), value: [0x01], offset: 0)))])
         _ = try server.respond(to: PendingRequestID(1), result: .failure(.writeRequestRejected), now: .zero)
-        #expect(server.database.value(ofCharacteristic: 7) == [0])
+        #expect(server.database.value(ofCharacteristic: CharacteristicIndex(7)) == [0])
         var pdus: [[UInt8]] = []
         while let p = server.dequeueOutgoing(for: c) { pdus.append(p.pdu) }
         #expect(pdus == [[0x17, 0x12, 0x00, 0x00, 0x00, 0x01], [0x17, 0x15, 0x00, 0x00, 0x00, 0x02], [0x01, 0x18, 0x12, 0x00, 0xFC]])
@@ -311,8 +311,8 @@ import GattTestFixtures
         _ = server.receive([0x16, 0x15, 0x00, 0x00, 0x00, 0x02], from: c, now: .zero)
         _ = server.receive([0x18, 0x01], from: c, now: .zero)
         let done = try server.respond(to: PendingRequestID(2), result: .success([]), now: .zero)
-        #expect(done == [.event(.written(c, characteristic: 7, value: [0x02])), .outgoingAvailable(c)])
-        #expect(server.database.value(ofCharacteristic: 7) == [0x02])
+        #expect(done == [.event(.written(c, characteristic: CharacteristicIndex(7), value: [0x02])), .outgoingAvailable(c)])
+        #expect(server.database.value(ofCharacteristic: CharacteristicIndex(7)) == [0x02])
     }
 
     @Test func failDeferredAccessesAnswersAtOnce() {

@@ -31,7 +31,7 @@ import GattTestFixtures
     @Test func coreSpecificationExample() {
         func a(_ h: UInt16, _ type: UInt16, _ value: String) -> Attribute {
             Attribute(handle: AttributeHandle(h), type: BluetoothUUID(uuid16: type), value: Self.bytes(value), permissions: [.readable],
-                      role: .descriptor(characteristic: 0), maxLength: 512)
+                      role: .descriptor(characteristic: CharacteristicIndex(0)), maxLength: 512)
         }
         let attributes = [
             a(0x0001, 0x2800, "0018"),

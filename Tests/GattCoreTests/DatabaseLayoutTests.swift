@@ -37,8 +37,8 @@ import GattTestFixtures
         let hr = db.characteristics[6]
         #expect(hr.id == "hr_measurement" && hr.declarationHandle == 0x12 && hr.valueHandle == 0x13)
         #expect(hr.cccdHandle == 0x14 && hr.userDescriptionHandle == 0x15 && hr.endHandle == 0x16)
-        #expect(db.characteristicIndex(named: "level") == 7)
-        #expect(db.characteristicIndex(named: "2A19") == 7)
+        #expect(db.characteristicIndex(named: "level") == CharacteristicIndex(7))
+        #expect(db.characteristicIndex(named: "2A19") == CharacteristicIndex(7))
     }
 
     /// CCCD, Extended Properties, User Description, then the config's

@@ -20,7 +20,7 @@ import GattTestFixtures
         #expect(c.l2capChannels[1].server == L2CAPChannelServer(id: "fw", psm: 131, security: .authentication, mtu: 23))
         // The characteristic's value is the PSM, little-endian.
         let db = c.makeDatabase()
-        let i = try #require(db.characteristics.firstIndex { $0.uuid == BluetoothUUID("ABDD3056-28FA-441D-A470-55A75A52553A") })
+        let i = try #require(db.characteristicIndices.first { db[$0].uuid == BluetoothUUID("ABDD3056-28FA-441D-A470-55A75A52553A") })
         #expect(db.value(ofCharacteristic: i) == [UInt8(stream.psm & 0xFF), UInt8(stream.psm >> 8)])
     }
 

@@ -111,7 +111,7 @@ import GattTestFixtures
 
     @Test mutating func insufficientEncryptionAsksForSecurityOnce() {
         connected()
-        let secure = ATTFixture.database().characteristics[ATTFixture.secure].valueHandle.rawValue
+        let secure = ATTFixture.database()[ATTFixture.secure].valueHandle.rawValue
         let read: [UInt8] = [0x0A, UInt8(secure & 0xFF), UInt8(secure >> 8)]
         _ = core.handle(.received(Self.a, read), now: .zero)
         let out = core.handle(.readyToSend(Self.a), now: .zero)

@@ -173,7 +173,7 @@ import Testing
         }
         let db = configuration.makeDatabase()
         let index = try #require(db.characteristicIndex(named: "cmd"))
-        let handle = db.characteristics[index].valueHandle.rawValue
+        let handle = db[index].valueHandle.rawValue
         let id = ConnectionID(0x40)
         func value(_ daemon: PeripheralDaemon) throws -> [UInt8] {
             try group.next().submit { daemon.database.value(ofCharacteristic: index) }.wait()

@@ -11,7 +11,7 @@ struct ControlEventMappingTests {
                 CharacteristicDefinition(id: "level", uuid: 0x2A19, properties: [.read, .notify], value: [0x64], maxLength: 1)
             ])
         ])
-        let level = db.characteristicIndex(named: "level") ?? -1
+        let level = db.characteristicIndex(named: "level") ?? CharacteristicIndex(-1)
         let central: (ConnectionID) -> String? = { $0.rawValue == 1 ? "01:02:03:04:05:06" : nil }
         #expect(ControlEvent.from(.subscriptionChanged(ConnectionID(1), characteristic: level, notify: true, indicate: false), database: db, central: central)
             == .subscription(central: "01:02:03:04:05:06", characteristic: "level", notify: true, indicate: false))

@@ -16,14 +16,14 @@ import Testing
 final class FakePeripheral: PeripheralControl, @unchecked Sendable {
     var database: GATTDatabase
     var notifyResults: [NotifyResult] = []
-    var notified: [(Int, [UInt8], ConnectionID?)] = []
+    var notified: [(CharacteristicIndex, [UInt8], ConnectionID?)] = []
     var attachedHistory: [Bool] = []
     var advertising: [Bool] = []
     var centrals: [BluetoothAddress: ConnectionID] = [:]
     var pending: Set<UInt64> = []
     var controlEventHandler: ((ControlEvent) -> Void)?
     /// Characteristics whose `set`/`notify` wait for `persistPromises` (answered by the test).
-    var persistedCharacteristics: Set<Int> = []
+    var persistedCharacteristics: Set<CharacteristicIndex> = []
     var persistPromises: [EventLoopPromise<PersistOutcome>] = []
     var eventLoop: (any EventLoop)?
 
@@ -37,7 +37,7 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
     }
 
     func connection(of central: BluetoothAddress) -> ConnectionID? { centrals[central] }
-    func notify(characteristic: Int, value: [UInt8], only: ConnectionID?) -> NotifyResult {
+    func notify(characteristic: CharacteristicIndex, value: [UInt8], only: ConnectionID?) -> NotifyResult {
         notified.append((characteristic, value, only))
         // As the core answers: the control server maps this, it does not check it first.
         if let refusal = database.valueUpdateRefusal(characteristic: characteristic, value: value, notifying: true) { return refusal }
@@ -45,8 +45,8 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
         if case .queued = r { _ = setValue(characteristic: characteristic, value: value) }
         return r
     }
-    var notifiedValues: [[(Int, [UInt8])]] = []
-    func notify(values: [(characteristic: Int, value: [UInt8])], only: ConnectionID?) -> NotifyResult {
+    var notifiedValues: [[(CharacteristicIndex, [UInt8])]] = []
+    func notify(values: [(characteristic: CharacteristicIndex, value: [UInt8])], only: ConnectionID?) -> NotifyResult {
         let r = notifyResults.isEmpty ? .queued(1) : notifyResults.removeFirst()
         if case .queued = r {
             notifiedValues.append(values.map { ($0.characteristic, $0.value) })
@@ -54,9 +54,9 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
         }
         return r
     }
-    func setValue(characteristic: Int, value: [UInt8]) -> Bool {
+    func setValue(characteristic: CharacteristicIndex, value: [UInt8]) -> Bool {
         guard database.valueUpdateRefusal(characteristic: characteristic, value: value, notifying: false) == nil else { return false }
-        database.setValue(value, at: database.characteristics[characteristic].valueHandle)
+        database.setValue(value, at: database[characteristic].valueHandle)
         return true
     }
     func status() -> ControlStatus { ControlStatus(advertising: advertising.last ?? true, address: .zero, connections: []) }
@@ -209,7 +209,7 @@ struct ControlServerTests {
         #expect(c.request(#"{"op":"disconnect","central":"01:02:03:04:05:06"}"#)?.contains(#""error":"unknown_central""#) == true)
         #expect(c.request(#"{"op":"advertise","enable":false}"#) == #"{"ok":true}"#)
         #expect(c.request(#"{"op":"status"}"#) == #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[]}"#)
-        let notified = try f.onLoop { f.peripheral.notified.map { "\($0.0):\($0.1)" } }
+        let notified = try f.onLoop { f.peripheral.notified.map { "\($0.0.rawValue):\($0.1)" } }
         #expect(notified == ["6:[1, 2]", "7:[1]", "6:[1, 2, 3, 4, 5]"])
     }
 
@@ -237,7 +237,7 @@ struct ControlServerTests {
         try f.onLoop { f.peripheral.notifyResults = [.busy] }
         #expect(c.request(#"{"op":"notify","values":[{"characteristic":"hr","value":{"hex":"09"}},{"characteristic":"t","value":{"hex":"09"}}]}"#)?
             .contains(#""error":"busy""#) == true)
-        let sent = try f.onLoop { f.peripheral.notifiedValues.map { $0.map { "\($0.0):\($0.1)" } } }
+        let sent = try f.onLoop { f.peripheral.notifiedValues.map { $0.map { "\($0.0.rawValue):\($0.1)" } } }
         #expect(sent == [["6:[1, 2]", "7:[3, 4]"]])
     }
 
@@ -246,7 +246,7 @@ struct ControlServerTests {
     @Test func persistedSetRepliesLaterInRequestOrder() throws {
         let f = try ServerFixture()
         defer { f.shutdown() }
-        try f.onLoop { f.peripheral.persistedCharacteristics = [7] }
+        try f.onLoop { f.peripheral.persistedCharacteristics = [CharacteristicIndex(7)] }
         let c = try LineClient(path: f.path)
         c.send(#"{"op":"set","characteristic":"plain","value":{"hex":"01"},"id":1}"# + "\n")
         c.send(#"{"op":"get","characteristic":"plain","id":2}"# + "\n")

@@ -20,7 +20,7 @@ struct DatabaseReloadTests {
         let oldHR = try #require(server.database.characteristicIndex(named: "hr"))
         let label = try #require(server.database.characteristicIndex(named: "label"))
         server.setClientConfiguration(for: a, characteristic: oldHR, 0x0001)
-        server.setClientConfiguration(for: a, characteristic: 2, 0x0002)  // Service Changed
+        server.setClientConfiguration(for: a, characteristic: CharacteristicIndex(2), 0x0002)  // Service Changed
         let stored = server.setValue(characteristic: label, value: Array("kitchen".utf8))
         #expect(stored)
         let oldHash = server.database.attribute(at: server.database.databaseHashHandle)?.value
@@ -29,7 +29,7 @@ struct DatabaseReloadTests {
 
         let db = server.database
         let newHR = try #require(db.characteristicIndex(named: "hr"))
-        #expect(newHR == oldHR + 1)
+        #expect(newHR.rawValue == oldHR.rawValue + 1)
         #expect(server.clientConfiguration(for: a, characteristic: newHR) == 0x0001)
         #expect(server.clientConfiguration(for: a, characteristic: oldHR) == 0)
         #expect(server.clientConfiguration(for: b, characteristic: newHR) == 0)
@@ -38,7 +38,7 @@ struct DatabaseReloadTests {
         #expect(db.attribute(at: db.databaseHashHandle)?.value != oldHash)
         #expect(db.attribute(at: db.databaseHashHandle)?.value == database(extra: true).attribute(at: db.databaseHashHandle)?.value)
 
-        let (result, _) = server.notify(characteristic: 2, value: [0x01, 0x00, 0xFF, 0xFF], now: .zero)
+        let (result, _) = server.notify(characteristic: CharacteristicIndex(2), value: [0x01, 0x00, 0xFF, 0xFF], now: .zero)
         #expect(result == .queued(1))
         let pdu = server.dequeueOutgoing(for: a)?.pdu
         let h = db.serviceChangedHandle.rawValue

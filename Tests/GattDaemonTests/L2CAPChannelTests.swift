@@ -42,7 +42,7 @@ import Testing
     func psmValue(_ d: PeripheralDaemon) throws -> [UInt8] {
         try group.next().submit {
             let db = d.database
-            let i = db.characteristics.firstIndex { $0.id == "psm" }!
+            let i = db.characteristicIndex(id: "psm")!
             return db.value(ofCharacteristic: i)
         }.wait()
     }

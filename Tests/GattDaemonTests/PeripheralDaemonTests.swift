@@ -92,7 +92,7 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     /// The central's CCCD write for `hr` (notifications on).
     func subscribe() throws {
         let db = try on { self.daemon.database }
-        let cccd = db.characteristics[try #require(db.characteristicIndex(named: "hr"))].valueHandle.rawValue + 1
+        let cccd = db[try #require(db.characteristicIndex(named: "hr"))].valueHandle.rawValue + 1
         try transport.report(.connected(Self.a, Self.central), .received(Self.a, [0x12, UInt8(cccd & 0xFF), UInt8(cccd >> 8), 0x01, 0x00]), .readyToSend(Self.a))
     }
 

@@ -80,8 +80,8 @@ import Testing
             log.att(.subscriptionChanged(id, characteristic: level, notify: false, indicate: true), database: db)
             log.att(.subscriptionChanged(id, characteristic: level, notify: false, indicate: false), database: db)
             log.att(.written(id, characteristic: level, value: [1, 2, 3]), database: db)
-            log.att(.written(id, characteristic: 99, value: [1]), database: db)
-            log.att(.written(id, characteristic: -1, value: [1]), database: db)
+            log.att(.written(id, characteristic: CharacteristicIndex(99), value: [1]), database: db)
+            log.att(.written(id, characteristic: CharacteristicIndex(-1), value: [1]), database: db)
             log.att(.indicationTimedOut(id, characteristic: level), database: db)
             log.att(.requestTimedOut(id: PendingRequestID(7)), database: db)
         }

@@ -53,7 +53,7 @@ import Testing
         let transport: FakeTransport
         let daemon: PeripheralDaemon
         let handles: [String: UInt16]
-        let indices: [String: Int]
+        let indices: [String: CharacteristicIndex]
         var counter: UInt32 = 0
         var seen = 0
         /// The values of each central's request waiting for its response.
@@ -78,11 +78,11 @@ import Testing
             logger.logLevel = .critical
             daemon = PeripheralDaemon(configuration: configuration, payloads: payloads, transport: transport, logger: logger, options: options)
             let db = configuration.makeDatabase()
-            var handles: [String: UInt16] = [:], indices: [String: Int] = [:]
+            var handles: [String: UInt16] = [:], indices: [String: CharacteristicIndex] = [:]
             for k in PersistenceModelTests.keys {
                 let i = try #require(db.characteristicIndex(named: k))
                 indices[k] = i
-                handles[k] = db.characteristics[i].valueHandle.rawValue
+                handles[k] = db[i].valueHandle.rawValue
             }
             self.handles = handles
             self.indices = indices

@@ -86,11 +86,11 @@ struct H4Stack {
     }
     mutating func tick(now: Duration) -> [StackOutput] { record { stack.tick(now: now) } }
 
-    mutating func notify(characteristic: Int, value: [UInt8], only: ConnectionID? = nil, now: Duration) -> (NotifyResult, [StackOutput]) {
+    mutating func notify(characteristic: CharacteristicIndex, value: [UInt8], only: ConnectionID? = nil, now: Duration) -> (NotifyResult, [StackOutput]) {
         let (r, o) = core.notify(characteristic: characteristic, value: value, only: only, now: now)
         return (r, perform(o, now))
     }
-    mutating func setValue(characteristic: Int, value: [UInt8]) -> Bool { core.setValue(characteristic: characteristic, value: value) }
+    mutating func setValue(characteristic: CharacteristicIndex, value: [UInt8]) -> Bool { core.setValue(characteristic: characteristic, value: value) }
     mutating func respond(to id: PendingRequestID, result: Result<[UInt8], ATTError>, now: Duration) throws(ATTRespondError) -> [StackOutput] {
         perform(try core.respond(to: id, result: result, now: now), now)
     }

@@ -46,7 +46,8 @@ package enum ATTFixture {
         return GATTDatabase(deviceName: "gattd", appearance: 0x0340, services: [a, b])
     }
 
-    package static let rw = 6, notify = 7, secure = 8, noread = 9, long = 10, control = 11, signed = 12, reliable2 = 13, notifyOnly = 14
+    package static let rw = CharacteristicIndex(6), notify = CharacteristicIndex(7), secure = CharacteristicIndex(8), noread = CharacteristicIndex(9), long = CharacteristicIndex(10)
+    package static let control = CharacteristicIndex(11), signed = CharacteristicIndex(12), reliable2 = CharacteristicIndex(13), notifyOnly = CharacteristicIndex(14)
 }
 
 /// Drives an `ATTServer` the way a transport would and collects what comes out.

@@ -73,7 +73,7 @@ public struct CoreStack {
 
     /// The application pushes a value (as a control `notify` does after decoding).
     @discardableResult
-    public mutating func notify(characteristic: Int, value: [UInt8]) -> NotifyResult {
+    public mutating func notify(characteristic: CharacteristicIndex, value: [UInt8]) -> NotifyResult {
         let (result, outputs) = stack.core.notify(characteristic: characteristic, value: value, now: now)
         stack.perform(outputs, now: now)
         complete()

@@ -35,7 +35,7 @@ public struct Scenario {
     public var stack: CoreStack
     public let database: GATTDatabase
     /// Index of "stream" and the handles of its CCCD, and of "small"'s value.
-    public let stream: Int
+    public let stream: CharacteristicIndex
     public let smallHandle: UInt16
 
     /// `mtu`: exchanged first when above 23. `subscribe`: the central enables notifications of "stream".
@@ -46,12 +46,12 @@ public struct Scenario {
               let small = database.characteristicIndex(named: "small")
         else { fatalError("benchmark setup: no \"stream\" or \"small\"") }
         self.stream = stream
-        smallHandle = database.characteristics[small].valueHandle.rawValue
+        smallHandle = database[small].valueHandle.rawValue
         if mtu > 23 {
             stack.receive(att: [0x02, UInt8(mtu & 0xFF), UInt8(mtu >> 8)])  // Exchange MTU Request
         }
         if subscribe {
-            guard let cccd = database.characteristics[stream].cccdHandle?.rawValue else { fatalError("benchmark setup: \"stream\" has no CCCD") }
+            guard let cccd = database[stream].cccdHandle?.rawValue else { fatalError("benchmark setup: \"stream\" has no CCCD") }
             stack.receive(att: [0x12, UInt8(cccd & 0xFF), UInt8(cccd >> 8), 0x01, 0x00])  // Write Request: notifications on
         }
         stack.resetCounters()

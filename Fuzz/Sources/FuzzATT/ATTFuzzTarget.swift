@@ -99,7 +99,7 @@ struct ATTFuzzHarness {
         case 11:
             let count = database.characteristics.count
             guard count > 0 else { return }
-            let characteristic = Int(input.byte()) % count
+            let characteristic = CharacteristicIndex(Int(input.byte()) % count)
             let (result, outputs) = server.notify(characteristic: characteristic, value: input.chunk(), only: id, now: now)
             if case .queued(let n) = result { models[id]?.queuedUpdates += n }
             absorb(outputs)

@@ -17,7 +17,7 @@ struct ATTBearer: Sendable {
     /// Indications waiting behind the outstanding one.
     var waitingIndications: Deque<WaitingIndication> = []
     /// The indication sent and not yet confirmed, with its transaction deadline.
-    var outstandingIndication: (characteristic: Int, deadline: Duration)?
+    var outstandingIndication: (characteristic: CharacteristicIndex, deadline: Duration)?
 
     /// A request waiting for its deferred accesses to be answered; later PDUs are held.
     var pending: PendingOperation?
@@ -32,7 +32,7 @@ struct ATTBearer: Sendable {
     }
 
     struct WaitingIndication: Sendable {
-        var characteristic: Int
+        var characteristic: CharacteristicIndex
         var bytes: [UInt8]
     }
 }

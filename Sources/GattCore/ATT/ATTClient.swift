@@ -6,7 +6,7 @@ struct ATTClient: Sendable {
     /// The encryption key size in octets, when the transport reported it.
     var keySize: Int?
     /// CCCD value per characteristic index; absent = 0x0000.
-    var cccd: [Int: UInt16] = [:]
+    var cccd: [CharacteristicIndex: UInt16] = [:]
     /// Client Supported Features value (Vol 3 Part G §7.2).
     var clientFeatures: [UInt8] = [0x00]
     /// Connection Signature Resolving Key (little-endian, as SMP distributes it)

@@ -7,7 +7,7 @@ extension ATTServer {
         guard let b = clients[id] else { return nil }
         let keys = Self.characteristicKeys(database)
         var cccd: [String: UInt16] = [:]
-        for (c, bits) in b.cccd where bits != 0 && c < keys.count { cccd[keys[c]] = bits }
+        for (c, bits) in b.cccd where bits != 0 && c.rawValue < keys.count { cccd[keys[c.rawValue]] = bits }
         return GATTClientState(
             clientConfigurations: cccd, clientFeatures: b.clientFeatures,
             databaseHash: b.awareness.isChangeAware ? database.databaseHash : b.awareHash,
@@ -27,12 +27,12 @@ extension ATTServer {
     /// change-unaware when a Service Changed is owed or the database is not the one it knew.
     public mutating func restoreClientState(_ id: ConnectionID, _ state: GATTClientState) {
         guard var b = clients[id] else { return }
-        var index: [String: Int] = [:]
-        for (i, k) in Self.characteristicKeys(database).enumerated() { index[k] = i }
-        var cccd: [Int: UInt16] = [:]
+        var index: [String: CharacteristicIndex] = [:]
+        for (i, k) in Self.characteristicKeys(database).enumerated() { index[k] = CharacteristicIndex(i) }
+        var cccd: [CharacteristicIndex: UInt16] = [:]
         for (key, bits) in state.clientConfigurations {
             guard let c = index[key] else { continue }
-            let p = database.characteristics[c].properties
+            let p = database[c].properties
             let allowed: UInt16 = (p.canNotify ? 0x0001 : 0) | (p.canIndicate ? 0x0002 : 0)
             if bits & allowed != 0 { cccd[c] = bits & allowed }
         }

@@ -19,7 +19,7 @@ extension ATTServer {
     /// then nothing changed, and `.event(.ready)` comes later. The outputs tell the
     /// transport which connections have PDUs to pull.
     /// (`notifyMultiple` of one update, without its per-call plans: `ATTServer+NotifyOne.swift`.)
-    public mutating func notify(characteristic: Int, value: [UInt8], only: ConnectionID? = nil, now: Duration)
+    public mutating func notify(characteristic: CharacteristicIndex, value: [UInt8], only: ConnectionID? = nil, now: Duration)
         -> (result: NotifyResult, outputs: [ATTServerOutput])
     {
         notifyOne(characteristic, value, only: only, now: now)
@@ -30,7 +30,7 @@ extension ATTServer {
     /// values it subscribed to by notification in one ATT_MULTIPLE_HANDLE_VALUE_NTF
     /// when there are at least two and they fit untruncated in ATT_MTU-1; otherwise
     /// one PDU per value. `.queued(n)` counts the clients reached (as `notify`). All or nothing.
-    public mutating func notifyMultiple(_ updates: [(characteristic: Int, value: [UInt8])], only: ConnectionID? = nil, now: Duration)
+    public mutating func notifyMultiple(_ updates: [(characteristic: CharacteristicIndex, value: [UInt8])], only: ConnectionID? = nil, now: Duration)
         -> (result: NotifyResult, outputs: [ATTServerOutput])
     {
         outputs = []
@@ -48,7 +48,7 @@ extension ATTServer {
             var notified: [ATTHandleValue] = []
             var indications: [ATTBearer.WaitingIndication] = []
             for (c, v) in updates {
-                let ch = database.characteristics[c]
+                let ch = database[c]
                 let p = ch.properties
                 let bits = b.cccd[c] ?? 0
                 let indicate = bits & 0x0002 != 0 && p.canIndicate
@@ -80,7 +80,7 @@ extension ATTServer {
             readyOwed = true
             return (.busy, [])
         }
-        for (c, v) in updates { database.setValue(v, at: database.characteristics[c].valueHandle) }
+        for (c, v) in updates { database.setValue(v, at: database[c].valueHandle) }
         var count = 0
         for plan in plans {
             for n in plan.notifications { enqueue(n, isUpdate: true, to: plan.id) }

@@ -11,7 +11,7 @@ extension ATTServer {
     }
 
     /// The PDU kind characteristic `c` (`p`) sends to client `b`, if any.
-    static func updateKind(_ b: inout ATTClient, characteristic c: Int, properties p: CharacteristicProperties, minimumKeySize: Int) -> UpdateKind? {
+    static func updateKind(_ b: inout ATTClient, characteristic c: CharacteristicIndex, properties p: CharacteristicProperties, minimumKeySize: Int) -> UpdateKind? {
         let bits = b.cccd[c] ?? 0
         if bits & 0x0002 != 0, p.canIndicate {
             return !p.contains(.indicateEncryptionRequired) || securityAllows(b, minimumKeySize) ? .indication : nil
@@ -26,11 +26,11 @@ extension ATTServer {
 
     /// `notifyMultiple([(c, value)])`: all or nothing, `.busy` when a targeted subscriber's
     /// queue is full, else the value is set and one PDU queued per subscriber.
-    mutating func notifyOne(_ c: Int, _ value: [UInt8], only: ConnectionID?, now: Duration) -> (result: NotifyResult, outputs: [ATTServerOutput]) {
+    mutating func notifyOne(_ c: CharacteristicIndex, _ value: [UInt8], only: ConnectionID?, now: Duration) -> (result: NotifyResult, outputs: [ATTServerOutput]) {
         outputs = []
         if let refusal = database.valueUpdateRefusal(characteristic: c, value: value, notifying: true) { return (refusal, []) }
-        let p = database.characteristics[c].properties
-        let valueHandle = database.characteristics[c].valueHandle
+        let p = database[c].properties
+        let valueHandle = database[c].valueHandle
         let minimumKeySize = configuration.minimumKeySize
         let maxQueued = configuration.maxQueuedUpdates
         // Pass 1: who gets a PDU, and is any of their queues full (then nothing changes)?
@@ -73,7 +73,7 @@ extension ATTServer {
     }
 
     /// Queues characteristic `c`'s notification or indication on `id` (nothing when it gets none).
-    private mutating func queueUpdate(_ c: Int, _ value: [UInt8], _ handle: AttributeHandle, properties p: CharacteristicProperties, to id: ConnectionID, now: Duration) {
+    private mutating func queueUpdate(_ c: CharacteristicIndex, _ value: [UInt8], _ handle: AttributeHandle, properties p: CharacteristicProperties, to id: ConnectionID, now: Duration) {
         guard let ci = clients.index(forKey: id) else { return }
         let deadline = now + configuration.transactionTimeout
         guard let kind = Self.updateKind(&clients.values[ci], characteristic: c, properties: p, minimumKeySize: configuration.minimumKeySize),
@@ -85,7 +85,7 @@ extension ATTServer {
     }
 
     /// The PDU to enqueue on `b` (nil: none, or an indication that waits behind the outstanding one).
-    private static func queueUpdate(_ b: inout ATTBearer, _ kind: UpdateKind, _ c: Int, _ value: [UInt8], _ handle: AttributeHandle, deadline: Duration) -> [UInt8]? {
+    private static func queueUpdate(_ b: inout ATTBearer, _ kind: UpdateKind, _ c: CharacteristicIndex, _ value: [UInt8], _ handle: AttributeHandle, deadline: Duration) -> [UInt8]? {
         let opcode: ATTOpcode = kind == .indication ? .handleValueIndication : .handleValueNotification
         let part = value.prefix(b.mtu - 3)
         var pdu: [UInt8] = []

@@ -148,7 +148,7 @@ extension ATTServer {
         guard let a = database.attribute(at: h), let client = clients[id.connection] else { return sendError(op, h, .invalidHandle, to: id) }
         let (security, keySize, mtu) = (client.security, client.keySize, inBearer(i) { $0.mtu })
         if let err = readError(a, security: security, keySize: keySize) { return sendError(op, h, err, to: id) }
-        if deferredAccessAvailable, case .characteristicValue(let c) = a.role, database.characteristics[c].valueSource == .deferred {
+        if deferredAccessAvailable, case .characteristicValue(let c) = a.role, database[c].valueSource == .deferred {
             let rid = startPending(.read(op), handle: h, waiting: [h], id, now: now)
             emit(.deferredAccess(id: rid[0], id.connection, .read(characteristic: c, offset: offset)))
             return

@@ -26,22 +26,22 @@ extension ATTServer {
         var out = failDeferredAccesses(now: now)
         outputs = []
         let oldKeys = Self.characteristicKeys(database)
-        var newIndex: [String: Int] = [:]
-        for (i, k) in Self.characteristicKeys(newDatabase).enumerated() { newIndex[k] = i }
+        var newIndex: [String: CharacteristicIndex] = [:]
+        for (i, k) in Self.characteristicKeys(newDatabase).enumerated() { newIndex[k] = CharacteristicIndex(i) }
         var db = newDatabase
         let builtIn = GATTDatabase.BuiltIn.count
         for (old, key) in oldKeys.enumerated() where old >= builtIn {
-            guard let new = newIndex[key], new >= builtIn else { continue }
-            let value = database.value(ofCharacteristic: old)
-            let c = db.characteristics[new]
+            guard let new = newIndex[key], new.rawValue >= builtIn else { continue }
+            let value = database.value(ofCharacteristic: CharacteristicIndex(old))
+            let c = db[new]
             if value.count <= c.maxLength { db.setValue(value, at: c.valueHandle) }
         }
         for id in clients.keys {
             guard var b = clients[id] else { continue }
-            var cccd: [Int: UInt16] = [:]
-            for (old, bits) in b.cccd where old < oldKeys.count {
-                guard let new = newIndex[oldKeys[old]] else { continue }
-                let p = db.characteristics[new].properties
+            var cccd: [CharacteristicIndex: UInt16] = [:]
+            for (old, bits) in b.cccd where old.rawValue < oldKeys.count {
+                guard let new = newIndex[oldKeys[old.rawValue]] else { continue }
+                let p = db[new].properties
                 let allowed: UInt16 = (p.canNotify ? 0x0001 : 0) | (p.canIndicate ? 0x0002 : 0)
                 if bits & allowed != 0 { cccd[new] = bits & allowed }
             }
@@ -57,10 +57,10 @@ extension ATTServer {
             }
             b.waitingIndications = []
             if let o = b.outstandingIndication {
-                if o.characteristic < oldKeys.count, let new = newIndex[oldKeys[o.characteristic]] {
+                if o.characteristic.rawValue < oldKeys.count, let new = newIndex[oldKeys[o.characteristic.rawValue]] {
                     b.outstandingIndication = (new, o.deadline)
                 } else {
-                    b.outstandingIndication = (2, o.deadline)
+                    b.outstandingIndication = (GATTDatabase.BuiltIn.serviceChanged.index, o.deadline)
                 }
             }
             bearers[id] = b
@@ -75,15 +75,15 @@ extension ATTServer {
     /// a characteristic value or CCCD of the characteristic with the same key; anything else,
     /// or a value longer than the new maximum, is left out (applied to nothing).
     static func remap(
-        _ writes: [(AttributeHandle, [UInt8])], from old: GATTDatabase, _ oldKeys: [String], to new: GATTDatabase, _ newIndex: [String: Int]
+        _ writes: [(AttributeHandle, [UInt8])], from old: GATTDatabase, _ oldKeys: [String], to new: GATTDatabase, _ newIndex: [String: CharacteristicIndex]
     ) -> [(AttributeHandle, [UInt8])] {
         writes.compactMap { h, v in
             switch old.attribute(at: h)?.role {
             case .characteristicValue(let c)?:
-                guard c < oldKeys.count, let n = newIndex[oldKeys[c]], v.count <= new.characteristics[n].maxLength else { return nil }
-                return (new.characteristics[n].valueHandle, v)
+                guard c.rawValue < oldKeys.count, let n = newIndex[oldKeys[c.rawValue]], v.count <= new[n].maxLength else { return nil }
+                return (new[n].valueHandle, v)
             case .clientCharacteristicConfiguration(let c)?:
-                guard c < oldKeys.count, let n = newIndex[oldKeys[c]], let cccd = new.characteristics[n].cccdHandle else { return nil }
+                guard c.rawValue < oldKeys.count, let n = newIndex[oldKeys[c.rawValue]], let cccd = new[n].cccdHandle else { return nil }
                 return (cccd, v)
             default:
                 return nil

@@ -9,7 +9,7 @@ extension ATTServer {
     func writeError(_ a: Attribute, _ b: ATTClient, _ kind: WriteKind) -> ATTError? {
         guard a.permissions.canWrite else { return .writeNotPermitted }
         if case .characteristicValue(let c) = a.role {
-            let p = database.characteristics[c].properties
+            let p = database[c].properties
             let allowed: Bool
             switch kind {
             case .request: allowed = p.contains(.write)
@@ -25,8 +25,8 @@ extension ATTServer {
     }
 
     /// The characteristic index when `a` is the value of a `.deferred` characteristic.
-    func deferredCharacteristic(_ a: Attribute) -> Int? {
-        guard case .characteristicValue(let c) = a.role, database.characteristics[c].valueSource == .deferred else { return nil }
+    func deferredCharacteristic(_ a: Attribute) -> CharacteristicIndex? {
+        guard case .characteristicValue(let c) = a.role, database[c].valueSource == .deferred else { return nil }
         return c
     }
 
@@ -37,7 +37,7 @@ extension ATTServer {
             guard v.count == 2 else { return .invalidAttributeValueLength }
             let bits = UInt16(v[0]) | UInt16(v[1]) << 8
             guard bits & ~0x0003 == 0 else { return .valueNotAllowed }
-            let p = database.characteristics[c].properties
+            let p = database[c].properties
             let notify = bits & 0x0001 != 0, indicate = bits & 0x0002 != 0
             if notify && !p.canNotify || indicate && !p.canIndicate { return .cccdImproperlyConfigured }
             if notify && p.contains(.notifyEncryptionRequired) || indicate && p.contains(.indicateEncryptionRequired) {
@@ -109,7 +109,7 @@ extension ATTServer {
         var firstHandle: AttributeHandle?
         for (h, v) in writes {
             guard let a = database.attribute(at: h), case .characteristicValue(let c) = a.role,
-                database.characteristics[c].valueSource == .storedOnCommit
+                database[c].valueSource == .storedOnCommit
             else { continue }
             values.append(CommittedValue(characteristic: c, value: v))
             firstHandle = firstHandle ?? h
@@ -177,7 +177,7 @@ extension ATTServer {
     /// A value of a characteristic with the Reliable Write extended property.
     func isReliableWritable(_ h: AttributeHandle) -> Bool {
         guard let a = database.attribute(at: h), case .characteristicValue(let c) = a.role else { return false }
-        return database.characteristics[c].properties.contains(.reliableWrite)
+        return database[c].properties.contains(.reliableWrite)
     }
 
     // MARK: Execute Write (§3.4.6.3)
@@ -193,7 +193,7 @@ extension ATTServer {
         var order: [AttributeHandle] = []
         for w in queue where !order.contains(w.handle) { order.append(w.handle) }
         var storedWrites: [(AttributeHandle, [UInt8])] = []
-        var deferredWrites: [(characteristic: Int, handle: AttributeHandle, offset: Int, value: [UInt8])] = []
+        var deferredWrites: [(characteristic: CharacteristicIndex, handle: AttributeHandle, offset: Int, value: [UInt8])] = []
         for h in order {
             let parts = queue.filter { $0.handle == h }
             guard let a = database.attribute(at: h), let firstOffset = parts.first?.offset else {

@@ -93,7 +93,7 @@ public struct ATTServer: Sendable {
     var busyConnections: Set<ConnectionID> = []
     var readyOwed = false
     /// Index of the Client Supported Features characteristic.
-    let clientFeaturesCharacteristic: Int?
+    let clientFeaturesCharacteristic: CharacteristicIndex?
 
     /// Outputs of the call in progress.
     var outputs: [ATTServerOutput] = []
@@ -101,7 +101,7 @@ public struct ATTServer: Sendable {
     public init(database: GATTDatabase, configuration: ATTServerConfiguration = ATTServerConfiguration()) {
         self.database = database
         self.configuration = configuration
-        self.clientFeaturesCharacteristic = database.characteristics.firstIndex { $0.uuid == GATTUUID.clientSupportedFeatures }
+        self.clientFeaturesCharacteristic = database.characteristics.firstIndex { $0.uuid == GATTUUID.clientSupportedFeatures }.map(CharacteristicIndex.init)
     }
 
     // MARK: Connections
@@ -153,14 +153,14 @@ public struct ATTServer: Sendable {
     /// The ATT_MTU of the connection's fixed bearer.
     public func mtu(for id: ConnectionID) -> Int? { bearers[.fixed(id)]?.mtu }
     /// The connection's CCCD bits for a characteristic (0x0001 notify, 0x0002 indicate).
-    public func clientConfiguration(for id: ConnectionID, characteristic: Int) -> UInt16? {
+    public func clientConfiguration(for id: ConnectionID, characteristic: CharacteristicIndex) -> UInt16? {
         guard let b = clients[id] else { return nil }
         return b.cccd[characteristic] ?? 0
     }
     /// Restores a bonded client's CCCD bits on reconnection (only bits the characteristic supports).
-    public mutating func setClientConfiguration(for id: ConnectionID, characteristic: Int, _ bits: UInt16) {
-        guard database.characteristics.indices.contains(characteristic) else { return }
-        let p = database.characteristics[characteristic].properties
+    public mutating func setClientConfiguration(for id: ConnectionID, characteristic: CharacteristicIndex, _ bits: UInt16) {
+        guard database.contains(characteristic) else { return }
+        let p = database[characteristic].properties
         let allowed: UInt16 = (p.canNotify ? 0x0001 : 0) | (p.canIndicate ? 0x0002 : 0)
         clients[id]?.cccd[characteristic] = bits & allowed
     }
@@ -171,9 +171,9 @@ public struct ATTServer: Sendable {
     // MARK: Values
 
     /// Sets a characteristic's stored value without notifying.
-    public mutating func setValue(characteristic: Int, value: [UInt8]) -> Bool {
+    public mutating func setValue(characteristic: CharacteristicIndex, value: [UInt8]) -> Bool {
         guard database.valueUpdateRefusal(characteristic: characteristic, value: value, notifying: false) == nil else { return false }
-        database.setValue(value, at: database.characteristics[characteristic].valueHandle)
+        database.setValue(value, at: database[characteristic].valueHandle)
         return true
     }
 

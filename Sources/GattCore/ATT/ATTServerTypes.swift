@@ -27,10 +27,10 @@ public enum ATTServerEvent: Equatable, Sendable {
     /// The client's Exchange MTU set the bearer's ATT_MTU.
     case mtuExchanged(ConnectionID, mtu: Int)
     /// A client wrote a Client Characteristic Configuration descriptor.
-    case subscriptionChanged(ConnectionID, characteristic: Int, notify: Bool, indicate: Bool)
+    case subscriptionChanged(ConnectionID, characteristic: CharacteristicIndex, notify: Bool, indicate: Bool)
     /// A client wrote a `.stored` or `.storedOnCommit` characteristic value (Write
     /// Request/Command, Signed Write, or Execute Write); `value` is the new stored value.
-    case written(ConnectionID, characteristic: Int, value: [UInt8])
+    case written(ConnectionID, characteristic: CharacteristicIndex, value: [UInt8])
     /// A client wrote a writable descriptor other than a CCCD (e.g. the User Description).
     case descriptorWritten(ConnectionID, handle: AttributeHandle, value: [UInt8])
     /// A client wrote the Client Supported Features characteristic (per connection).
@@ -39,14 +39,14 @@ public enum ATTServerEvent: Equatable, Sendable {
     /// `respond(to:result:now:)`. Until then the bearer's later PDUs wait, in order.
     case deferredAccess(id: PendingRequestID, ConnectionID, DeferredAccess)
     /// A Write Command or Signed Write Command to a `.deferred` characteristic: no answer.
-    case writeCommand(ConnectionID, characteristic: Int, value: [UInt8])
+    case writeCommand(ConnectionID, characteristic: CharacteristicIndex, value: [UInt8])
     /// A deferred access got no answer within its timeout (`deferredAccessTimeout`,
     /// `commitTimeout`) or its answerer went away (`failDeferredAccesses(now:)`): the
     /// client was sent Unlikely Error and a later answer is refused.
     case requestTimedOut(id: PendingRequestID)
-    case indicationConfirmed(ConnectionID, characteristic: Int)
+    case indicationConfirmed(ConnectionID, characteristic: CharacteristicIndex)
     /// An indication was not confirmed in 30 s; the bearer is being closed.
-    case indicationTimedOut(ConnectionID, characteristic: Int)
+    case indicationTimedOut(ConnectionID, characteristic: CharacteristicIndex)
     /// Every queue that made `notify` return `.busy` has room again
     /// (`peripheralManagerIsReadyToUpdateSubscribers`).
     case ready
@@ -56,11 +56,11 @@ public enum ATTServerEvent: Equatable, Sendable {
 public enum DeferredAccess: Equatable, Sendable {
     /// Read or Read Blob of a `.deferred` value: answer with the value from `offset`
     /// (cut to the bearer's ATT_MTU) or an ATT error.
-    case read(characteristic: Int, offset: Int)
+    case read(characteristic: CharacteristicIndex, offset: Int)
     /// Write Request of a `.deferred` value, or one of them assembled from Prepare Writes by
     /// an Execute Write: answer success (its bytes are ignored) or an ATT error. The server
     /// stores nothing.
-    case write(characteristic: Int, value: [UInt8], offset: Int)
+    case write(characteristic: CharacteristicIndex, value: [UInt8], offset: Int)
     /// A Write Request or Execute Write is acknowledged only once the answerer made its
     /// changes last: the new `.storedOnCommit` values and, for a bonded client, its client
     /// state after the writes (CCCDs and Client Supported Features persist across
@@ -72,9 +72,9 @@ public enum DeferredAccess: Equatable, Sendable {
 
 /// One value of a `DeferredAccess.commit`: the characteristic index and its complete new value.
 public struct CommittedValue: Equatable, Sendable {
-    public var characteristic: Int
+    public var characteristic: CharacteristicIndex
     public var value: [UInt8]
-    public init(characteristic: Int, value: [UInt8]) {
+    public init(characteristic: CharacteristicIndex, value: [UInt8]) {
         self.characteristic = characteristic
         self.value = value
     }

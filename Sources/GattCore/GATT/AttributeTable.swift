@@ -51,12 +51,12 @@ public enum AttributeTable {
                 notes.append("\(service.handle)...\(service.endHandle)")
             }
         case .characteristicDeclaration(let c):
-            if let ch = db.characteristics[safe: c] {
+            if let ch = db.characteristics[safe: c.rawValue] {
                 uuid = ch.uuid
                 properties = propertyText(ch.properties)
             }
         case .characteristicValue(let c):
-            if let ch = db.characteristics[safe: c] {
+            if let ch = db.characteristics[safe: c.rawValue] {
                 uuid = ch.uuid
                 properties = propertyText(ch.properties)
                 if let id = ch.id { notes.append("id=\(id)") }

@@ -12,7 +12,7 @@ extension GATTDatabase {
         case serverSupportedFeatures = 5
 
         /// The index in `GATTDatabase.characteristics`.
-        public var index: Int { rawValue }
+        public var index: CharacteristicIndex { CharacteristicIndex(rawValue) }
         /// How many built-in characteristics precede the configured ones.
         public static var count: Int { allCases.count }
         /// The ones whose values are not covered by the Database Hash and may change on reload.
@@ -30,7 +30,7 @@ extension GATTDatabase {
     /// Sets or clears Server Supported Features' EATT Supported bit (not covered by the
     /// Database Hash: the value is no part of the hash, §7.3.1).
     public mutating func setEnhancedATTSupported(_ on: Bool) {
-        setValue([on ? Self.enhancedATTSupportedFeature : 0x00], at: characteristics[BuiltIn.serverSupportedFeatures.index].valueHandle)
+        setValue([on ? Self.enhancedATTSupportedFeature : 0x00], at: self[BuiltIn.serverSupportedFeatures.index].valueHandle)
     }
 
     /// The Database Hash value (Vol 3 Part G §7.3).

@@ -6,11 +6,11 @@ import CryptoExtras
 public enum AttributeRole: Hashable, Sendable {
     case serviceDeclaration(service: Int)
     case includeDeclaration(service: Int, included: Int)
-    case characteristicDeclaration(characteristic: Int)
-    case characteristicValue(characteristic: Int)
+    case characteristicDeclaration(characteristic: CharacteristicIndex)
+    case characteristicValue(characteristic: CharacteristicIndex)
     /// Client Characteristic Configuration: its value is per connection, not stored here.
-    case clientCharacteristicConfiguration(characteristic: Int)
-    case descriptor(characteristic: Int)
+    case clientCharacteristicConfiguration(characteristic: CharacteristicIndex)
+    case descriptor(characteristic: CharacteristicIndex)
 }
 
 /// One row of the attribute table (Core Spec Vol 3 Part F §3.2).
@@ -35,7 +35,7 @@ public struct Service: Sendable, Equatable {
     /// Indices into `GATTDatabase.services`.
     public let includes: [Int]
     /// Indices into `GATTDatabase.characteristics`.
-    public let characteristics: [Int]
+    public let characteristics: [CharacteristicIndex]
 }
 
 /// A characteristic in the database and the handles of its attributes.
@@ -183,8 +183,8 @@ public struct GATTDatabase: Sendable, Equatable {
         self.attributes = b.attributes
         self.services = b.services
         self.characteristics = b.characteristics
-        self.serviceChangedHandle = b.characteristics[BuiltIn.serviceChanged.index].valueHandle
-        self.databaseHashHandle = b.characteristics[BuiltIn.databaseHash.index].valueHandle
+        self.serviceChangedHandle = b.characteristics[BuiltIn.serviceChanged.rawValue].valueHandle
+        self.databaseHashHandle = b.characteristics[BuiltIn.databaseHash.rawValue].valueHandle
         self.attributes[b.index(databaseHashHandle)].value = Self.computeHash(attributes)
     }
 
@@ -227,14 +227,14 @@ public struct GATTDatabase: Sendable, Equatable {
 
     public func characteristic(valueHandle: AttributeHandle) -> Characteristic? {
         guard let a = attribute(at: valueHandle), case .characteristicValue(let c) = a.role else { return nil }
-        return characteristics[c]
+        return self[c]
     }
 
     /// Looks a characteristic up by config id, else by UUID string when that UUID is unique.
-    public func characteristicIndex(named name: String) -> Int? {
-        if let i = characteristics.firstIndex(where: { $0.id == name }) { return i }
+    public func characteristicIndex(named name: String) -> CharacteristicIndex? {
+        if let i = characteristicIndex(id: name) { return i }
         guard let u = BluetoothUUID(name) else { return nil }
-        let hits = characteristics.indices.filter { characteristics[$0].uuid == u }
+        let hits = characteristicIndices.filter { self[$0].uuid == u }
         return hits.count == 1 ? hits[0] : nil
     }
 
@@ -245,8 +245,8 @@ public struct GATTDatabase: Sendable, Equatable {
     }
 
     /// The stored value of a characteristic.
-    public func value(ofCharacteristic index: Int) -> [UInt8] {
-        attribute(at: characteristics[index].valueHandle)?.value ?? []
+    public func value(ofCharacteristic index: CharacteristicIndex) -> [UInt8] {
+        attribute(at: self[index].valueHandle)?.value ?? []
     }
 
     /// The Database Hash value (Core Spec Vol 3 Part G §7.3): AES-CMAC with a
@@ -309,9 +309,9 @@ public struct GATTDatabase: Sendable, Equatable {
                 if let u = all[inc].uuid.uuid16 { v += le16(u) }  // 128-bit UUIDs are omitted (§3.2)
                 _ = append(GATTUUID.include, v, [.readable], .includeDeclaration(service: index, included: inc))
             }
-            var chars: [Int] = []
+            var chars: [CharacteristicIndex] = []
             for c in s.characteristics {
-                let ci = characteristics.count
+                let ci = CharacteristicIndex(characteristics.count)
                 let decl = AttributeHandle(next)
                 let valueHandle = AttributeHandle(next &+ 1)
                 _ = append(GATTUUID.characteristic, [c.properties.declarationByte] + le16(valueHandle.rawValue) + c.uuid.attBytes, [.readable], .characteristicDeclaration(characteristic: ci))

@@ -157,7 +157,7 @@ public struct Peripheral: Sendable {
     // MARK: - Application calls
 
     /// Sets the value and queues it to subscribers (`only`: that connection).
-    public mutating func notify(characteristic: Int, value: [UInt8], only: ConnectionID? = nil, now: Duration) -> (NotifyResult, [PeripheralOutput]) {
+    public mutating func notify(characteristic: CharacteristicIndex, value: [UInt8], only: ConnectionID? = nil, now: Duration) -> (NotifyResult, [PeripheralOutput]) {
         let r = att.notify(characteristic: characteristic, value: value, only: only, now: now)
         return (r.result, absorb(r.outputs))
     }
@@ -166,13 +166,13 @@ public struct Peripheral: Sendable {
     /// one Multiple Handle Value Notification per client that set Client Supported Features
     /// bit 2 when at least two of its notifications fit a bearer's ATT_MTU whole, else one
     /// PDU per value (`ATTServer.notifyMultiple`). All or nothing.
-    public mutating func notify(values: [(characteristic: Int, value: [UInt8])], only: ConnectionID? = nil, now: Duration) -> (NotifyResult, [PeripheralOutput]) {
+    public mutating func notify(values: [(characteristic: CharacteristicIndex, value: [UInt8])], only: ConnectionID? = nil, now: Duration) -> (NotifyResult, [PeripheralOutput]) {
         let r = att.notifyMultiple(values, only: only, now: now)
         return (r.result, absorb(r.outputs))
     }
 
     /// Sets a value without notifying; false when out of range or too long.
-    public mutating func setValue(characteristic: Int, value: [UInt8]) -> Bool {
+    public mutating func setValue(characteristic: CharacteristicIndex, value: [UInt8]) -> Bool {
         att.setValue(characteristic: characteristic, value: value)
     }
 

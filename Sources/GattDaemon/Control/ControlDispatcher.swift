@@ -114,7 +114,7 @@ public enum ControlDispatcher {
     /// persisted ones made durable together, then all set and sent at once. `sent`: the
     /// centrals reached.
     private static func notify(_ values: [ControlNotifyValue], central: String?, on p: any PeripheralControl) throws(ControlError) -> ControlOutcome {
-        var updates: [(characteristic: Int, value: [UInt8])] = []
+        var updates: [(characteristic: CharacteristicIndex, value: [UInt8])] = []
         var persisted: [CommittedValue] = []
         for v in values {
             let (index, c) = try characteristic(v.characteristic, in: p.database)
@@ -169,11 +169,11 @@ public enum ControlDispatcher {
         }
     }
 
-    private static func characteristic(_ name: String, in db: GATTDatabase) throws(ControlError) -> (Int, Characteristic) {
-        guard let i = db.characteristicIndex(named: name), db.characteristics.indices.contains(i) else {
+    private static func characteristic(_ name: String, in db: GATTDatabase) throws(ControlError) -> (CharacteristicIndex, Characteristic) {
+        guard let i = db.characteristicIndex(named: name), db.contains(i) else {
             throw ControlError(.unknownCharacteristic, "no characteristic \"\(name)\" (use its config id, or its UUID when unique)")
         }
-        return (i, db.characteristics[i])
+        return (i, db[i])
     }
 
     /// An `advertise` or `advertising_data` set that does not exist.

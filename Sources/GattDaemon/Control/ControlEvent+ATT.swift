@@ -7,7 +7,7 @@ extension ControlEvent {
     /// daemon answers those itself).
     /// `central` maps a connection to its address string.
     public static func from(_ e: ATTServerEvent, database db: GATTDatabase, central: (ConnectionID) -> String?) -> ControlEvent? {
-        func name(_ c: Int) -> String { db.characteristics.indices.contains(c) ? db.characteristics[c].displayName : "#\(c)" }
+        func name(_ c: CharacteristicIndex) -> String { db.contains(c) ? db[c].displayName : "#\(c.rawValue)" }
         switch e {
         case .mtuExchanged(let id, let mtu):
             return central(id).map { .mtu(central: $0, mtu: mtu) }

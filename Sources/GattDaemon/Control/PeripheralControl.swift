@@ -25,12 +25,12 @@ public protocol PeripheralControl: AnyObject {
     /// The connection of a central, by address; nil when not connected.
     func connection(of central: BluetoothAddress) -> ConnectionID?
     /// Sets the value and queues it to subscribers (`only`: that connection).
-    func notify(characteristic: Int, value: [UInt8], only: ConnectionID?) -> NotifyResult
+    func notify(characteristic: CharacteristicIndex, value: [UInt8], only: ConnectionID?) -> NotifyResult
     /// Sets several values and queues them to subscribers at once, all or nothing: a
     /// Multiple Handle Value Notification where the client supports it (`only`: that connection).
-    func notify(values: [(characteristic: Int, value: [UInt8])], only: ConnectionID?) -> NotifyResult
+    func notify(values: [(characteristic: CharacteristicIndex, value: [UInt8])], only: ConnectionID?) -> NotifyResult
     /// Sets the value without notifying; false when out of range or too long.
-    func setValue(characteristic: Int, value: [UInt8]) -> Bool
+    func setValue(characteristic: CharacteristicIndex, value: [UInt8]) -> Bool
     func status() -> ControlStatus
     /// The `advertise` op for one set (nil: the primary set).
     func setAdvertising(_ enabled: Bool, set: String?)
@@ -73,7 +73,8 @@ extension ControlStatus.Central {
     public init(address: BluetoothAddress, addressType: BluetoothAddressType, security: SecurityLevel, id: ConnectionID, att: ATTServer) {
         let db = att.database
         var subs: [ControlStatus.Subscription] = []
-        for (i, c) in db.characteristics.enumerated() {
+        for i in db.characteristicIndices {
+            let c = db[i]
             let bits = att.clientConfiguration(for: id, characteristic: i) ?? 0
             if bits & 0x0003 != 0 {
                 subs.append(ControlStatus.Subscription(characteristic: c.displayName, notify: bits & 0x0001 != 0, indicate: bits & 0x0002 != 0))
@@ -89,7 +90,7 @@ extension PeripheralControl {
 
     /// One `notify` per value (for peripherals without Multiple Handle Value Notifications):
     /// the centrals reached by the first value, or its refusal.
-    public func notify(values: [(characteristic: Int, value: [UInt8])], only: ConnectionID?) -> NotifyResult {
+    public func notify(values: [(characteristic: CharacteristicIndex, value: [UInt8])], only: ConnectionID?) -> NotifyResult {
         var first: NotifyResult?
         for (c, v) in values {
             let r = notify(characteristic: c, value: v, only: only)

@@ -91,8 +91,8 @@ public final class PersistedValues: @unchecked Sendable {
     /// with `PersistentStore.Error`.
     public func commit(_ db: GATTDatabase, _ writes: [CommittedValue], on eventLoop: any EventLoop) -> EventLoopFuture<Committed> {
         let changes = writes.compactMap { w -> (String, [UInt8])? in
-            guard db.characteristics.indices.contains(w.characteristic), db.characteristics[w.characteristic].valueSource == .storedOnCommit else { return nil }
-            return (Self.key(db.characteristics[w.characteristic]), w.value)
+            guard db.contains(w.characteristic), db[w.characteristic].valueSource == .storedOnCommit else { return nil }
+            return (Self.key(db[w.characteristic]), w.value)
         }
         return commit(changes, on: eventLoop)
     }
@@ -111,9 +111,9 @@ public final class PersistedValues: @unchecked Sendable {
     /// Best effort (Write Commands, Signed Writes: served at once): saves the value of a
     /// persisted characteristic in the background unless it is the newest submitted already;
     /// a failure is only logged. A value `applying` puts in place is no new write: skipped.
-    public func record(_ db: GATTDatabase, characteristic index: Int, value: [UInt8], on eventLoop: any EventLoop) {
-        guard db.characteristics.indices.contains(index), db.characteristics[index].valueSource == .storedOnCommit else { return }
-        let key = Self.key(db.characteristics[index])
+    public func record(_ db: GATTDatabase, characteristic index: CharacteristicIndex, value: [UInt8], on eventLoop: any EventLoop) {
+        guard db.contains(index), db[index].valueSource == .storedOnCommit else { return }
+        let key = Self.key(db[index])
         if applyingDurable[key] == value {
             applyingDurable[key] = nil
             return
@@ -125,8 +125,8 @@ public final class PersistedValues: @unchecked Sendable {
     /// Runs `body`, which serves `writes` that are durable already (an answered Write
     /// Request or Execute Write): their `.written` events are not recorded as new writes.
     public func applying<T>(_ db: GATTDatabase, _ writes: [CommittedValue], _ body: () -> T) -> T {
-        for w in writes where db.characteristics.indices.contains(w.characteristic) && db.characteristics[w.characteristic].valueSource == .storedOnCommit {
-            applyingDurable[Self.key(db.characteristics[w.characteristic])] = w.value
+        for w in writes where db.contains(w.characteristic) && db[w.characteristic].valueSource == .storedOnCommit {
+            applyingDurable[Self.key(db[w.characteristic])] = w.value
         }
         defer { applyingDurable = [:] }
         return body()
