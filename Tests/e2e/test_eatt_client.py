@@ -3,7 +3,9 @@ peripheral with Bumble's own EATT server plays gattd's part. Each test fails wit
 it is named after, and shows the stock client's gap where that is cheap.
 
 The fixes are in Bumble's host (ATT and L2CAP signalling), not in the link: these run on the
-Bumble link only; test_eatt.py runs the client on both link layers against gattd.
+default link layer only (test_eatt.py runs the client on both against gattd), on one set of
+controllers for the module (each test connects its own devices; a new host connection
+replaces the old one).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
-from typing import AsyncIterator
+from typing import AsyncIterator, Iterator
 
 import pytest
 
@@ -32,13 +34,20 @@ from eatt_client import (
     open_bearers,
     reconfigure,
 )
-from harness import bumble_device, run
+from harness import VirtualControllers, bumble_device, default_link_layer, run
 
 PERIPHERAL_ADDRESS = "D0:00:00:00:00:AA"
 CENTRAL_ADDRESS = "C0:00:00:00:00:01"
 SERVICE_UUID = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
 SINK_UUID = "6E400002-B5A3-F393-E0A9-E50E24DCCA9E"
 SOURCE_UUID = "6E400003-B5A3-F393-E0A9-E50E24DCCA9E"
+
+
+@pytest.fixture(scope="module")
+def controllers(tmp_path_factory) -> Iterator[VirtualControllers]:
+    link = VirtualControllers(2, tmp_path_factory.mktemp("eatt-client"), link_layer=default_link_layer()).start()
+    yield link
+    link.stop()
 
 
 @dataclass
