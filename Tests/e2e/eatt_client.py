@@ -110,9 +110,28 @@ def parse_multiple_handle_value_notification(payload: bytes) -> list[tuple[int, 
 
 class Client(gatt_client.Client):
     """Bumble's GATT client on one bearer, taking Multiple Handle Value Notifications (fix
-    2) and recording updates in `updates` (when set)."""
+    2) and recording updates in `updates` (when set). With `hold_confirmations` set it
+    confirms no indication until `release_confirmations()` (a phone slow to confirm)."""
 
     updates: Updates | None = None
+    hold_confirmations: bool = False
+
+    def __init__(self, bearer: att.Bearer) -> None:
+        super().__init__(bearer)
+        self.held_confirmations: list[att.ATT_Handle_Value_Confirmation] = []
+
+    def send_confirmation(self, confirmation: att.ATT_Handle_Value_Confirmation) -> None:
+        if self.hold_confirmations:
+            self.held_confirmations.append(confirmation)
+        else:
+            super().send_confirmation(confirmation)
+
+    def release_confirmations(self) -> None:
+        """Sends the confirmations held back, and holds no more."""
+        self.hold_confirmations = False
+        held, self.held_confirmations = self.held_confirmations, []
+        for confirmation in held:
+            super().send_confirmation(confirmation)
 
     @property
     def label(self) -> str | int:
