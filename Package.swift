@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "gattd", targets: ["gattd"]),
         .executable(name: "gattctl", targets: ["gattctl"]),
         .library(name: "GattCore", targets: ["GattCore"]),
+        .library(name: "GattHost", targets: ["GattHost"]),
         .library(name: "GattControlProtocol", targets: ["GattControlProtocol"]),
         // For tests, the fuzz targets and the benchmarks (their packages depend on this one by path).
         .library(name: "GattTestSupport", targets: ["GattTestSupport"]),
@@ -27,12 +28,23 @@ let package = Package(
             path: "Sources/CBlueZ",
             linkerSettings: [.linkedLibrary("bluetooth")]
         ),
-        // Sans-I/O protocol core: UUIDs, ATT, GATT database, config, advertising, HCI, L2CAP, host.
+        // Sans-I/O protocol core, above the seam: UUIDs, ATT, GATT database, config, the
+        // peripheral core, and the vocabulary the seam speaks (addresses, advertising sets, bonds).
         .target(
             name: "GattCore",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        // Sans-I/O H4 host, below the seam: HCI codecs, L2CAP, the Security Manager (SMP),
+        // the HCI advertising drivers, `Host`.
+        .target(
+            name: "GattHost",
+            dependencies: [
+                "GattCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
@@ -43,7 +55,7 @@ let package = Package(
         .target(
             name: "GattTransport",
             dependencies: [
-                "GattCore", "CBlueZ",
+                "GattCore", "GattHost", "CBlueZ",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -85,13 +97,19 @@ let package = Package(
         // gattctl alone, for development (.build/debug/gattctl); not installed.
         .executableTarget(name: "gattctl", dependencies: ["GattctlCommand"]),
         // What tests, fuzz targets and benchmarks share: the scripted controller.
-        .target(name: "GattTestSupport", dependencies: ["GattCore"]),
+        .target(name: "GattTestSupport", dependencies: ["GattCore", "GattHost"]),
+        // Fixtures the core's and the host's tests share (the ATT database, configs, hex).
+        .target(name: "GattTestFixtures", dependencies: ["GattCore"], path: "Tests/GattTestFixtures"),
         .testTarget(
             name: "GattCoreTests",
-            dependencies: ["GattCore", "GattTestSupport"]
+            dependencies: ["GattCore", "GattTestFixtures"]
+        ),
+        .testTarget(
+            name: "GattHostTests",
+            dependencies: ["GattHost", "GattCore", "GattTestSupport", "GattTestFixtures"]
         ),
         .testTarget(name: "GattControlProtocolTests", dependencies: ["GattControlProtocol", "GattCore"]),
-        .testTarget(name: "GattTransportTests", dependencies: ["GattTransport"]),
+        .testTarget(name: "GattTransportTests", dependencies: ["GattTransport", "GattHost"]),
         .testTarget(name: "GattDaemonTests", dependencies: ["GattDaemon", "GattCore"]),
     ],
     swiftLanguageModes: [.v6]

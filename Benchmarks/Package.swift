@@ -26,6 +26,7 @@ let package = Package(
             dependencies: [
                 .product(name: "GattCore", package: "gattd"),
                 .product(name: "GattControlProtocol", package: "gattd"),
+                .product(name: "GattHost", package: "gattd"),
                 .product(name: "GattTestSupport", package: "gattd"),
             ]),
         // One scenario in a plain single-threaded loop: what callgrind counts.

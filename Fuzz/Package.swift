@@ -33,11 +33,18 @@ let package = Package(
         // Host: H4 streams after a scripted bring-up (GattTestSupport's controller); well-formed HCI out, ACL flow control kept.
         .executableTarget(
             name: "FuzzHost",
-            dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd"), .product(name: "GattTestSupport", package: "gattd")]),
+            dependencies: [
+                "FuzzSupport", .product(name: "GattCore", package: "gattd"), .product(name: "GattHost", package: "gattd"),
+                .product(name: "GattTestSupport", package: "gattd"),
+            ]),
         // PairingResponder: SMP PDUs in every state; nothing completes, no LTK, commands round-trip.
-        .executableTarget(name: "FuzzSMP", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
+        .executableTarget(
+            name: "FuzzSMP",
+            dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd"), .product(name: "GattHost", package: "gattd")]),
         // LE signalling codecs and credit-based channels: round trips, SDUs within the MTU, credits kept.
-        .executableTarget(name: "FuzzL2CAP", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
+        .executableTarget(
+            name: "FuzzL2CAP",
+            dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd"), .product(name: "GattHost", package: "gattd")]),
         // The control socket's request and reply/event parsers: what decodes round-trips.
         .executableTarget(
             name: "FuzzControl",

@@ -1,4 +1,5 @@
 import GattCore
+import GattHost
 
 /// A scripted controller: answers each HCI command with the Command Complete (or Command
 /// Status) a real controller would send, from configurable capabilities (Core Spec Vol 4

@@ -1,4 +1,5 @@
 import GattCore
+import GattHost
 
 /// A transport that records its traffic in a btsnoop file (`--btsnoop FILE`, the control
 /// socket's `capture` op), started and stopped at run time. Called on the transport's event

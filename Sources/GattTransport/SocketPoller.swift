@@ -31,6 +31,8 @@ public final class SocketPoller: Sendable {
         var handlers: [Int32: Handler] = [:]
         /// One-shot handlers for "fd is writable again" (POLLOUT).
         var writable: [Int32: @Sendable () -> Void] = [:]
+        /// One-shot handlers for "the peer hung up", polled even while input is paused.
+        var hangUp: [Int32: @Sendable () -> Void] = [:]
         /// Watched fds whose input is not polled for now.
         var paused: Set<Int32> = []
         var toClose: [Int32] = []
@@ -70,6 +72,17 @@ public final class SocketPoller: Sendable {
         wake()
     }
 
+    /// Runs `handler` once on the poll thread when the peer of `fd` (already watched) hangs up
+    /// or shuts its sending side down (POLLHUP, POLLRDHUP, POLLERR), even while its input is
+    /// paused. Replaces an earlier hang-up handler of `fd`.
+    public func whenHungUp(_ fd: Int32, handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.hangUp[fd] = handler }
+        wake()
+    }
+
+    /// POLLRDHUP (Linux; Glibc exports it only with _GNU_SOURCE).
+    static let pollReadHangUp: Int16 = 0x2000
+
     /// Pauses (false) or resumes (true) polling a watched fd for input; a paused fd is
     /// still polled for `whenWritable`, and its handler is not called.
     public func setReading(_ fd: Int32, _ reading: Bool) {
@@ -84,6 +97,7 @@ public final class SocketPoller: Sendable {
         state.withLock { state in
             state.handlers[fd] = nil
             state.writable[fd] = nil
+            state.hangUp[fd] = nil
             state.paused.remove(fd)
             if closing { state.toClose.append(fd) }
         }
@@ -105,10 +119,10 @@ public final class SocketPoller: Sendable {
     private func run() {
         var pollFDs: [pollfd] = []
         while true {
-            let (fds, writers, paused, closes, stopping) = state.withLock { state in
+            let (fds, writers, hangUps, paused, closes, stopping) = state.withLock { state in
                 let closes = state.toClose
                 state.toClose.removeAll()
-                return (Array(state.handlers.keys), Set(state.writable.keys), state.paused, closes, state.stopping)
+                return (Array(state.handlers.keys), Set(state.writable.keys), Set(state.hangUp.keys), state.paused, closes, state.stopping)
             }
             for fd in closes { close(fd) }
             if stopping {
@@ -116,6 +130,7 @@ public final class SocketPoller: Sendable {
                     defer {
                         state.handlers.removeAll()
                         state.writable.removeAll()
+                        state.hangUp.removeAll()
                         state.paused.removeAll()
                     }
                     return Array(state.handlers.keys)
@@ -129,7 +144,9 @@ public final class SocketPoller: Sendable {
             pollFDs.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
             for fd in fds {
                 let events = (paused.contains(fd) ? 0 : Int16(POLLIN)) | (writers.contains(fd) ? Int16(POLLOUT) : 0)
-                // Nothing asked of a paused fd: not polled at all (a hang-up would wake poll in a loop).
+                    | (hangUps.contains(fd) ? Self.pollReadHangUp : 0)
+                // Nothing asked of a paused fd: not polled at all (a hang-up would wake poll in a
+                // loop; a hang-up handler is one-shot).
                 if events != 0 { pollFDs.append(pollfd(fd: fd, events: events, revents: 0)) }
             }
             let ready = poll(&pollFDs, nfds_t(pollFDs.count), -1)
@@ -149,11 +166,17 @@ public final class SocketPoller: Sendable {
                 {
                     writer()
                 }
+                if entry.revents & (Int16(POLLERR | POLLHUP) | Self.pollReadHangUp) != 0,
+                    let hungUp = state.withLock({ $0.hangUp.removeValue(forKey: entry.fd) })
+                {
+                    hungUp()
+                }
                 guard entry.revents & Int16(POLLIN | POLLERR | POLLHUP | POLLNVAL) != 0 else { continue }
                 guard let handler = state.withLock({ $0.paused.contains(entry.fd) ? nil : $0.handlers[entry.fd] }) else { continue }
                 if !handler() {
                     state.withLock { state in
                         state.writable[entry.fd] = nil
+                        state.hangUp[entry.fd] = nil
                         state.paused.remove(entry.fd)
                         if state.handlers.removeValue(forKey: entry.fd) != nil { state.toClose.append(entry.fd) }
                     }

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import GattCore
+import GattTestFixtures
 
 /// The debug log's one line per ATT PDU.
 @Suite struct ATTPDULogDescriptionTests {

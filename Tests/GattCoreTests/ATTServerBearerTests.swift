@@ -1,6 +1,7 @@
 import Testing
 
 @testable import GattCore
+import GattTestFixtures
 
 /// A client with several ATT bearers (Core Spec Vol 3 Part F §3.2.11, §3.3.2, §3.3.3): the
 /// fixed bearer plus Enhanced ATT bearers, each with its own ATT_MTU, transaction, queue and

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import GattCore
+import GattTestFixtures
 
 /// Bonded clients' GATT state, change awareness and Robust Caching (Core Spec Vol 3 Part G
 /// §2.5.2.1, §3.3.3.3, §7.2), PDU by PDU. Handles: `ATTFixture` (Service Changed value

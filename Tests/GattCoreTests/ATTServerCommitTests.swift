@@ -1,6 +1,7 @@
 import Testing
 
 @testable import GattCore
+import GattTestFixtures
 
 /// Writes acknowledged only after a commit (`DeferredAccess.commit`): `.storedOnCommit`
 /// values and a bonded client's state (Core Spec Vol 3 Part G §3.3.3.3).

@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 /// Discovery and read requests, named after the GATT test specification
 /// server cases (GAD = discovery, GAR = read) where one applies.

@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 /// Random, truncated and mutated PDUs (seeded, reproducible): the server never
 /// traps, answers every request with exactly one well-formed response of the

@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 /// Permissions against the link's security (Core Spec Vol 3 Part C §10.3.1): Insufficient
 /// Authentication (0x05) for authentication-required attributes on a link without an

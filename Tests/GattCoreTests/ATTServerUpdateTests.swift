@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 /// Notifications, indications, backpressure and the indication transaction timeout
 /// (GATT test specification GAN/GAI cases where one applies).

@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 /// Write requests, commands, Prepare/Execute, CCCDs, signed writes and Client
 /// Supported Features (GATT test specification GAW cases where one applies).

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import GattCore
+import GattTestFixtures
 
 /// Run-time advertising data (the control op `advertising_data`): built by the config's rules
 /// (errors name the field and the bytes, the set is left as it was), handed to the transport

@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 /// `AdvertisingLimits.violations(of:)`: built sets against what the controller has.
 @Suite struct AdvertisingLimitsTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 private func utf8(_ s: String) -> [UInt8] { Array(s.utf8) }
 
@@ -31,21 +32,6 @@ private let nus = BluetoothUUID("6e400001-b5a3-f393-e0a9-e50e24dcca9e")!
 private let nusLE = h("9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 01 00 40 6E")
 
 @Suite struct AdvertisingPayloadTests {
-    @Test func heartRateDemo() throws {
-        let p = try build(config(services: [0x180D]))
-        #expect(p.advertisingData == h("02 01 06  08 09 48 52 2D 44 65 6D 6F  03 03 0D 18"))
-        #expect(p.scanResponseData == [])
-        #expect(!p.isBeaconOnly)
-        #expect(p.parameters == AdvertisingParameters(intervalMin: 0xA0, intervalMax: 0xF0, advertisingType: .connectableUndirected))
-        #expect(
-            p.configurationCommands.map { $0.encoded() } == [
-                h("06 20 0F A0 00 F0 00 00 00 00 00 00 00 00 00 00 07 00"),
-                h("08 20 20 10 02 01 06 08 09 48 52 2D 44 65 6D 6F 03 03 0D 18") + [UInt8](repeating: 0, count: 15),
-                h("09 20 20 00") + [UInt8](repeating: 0, count: 31),
-            ])
-        #expect(AdvertisingPayloads.enableCommand.encoded() == h("0A 20 01 01"))
-    }
-
     @Test func deviceNameIsTheFallback() throws {
         #expect(try build(config(name: nil), deviceName: "gattd").advertisingData == h("02 01 06 06 09") + utf8("gattd"))
         #expect(try build(config(name: nil), deviceName: "").advertisingData == h("02 01 06"))

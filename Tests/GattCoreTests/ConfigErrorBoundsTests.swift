@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 /// However large or broken a config is, its error report stays small: at most
 /// `ConfigErrors.reportLimit` errors then one "… and N more errors" line, and long

@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 @Suite struct ConfigLoaderTests {
     typealias F = ConfigFixture

@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 @Suite struct DatabaseHashTests {
     static func bytes(_ hex: String) -> [UInt8] { h(hex) }

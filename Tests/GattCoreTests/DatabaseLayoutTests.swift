@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 @Suite struct DatabaseLayoutTests {
     static func bytes(_ hex: String) -> [UInt8] { h(hex) }

@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 private func extended(
     name: String? = nil, connectable: Bool = false, scannable: Bool = false, manufacturer: [Int] = [],
@@ -125,7 +126,7 @@ private func build(_ c: AdvertisingConfiguration, path: String = "advertising_se
         let asPrimary = try AdvertisingPayloadBuilder.build(c, deviceName: "")
         let asSet = try build(c)
         #expect(asSet.advertisingData == asPrimary.advertisingData && asSet.scanResponseData == asPrimary.scanResponseData)
-        #expect(asSet.pdus == .legacy && asSet.configurationCommands == asPrimary.configurationCommands)
+        #expect(asSet.pdus == .legacy && asSet.parameters == asPrimary.parameters)
         #expect(asSet.facts.warnings.map(\.description) == [
             "advertising_sets[0].service_uuids: the 16-bit service UUID list in the advertising data is incomplete (13 of 14); the rest are in the scan response",
             "advertising_sets[0].manufacturer_data[0]: moved to the scan response (no room in the advertising data)",

@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 /// `l2cap_channels` and `{"l2cap_psm": id}` values: defaults, PSMs picked, JSON-path errors.
 @Suite struct L2CAPChannelConfigTests {

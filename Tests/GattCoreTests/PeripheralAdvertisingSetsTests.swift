@@ -1,6 +1,7 @@
 import Testing
 
 @testable import GattCore
+import GattTestFixtures
 
 /// The config's `advertising_sets` beside the primary set: one request carries every set to
 /// the transport; a connection to one set leaves the others on the air; `max_connections`

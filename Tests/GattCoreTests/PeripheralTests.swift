@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 /// The peripheral core driven by a scripted transport: the scenarios every transport shares
 /// (connect, subscribe, notify with backpressure, disconnect, reload, stop), PDU by PDU.

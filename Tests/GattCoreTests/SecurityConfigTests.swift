@@ -1,5 +1,6 @@
 import Testing
 @testable import GattCore
+import GattTestFixtures
 
 /// The `security` config object: defaults, every key, JSON-path errors.
 @Suite struct SecurityConfigTests {

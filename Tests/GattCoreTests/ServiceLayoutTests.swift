@@ -1,6 +1,7 @@
 import Testing
 
 @testable import GattCore
+import GattTestFixtures
 
 /// Runtime services (add_service / remove_service): handles of existing attributes never
 /// move; new services go after the last handle; a removed one leaves a gap (not reused);

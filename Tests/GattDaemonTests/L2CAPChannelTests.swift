@@ -139,6 +139,32 @@ import Testing
         try again.stop().wait()
     }
 
+    @Test func aNewConfigChannelNeverTakesAPublishedChannelsPSM() throws {
+        func list(_ d: PeripheralDaemon) throws -> [ControlL2CAPChannel] {
+            try d.eventLoop.submit { () -> [ControlL2CAPChannel] in
+                guard case .now(.l2capChannels(let l)) = ControlDispatcher.execute(.listL2CAPChannels, on: d) else { return [] }
+                return l
+            }.wait()
+        }
+        let (d, _) = try daemon()
+        let json = try JSONParser.parse(Array(#"{"id": "logs"}"#.utf8))
+        let published = try d.eventLoop.submit { () -> ControlL2CAPChannel? in
+            guard case .now(.l2capChannel(let c)) = ControlDispatcher.execute(.publishL2CAPChannel(channel: json), on: d) else { return nil }
+            return c
+        }.wait()
+        let psm = try #require(published?.psm)
+        try d.stop().wait()
+        // The config now declares a channel whose id hashes to that PSM: the published one keeps it.
+        let clash = (0..<5000).map { "c\($0)" }.first { id in
+            L2CAPPSMAssignment.assign([L2CAPChannelConfiguration(id: id)], kept: [:])[0].psm == psm
+        }!
+        let (again, _) = try daemon(Self.config(channels: #"[{"id": "stream"}, {"id": "\#(clash)"}]"#))
+        let channels = try list(again)
+        #expect(channels.first { $0.id == "logs" }?.psm == psm, "\(channels)")
+        #expect(channels.first { $0.id == clash }.map { $0.psm != psm } == true, "\(channels)")
+        try again.stop().wait()
+    }
+
     /// One line from the control socket with the descriptors passed along with it.
     func receiveLine(_ fd: Int32) throws -> (String, [Int32]) {
         var bytes: [UInt8] = []

@@ -1,4 +1,5 @@
 import GattCore
+import GattHost
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -156,15 +157,29 @@ struct H4ChannelPumpTests {
         try await rig.shutdown()
     }
 
-    @Test func theProgramClosingDisconnectsTheChannel() async throws {
+    @Test(.timeLimit(.minutes(1))) func theProgramClosingDisconnectsTheChannel() async throws {
         let rig = Rig()
         let program = try await rig.open()
         #expect(Self.write(program, [1]))
+        #expect(Self.write(program, []))
+        #expect(Self.write(program, [2]))
         close(program)
+        // What it wrote before closing still goes (an empty SDU too), then the close.
+        for sdu: [UInt8] in [[1], [], [2]] {
+            _ = try await rig.on(.ready(Self.id))
+            #expect(await rig.next() == .send(sdu))
+        }
         _ = try await rig.on(.ready(Self.id))
-        // What it wrote before closing still goes, then the close.
-        #expect(await rig.next() == .send([1]))
-        _ = try await rig.on(.ready(Self.id))
+        #expect(await rig.next() == .close)
+        try await rig.shutdown()
+    }
+
+    /// The central gives no credits (no `.ready`): the program is not read, but its leaving,
+    /// with nothing left to send, still ends the channel.
+    @Test(.timeLimit(.minutes(1))) func theProgramLeavingWhileNotReadDisconnectsTheChannel() async throws {
+        let rig = Rig()
+        let program = try await rig.open()
+        close(program)
         #expect(await rig.next() == .close)
         try await rig.shutdown()
     }

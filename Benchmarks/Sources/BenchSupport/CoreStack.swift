@@ -1,4 +1,5 @@
 import GattCore
+import GattHost
 import GattTestSupport
 
 /// The core path as the daemon wires it, without sockets: the `Peripheral` core (ATT server)

@@ -1,5 +1,6 @@
 import FuzzSupport
 import GattCore
+import GattHost
 import GattTestSupport
 
 /// Fuzzes the H4 path: `Host` (HCI, ACL reassembly, L2CAP, signalling, SMP) under the

@@ -1,5 +1,6 @@
 import FuzzSupport
 import GattCore
+import GattHost
 
 /// Fuzzes L2CAP signalling and credit-based channels below the host: LE signalling C-frames
 /// (`LESignallingPDU`) and the K-frames of one `CreditBasedChannel`, interleaved with the

@@ -1,5 +1,6 @@
 import FuzzSupport
 import GattCore
+import GattHost
 
 /// Fuzzes the Security Manager's responder (`PairingResponder`) the way a hostile central
 /// and a confused host can drive it: SMP PDUs (random and truncated) in every pairing

@@ -118,11 +118,6 @@ extension PreferredConnectionParameters {
             supervisionTimeout: units(Double(timeoutMs), 10))
     }
 
-    /// The L2CAP Connection Parameter Update Request carrying these parameters.
-    public func updateRequest(identifier: UInt8) -> LESignallingPDU {
-        LESignallingPDU(identifier: identifier, command: .connectionParameterUpdateRequest(connectionParameters))
-    }
-
     private static func isMultiple(_ v: Double, of step: Double) -> Bool {
         let q = v / step
         return abs(q - q.rounded()) < 1e-6

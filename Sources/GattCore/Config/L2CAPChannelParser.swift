@@ -123,8 +123,9 @@ extension GattConfiguration {
     /// names for its id when still free (what an earlier run picked), else one derived from
     /// its id (the same every run), else the lowest free. Updates the characteristics whose
     /// value is a channel's PSM.
-    public mutating func assignL2CAPPSMs(kept: [String: UInt16] = [:]) {
-        l2capChannels = L2CAPPSMAssignment.assign(l2capChannels, kept: kept)
+    /// `taken`: PSMs a channel without a `psm` must not get (those of channels published at run time).
+    public mutating func assignL2CAPPSMs(kept: [String: UInt16] = [:], taken: Set<UInt16> = []) {
+        l2capChannels = L2CAPPSMAssignment.assign(l2capChannels, kept: kept, taken: taken)
         let psms = Dictionary(l2capChannels.map { ($0.id, $0.psm) }, uniquingKeysWith: { a, _ in a })
         for s in services.indices {
             for c in services[s].characteristics.indices {

@@ -7,7 +7,7 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
 
     public static let zero = BluetoothAddress(unchecked: [0, 0, 0, 0, 0, 0])
 
-    init(unchecked: [UInt8]) { self.bytes = unchecked }
+    package init(unchecked: [UInt8]) { self.bytes = unchecked }
 
     /// From six bytes in display order (most significant first).
     public init?(bytes: [UInt8]) {

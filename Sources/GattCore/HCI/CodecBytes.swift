@@ -3,32 +3,32 @@
 /// It never traps: reading past the end yields zeros and sets `overran`. Decoders
 /// check the exact length of a structure *before* reading it, so an overrun is
 /// a decoder bug, not a property of the input.
-struct CodecByteReader {
+package struct CodecByteReader {
     private let bytes: [UInt8]
-    private(set) var offset: Int = 0
-    private(set) var overran = false
+    package private(set) var offset: Int = 0
+    package private(set) var overran = false
 
-    init<C: Collection>(_ bytes: C) where C.Element == UInt8 { self.bytes = Array(bytes) }
+    package init<C: Collection>(_ bytes: C) where C.Element == UInt8 { self.bytes = Array(bytes) }
 
-    var remaining: Int { max(0, bytes.count - offset) }
+    package var remaining: Int { max(0, bytes.count - offset) }
 
-    mutating func u8() -> UInt8 {
+    package mutating func u8() -> UInt8 {
         guard offset < bytes.count else { overran = true; offset += 1; return 0 }
         defer { offset += 1 }
         return bytes[offset]
     }
 
-    mutating func i8() -> Int8 { Int8(bitPattern: u8()) }
+    package mutating func i8() -> Int8 { Int8(bitPattern: u8()) }
 
-    mutating func u16() -> UInt16 { UInt16(u8()) | UInt16(u8()) << 8 }
+    package mutating func u16() -> UInt16 { UInt16(u8()) | UInt16(u8()) << 8 }
 
-    mutating func u64() -> UInt64 {
+    package mutating func u64() -> UInt64 {
         var v: UInt64 = 0
         for i in 0..<8 { v |= UInt64(u8()) << (8 * UInt64(i)) }
         return v
     }
 
-    mutating func bytes(_ count: Int) -> [UInt8] {
+    package mutating func bytes(_ count: Int) -> [UInt8] {
         guard count > 0 else { return [] }
         var out: [UInt8] = []
         out.reserveCapacity(count)
@@ -37,29 +37,29 @@ struct CodecByteReader {
     }
 
     /// Everything not read yet.
-    mutating func rest() -> [UInt8] { bytes(remaining) }
+    package mutating func rest() -> [UInt8] { bytes(remaining) }
 
-    mutating func address() -> BluetoothAddress { BluetoothAddress(littleEndian: bytes(6)) ?? .zero }
+    package mutating func address() -> BluetoothAddress { BluetoothAddress(littleEndian: bytes(6)) ?? .zero }
 }
 
 /// Little-endian field writer used by the HCI, L2CAP and SMP encoders.
-struct CodecByteWriter {
-    private(set) var bytes: [UInt8] = []
+package struct CodecByteWriter {
+    package private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int = 16) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 16) { bytes.reserveCapacity(capacity) }
 
-    mutating func u8(_ v: UInt8) { bytes.append(v) }
-    mutating func i8(_ v: Int8) { bytes.append(UInt8(bitPattern: v)) }
-    mutating func u16(_ v: UInt16) { bytes.append(UInt8(truncatingIfNeeded: v)); bytes.append(UInt8(truncatingIfNeeded: v >> 8)) }
+    package mutating func u8(_ v: UInt8) { bytes.append(v) }
+    package mutating func i8(_ v: Int8) { bytes.append(UInt8(bitPattern: v)) }
+    package mutating func u16(_ v: UInt16) { bytes.append(UInt8(truncatingIfNeeded: v)); bytes.append(UInt8(truncatingIfNeeded: v >> 8)) }
     /// The low 24 bits, little-endian (advertising intervals, Vol 4 Part E §7.8.53).
-    mutating func u24(_ v: UInt32) { u16(UInt16(truncatingIfNeeded: v)); bytes.append(UInt8(truncatingIfNeeded: v >> 16)) }
-    mutating func u64(_ v: UInt64) { for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) } }
-    mutating func append<C: Collection>(_ data: C) where C.Element == UInt8 { bytes.append(contentsOf: data) }
-    mutating func address(_ a: BluetoothAddress) { bytes.append(contentsOf: a.littleEndianBytes) }
+    package mutating func u24(_ v: UInt32) { u16(UInt16(truncatingIfNeeded: v)); bytes.append(UInt8(truncatingIfNeeded: v >> 16)) }
+    package mutating func u64(_ v: UInt64) { for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) } }
+    package mutating func append<C: Collection>(_ data: C) where C.Element == UInt8 { bytes.append(contentsOf: data) }
+    package mutating func address(_ a: BluetoothAddress) { bytes.append(contentsOf: a.littleEndianBytes) }
 }
 
 /// "0x0C" / "0x2006" style hex for log and error texts.
-func codecHex<T: BinaryInteger>(_ v: T, digits: Int) -> String {
+package func codecHex<T: BinaryInteger>(_ v: T, digits: Int) -> String {
     let s = String(v, radix: 16, uppercase: true)
     return "0x" + String(repeating: "0", count: max(0, digits - s.count)) + s
 }

@@ -44,7 +44,7 @@ public struct SecurityManagerConfiguration: Sendable, Equatable {
 
     /// Whether our AuthReq sets MITM: when required, or when our IO capability
     /// can take part in an authenticated association model.
-    var offersMITM: Bool { requireMITM || ioCapability != .noInputNoOutput }
+    package var offersMITM: Bool { requireMITM || ioCapability != .noInputNoOutput }
 
     /// The level a Security Request on connection asks for: authenticated when our IO
     /// capability can take part in an authenticated method, else encrypted; nil when off.
@@ -83,8 +83,8 @@ public struct SMPDeviceAddress: Sendable, Hashable {
     }
 
     /// The random bit only: identity types (0x02/0x03) fold onto public/random.
-    var typeBit: UInt8 { type.rawValue & 1 }
+    package var typeBit: UInt8 { type.rawValue & 1 }
 
     /// The 56-bit A1/A2 of f5 and f6, little-endian: address then type octet.
-    var f5Bytes: [UInt8] { address.littleEndianBytes + [typeBit] }
+    package var f5Bytes: [UInt8] { address.littleEndianBytes + [typeBit] }
 }

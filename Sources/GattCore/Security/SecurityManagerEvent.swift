@@ -20,13 +20,6 @@ public enum SecurityManagerEvent: Sendable, Equatable {
     case pairingComplete(Bond, bonded: Bool)
 }
 
-/// The output of the Security Manager: a command to send on the SMP channel
-/// (L2CAP CID 0x0006; `SMPCommand.encoded()` gives the payload) or an event.
-public enum SecurityManagerOutput: Sendable, Equatable {
-    case send(SMPCommand)
-    case event(SecurityManagerEvent)
-}
-
 /// The user's answer to a prompt (`pairingRequest`, `numericComparison`, `passkeyRequest`).
 public enum PairingUserAnswer: Sendable, Equatable {
     /// Allow the pairing announced by `pairingRequest`.

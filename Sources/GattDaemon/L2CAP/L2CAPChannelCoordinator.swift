@@ -48,9 +48,13 @@ struct L2CAPChannelCoordinator {
 
     /// Takes a (re)loaded config's channels: gives those without a `psm` the PSM picked
     /// before (else a new one, kept); a published channel whose id or PSM the config now uses
-    /// is dropped with a warning.
+    /// is dropped with a warning. A config channel without a `psm` never takes a published
+    /// channel's PSM (one published under another id keeps it).
     mutating func adopt(_ configuration: inout GattConfiguration) {
-        configuration.assignL2CAPPSMs(kept: kept)
+        let declared = Set(configuration.l2capChannels.map(\.id))
+        // (Published channels loaded from the file have no PSM yet: theirs is the kept one.)
+        let publishedPSMs = published.filter { !declared.contains($0.id) }.compactMap { $0.requestedPSM ?? kept[$0.id] }
+        configuration.assignL2CAPPSMs(kept: kept, taken: Set(publishedPSMs))
         configured = configuration.l2capChannels
         let ids = Set(configured.map(\.id))
         let psms = Set(configured.map(\.psm))

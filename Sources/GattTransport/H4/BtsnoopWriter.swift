@@ -1,4 +1,5 @@
 import GattCore
+import GattHost
 import SystemPackage
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import DequeModule
 import GattCore
+import GattHost
 import NIOCore
 import NIOPosix
 
@@ -36,6 +37,9 @@ final class H4ChannelPump: @unchecked Sendable {
         /// The channel is gone from the host, but `unwritten` still goes to the program
         /// (the central sent it: "send the file, then disconnect" must not lose its tail).
         var closing = false
+        /// An SDU of the program's is on its way to the central (read, no `.ready` since):
+        /// the program's hang-up waits for it (closing now would drop it).
+        var sending = false
     }
 
     private let eventLoop: any EventLoop
@@ -55,7 +59,10 @@ final class H4ChannelPump: @unchecked Sendable {
             guard let socket = open(id, peerMTU: peerMTU, mtu: mtu) else { return nil }
             return L2CAPChannelOpened(server: server, psm: psm, peerMTU: peerMTU, mtu: mtu, socket: socket)
         case .received(let id, let sdu): received(sdu, on: id)
-        case .ready(let id): if let pipe = pipes[id], !pipe.closing { poller?.setReading(pipe.fd, true) }
+        case .ready(let id):
+            guard let pipe = pipes[id], !pipe.closing else { break }
+            pipes[id]!.sending = false
+            poller?.setReading(pipe.fd, true)
         case .closed(let id, _): closed(id)
         }
         return nil
@@ -105,6 +112,7 @@ final class H4ChannelPump: @unchecked Sendable {
             eventLoop.execute { self.readable(id, fd: ours) }
             return true
         }
+        watchHangUp(id, fd: ours)
         return fds[1]
     }
 
@@ -174,19 +182,35 @@ final class H4ChannelPump: @unchecked Sendable {
             return poller?.setReading(fd, true) ?? ()
         }
         // The host invites the channel again (`.ready`) once this SDU left and credits remain.
+        // Meanwhile the program is not read, but its leaving is noticed (a central that gives
+        // no credits must not keep a channel whose program is gone).
+        pipes[id]!.sending = true
         calls.send(id, Array(buffer[..<n]))
     }
 
-    /// POLLRDHUP (Linux; Glibc exports it only with _GNU_SOURCE).
-    private static let pollReadHangUp: Int16 = 0x2000
+    private func watchHangUp(_ id: CreditBasedChannelID, fd: Int32) {
+        poller?.whenHungUp(fd) { [self] in eventLoop.execute { self.programHungUp(id, fd: fd) } }
+    }
 
-    /// A zero-length read is EOF when the peer hung up or shut its sending side down (else an
-    /// empty message, an empty SDU).
+    /// The program hung up, perhaps while it was not read (no credits from the central):
+    /// with nothing of its on the way and nothing left to read, the channel ends now. What it
+    /// wrote before leaving still goes first, as credits come (then EOF ends the channel).
+    private func programHungUp(_ id: CreditBasedChannelID, fd: Int32) {
+        guard let pipe = pipes[id], pipe.fd == fd, !pipe.closing, !pipe.sending, Self.hungUp(fd) else { return }
+        programClosed(id)
+    }
+
+    /// A zero-length read is EOF when the peer hung up or shut its sending side down and
+    /// nothing more is queued (else an empty message, an empty SDU; one that is the very last
+    /// thing before the program's close cannot be told from the close).
     private static func hungUp(_ fd: Int32) -> Bool {
         // The peer's close shuts both directions of an AF_UNIX socket (POLLHUP); its
         // shutdown(SHUT_WR) only ours for reading (POLLRDHUP, no POLLHUP).
-        var p = pollfd(fd: fd, events: Int16(POLLIN) | Self.pollReadHangUp, revents: 0)
-        return poll(&p, 1, 0) > 0 && p.revents & (Int16(POLLHUP) | Int16(POLLERR) | Self.pollReadHangUp) != 0
+        var p = pollfd(fd: fd, events: Int16(POLLIN) | SocketPoller.pollReadHangUp, revents: 0)
+        guard poll(&p, 1, 0) > 0, p.revents & (Int16(POLLHUP) | Int16(POLLERR) | SocketPoller.pollReadHangUp) != 0 else { return false }
+        var byte: UInt8 = 0
+        let n = recv(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+        return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
     }
 
     /// The program closed its end: the channel is disconnected.

@@ -1,4 +1,5 @@
 import GattCore
+import GattHost
 import Logging
 import NIOCore
 import NIOPosix

@@ -1,5 +1,6 @@
 import CBlueZ
 import GattCore
+import GattHost
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import GattCore
+import GattHost
 import NIOCore
 
 // The centrals' ATT bearers of the kernel transport.

@@ -80,8 +80,12 @@ class L2CAPTests(unittest.TestCase):
                     self.assertEqual([len(end.recv(4096)) for _ in range(3)], [100, 100, 50])
                     end.send(b"pong")
                     self.assertEqual(await asyncio.wait_for(channel.recv(), 5), b"pong")
+                    # An empty SDU is an SDU, not the end; the end comes when the channel closes.
+                    end.send(b"")
+                    end.send(b"last")
                     end.close()
-                    self.assertEqual([sdu async for sdu in channel], [])
+                    self.assertEqual([sdu async for sdu in channel], [b"", b"last"])
+                    self.assertTrue(channel.closed)
                     channel.close()
 
         asyncio.run(body())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
 import socket
 from typing import Any, Deque, Dict, List, Optional
 from collections import deque
@@ -13,9 +14,10 @@ from ._errors import GattdConnectionError, error_from_reply
 
 
 class L2CAPChannel:
-    """One LE credit-based channel a central opened: `recv()` returns one SDU (b"" once closed),
-    `send(data)` sends `data` in SDUs of at most the central's MTU, waiting while the central
-    gives no credits. Iterating yields SDUs until the channel closes."""
+    """One LE credit-based channel a central opened: `recv()` returns one SDU (b"" for an empty
+    SDU, and once the channel closed: then `closed` is true), `send(data)` sends `data` in SDUs
+    of at most the central's MTU, waiting while the central gives no credits. Iterating yields
+    SDUs (empty ones included) until the channel closes."""
 
     def __init__(self, sock: socket.socket, event: Dict[str, Any]) -> None:
         self.socket = sock
@@ -26,10 +28,31 @@ class L2CAPChannel:
         """The largest SDU gattd takes from the central."""
         self.peer_mtu: int = int(event["peer_mtu"])
         """The largest SDU the central takes."""
+        self.closed = False
+        """The channel closed (the central, the link or gattd ended it)."""
         sock.setblocking(False)
 
     async def recv(self) -> bytes:
-        return await asyncio.get_running_loop().sock_recv(self.socket, max(self.mtu, 65536))
+        sdu = await asyncio.get_running_loop().sock_recv(self.socket, max(self.mtu, 65536))
+        if not sdu and self._hung_up():
+            self.closed = True
+        return sdu
+
+    def _hung_up(self) -> bool:
+        """A zero-length read is the end when the other side hung up or shut its sending side
+        down and nothing more is queued; otherwise it was an empty SDU. (An empty SDU that is
+        the very last thing before the close cannot be told from the close.)"""
+        hang_up = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0x2000)
+        poller = select.poll()
+        poller.register(self.socket, select.POLLIN | hang_up)
+        if not any(ev & hang_up for _, ev in poller.poll(0)):
+            return False
+        try:
+            return len(self.socket.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)) == 0
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
 
     async def send(self, data: bytes) -> None:
         loop = asyncio.get_running_loop()
@@ -45,7 +68,7 @@ class L2CAPChannel:
 
     async def __anext__(self) -> bytes:
         sdu = await self.recv()
-        if not sdu:
+        if self.closed:
             raise StopAsyncIteration
         return sdu
 

@@ -1,0 +1,185 @@
+import GattCore
+
+/// The H4 (UART transport layer) packet indicator (Core Spec Vol 4 Part A §2).
+public enum H4PacketType: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    case command = 0x01
+    case acl = 0x02
+    case sco = 0x03
+    case event = 0x04
+    case iso = 0x05
+
+    /// Bytes of the HCI packet header that follows the indicator.
+    var headerLength: Int {
+        switch self {
+        case .command, .sco: 3  // opcode/handle (2), length (1)
+        case .acl, .iso: 4  // handle (2), length (2)
+        case .event: 2  // event code (1), length (1)
+        }
+    }
+
+    /// The parameter/data length declared by a complete `header`.
+    func declaredLength(header h: ArraySlice<UInt8>) -> Int {
+        let i = h.startIndex  // (indexed in place: no array per packet)
+        switch self {
+        case .command, .sco: return Int(h[i + 2])
+        case .event: return Int(h[i + 1])
+        case .acl: return Int(h[i + 2]) | Int(h[i + 3]) << 8
+        case .iso: return (Int(h[i + 2]) | Int(h[i + 3]) << 8) & 0x3FFF  // 14-bit ISO_Data_Load_Length
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .command: "command"
+        case .acl: "ACL"
+        case .sco: "SCO"
+        case .event: "event"
+        case .iso: "ISO"
+        }
+    }
+}
+
+/// One HCI packet with its H4 packet type (Core Spec Vol 4 Part A §2).
+/// `body` is the HCI packet itself (header included), without the indicator byte.
+public struct H4Packet: Sendable, Hashable {
+    public var type: H4PacketType
+    public var body: [UInt8]
+
+    public init(type: H4PacketType, body: [UInt8]) {
+        self.type = type
+        self.body = body
+    }
+
+    public init(command: HCICommand) { self.init(type: .command, body: command.encoded()) }
+    public init(acl: HCIACLPacket) { self.init(type: .acl, body: acl.encoded()) }
+    public init(event: HCIEvent) { self.init(type: .event, body: event.encoded()) }
+
+    /// Indicator byte followed by the HCI packet.
+    public var encoded: [UInt8] { [type.rawValue] + body }
+
+    /// Decodes exactly one H4 packet (for datagram transports such as the HCI user
+    /// channel, where each read is one packet): the indicator must be known and the
+    /// header's length must match the bytes present.
+    public init(decoding bytes: [UInt8]) throws(H4DeframerError) {
+        guard let indicator = bytes.first else { throw .truncated(expected: 1, actual: 0) }
+        guard let type = H4PacketType(rawValue: indicator) else { throw .invalidPacketIndicator(indicator) }
+        let body = bytes.dropFirst()
+        guard body.count >= type.headerLength else {
+            throw .truncated(expected: 1 + type.headerLength, actual: bytes.count)
+        }
+        let total = 1 + type.headerLength + type.declaredLength(header: body.prefix(type.headerLength))
+        guard bytes.count == total else { throw .lengthMismatch(type: type, expected: total, actual: bytes.count) }
+        self.init(type: type, body: Array(body))
+    }
+}
+
+/// Why bytes could not be framed as H4 packets.
+public enum H4DeframerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A byte where a packet should start is not a packet indicator (0x01...0x05).
+    /// `H4Deframer` has dropped it.
+    case invalidPacketIndicator(UInt8)
+    /// `H4Packet(decoding:)` only: fewer bytes than the header needs.
+    case truncated(expected: Int, actual: Int)
+    /// `H4Packet(decoding:)` only: the header's length disagrees with the bytes present.
+    case lengthMismatch(type: H4PacketType, expected: Int, actual: Int)
+
+    public var description: String {
+        switch self {
+        case .invalidPacketIndicator(let b):
+            "invalid H4 packet indicator \(codecHex(b, digits: 2)) (expected 0x01...0x05); byte dropped"
+        case .truncated(let expected, let actual):
+            "H4 packet of \(actual) bytes is shorter than its \(expected)-byte header"
+        case .lengthMismatch(let type, let expected, let actual):
+            "H4 \(type) packet: header declares \(expected) bytes in all, got \(actual)"
+        }
+    }
+}
+
+/// A streaming H4 deframer: bytes in any chunking in, whole packets out.
+///
+/// ```swift
+/// var deframer = H4Deframer()
+/// deframer.append(chunk)
+/// while true {
+///     do { guard let packet = try deframer.nextPacket() else { break }; handle(packet) }
+///     catch { log(error) }   // the bad byte is gone; keep calling nextPacket()
+/// }
+/// ```
+///
+/// Error recovery: when the byte where a packet should start is not a valid
+/// indicator, `nextPacket()` drops that one byte and throws
+/// `.invalidPacketIndicator`; the next call goes on with the following byte, so the
+/// deframer resynchronises on the next byte that looks like an indicator. H4 has
+/// no sync pattern, so what follows garbage may still be mis-framed: the strict
+/// HCI decoders reject such packets, and a UART host that sees this error should
+/// reset the controller to be sure. The deframer itself never traps and holds at
+/// most one partial packet (≤ 65,540 bytes) plus the unread input.
+public struct H4Deframer: Sendable {
+    private var buffer: [UInt8] = []
+    private var head = 0
+
+    public init() {}
+
+    /// Bytes received but not yet returned as packets.
+    public var bufferedByteCount: Int { buffer.count - head }
+
+    /// Adds received bytes.
+    public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Adds received bytes from a read buffer: one copy, with no generic collection code
+    /// run per byte (the generic `append` is not specialised across modules).
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    private mutating func compact() {
+        if head > 0, head >= buffer.count / 2 {
+            buffer.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// The next complete packet, nil when more bytes are needed. Throws (after
+    /// dropping the offending byte) on an invalid packet indicator.
+    public mutating func nextPacket() throws(H4DeframerError) -> H4Packet? {
+        guard head < buffer.count else { return nil }
+        let indicator = buffer[head]
+        guard let type = H4PacketType(rawValue: indicator) else {
+            head += 1
+            throw .invalidPacketIndicator(indicator)
+        }
+        let available = buffer.count - head - 1
+        guard available >= type.headerLength else { return nil }
+        let headerStart = head + 1
+        let length = type.declaredLength(header: buffer[headerStart..<headerStart + type.headerLength])
+        let bodyLength = type.headerLength + length
+        guard available >= bodyLength else { return nil }
+        let packet = H4Packet(type: type, body: Array(buffer[headerStart..<headerStart + bodyLength]))
+        head = headerStart + bodyLength
+        return packet
+    }
+
+    /// One result of `feed(_:)`.
+    public enum Output: Sendable, Hashable {
+        case packet(H4Packet)
+        case error(H4DeframerError)
+    }
+
+    /// Appends `bytes` and returns every complete packet and error, in stream order.
+    public mutating func feed<C: Collection>(_ bytes: C) -> [Output] where C.Element == UInt8 {
+        append(bytes)
+        var out: [Output] = []
+        while true {
+            do {
+                guard let p = try nextPacket() else { return out }
+                out.append(.packet(p))
+            } catch {
+                out.append(.error(error))
+            }
+        }
+    }
+}

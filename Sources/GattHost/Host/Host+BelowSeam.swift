@@ -1,0 +1,19 @@
+import GattCore
+
+/// The H4 host is the half below the seam that tests, fuzz targets and benchmarks drive
+/// (`PeripheralStack<Host>`): its packets go to the shell, its transport events to the core.
+extension Host: BelowSeam {
+    public static func route(_ output: HostOutput) -> BelowSeamRoute {
+        switch output {
+        case .event(.transport(let e)): .core(e)
+        case .event(.fatal(let reason)): .fatal(reason: reason)
+        case .send, .event(.controllerReady), .event(.warning), .event(.channel): .shell
+        }
+    }
+
+    /// A Security Request (Vol 3 Part H §3.6.7) whatever the level: the central picks the
+    /// pairing method from our features.
+    public mutating func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError, now: Duration) -> [HostOutput] {
+        requestSecurity(id, now: now)
+    }
+}

@@ -1,0 +1,181 @@
+import GattCore
+
+// HCI events and command answers (Core Spec Vol 4 Part E §7.7).
+extension Host {
+    mutating func handle(_ event: HCIEvent) -> [HostOutput] {
+        switch event {
+        case .commandComplete(let c):
+            return answered(c.opcode, credits: c.numHCICommandPackets, status: c.status ?? .success, complete: c) + pumpCommands()
+        case .commandStatus(let status, let num, let opcode):
+            return answered(opcode, credits: num, status: status, complete: nil) + pumpCommands()
+        case .numberOfCompletedPackets(let entries):
+            for e in entries { acl.completed(e.handle, count: Int(e.count)) }
+            return pumpACL()
+        case .disconnectionComplete(let status, let handle, let reason):
+            guard status == .success else {
+                return [.event(.warning("Disconnect of handle \(handle) failed: \(status)"))]
+            }
+            return connectionClosed(handle, reason: reason)
+        case .encryptionChange(let status, let handle, let enabled):
+            return encryptionChanged(handle: handle, status: status, enabled: enabled != 0)
+        case .encryptionKeyRefreshComplete(let status, let handle):
+            return encryptionChanged(handle: handle, status: status, enabled: true)
+        case .hardwareError(let code):
+            return [.event(.fatal("the controller reported hardware error 0x\(String(code, radix: 16))"))]
+        case .dataBufferOverflow:
+            return [.event(.warning("the controller reported a data buffer overflow"))]
+        case .leMeta(let meta):
+            return handle(meta)
+        case .unknown:
+            return []
+        }
+    }
+
+    /// A well-formed Number Of Completed Packets event (§7.7.19), the one event of every ACL
+    /// packet sent, handled straight from its bytes as `handle(.numberOfCompletedPackets)`
+    /// does; nil for any other event (then decoded as usual).
+    mutating func numberOfCompletedPackets(_ body: [UInt8]) -> [HostOutput]? {
+        guard body.count >= 3, body[0] == HCIEvent.numberOfCompletedPacketsCode, Int(body[1]) == body.count - 2,
+            body.count == 3 + 4 * Int(body[2])
+        else { return nil }
+        var k = 3
+        while k < body.count {
+            let handle = (UInt16(body[k]) | UInt16(body[k + 1]) << 8) & 0x0FFF
+            acl.completed(handle, count: Int(UInt16(body[k + 2]) | UInt16(body[k + 3]) << 8))
+            k += 4
+        }
+        return pumpACL()
+    }
+
+    private mutating func handle(_ meta: HCILEMetaEvent) -> [HostOutput] {
+        switch meta {
+        case .connectionComplete(let c), .enhancedConnectionComplete(let c), .enhancedConnectionCompleteV2(let c):
+            return connectionOpened(c)
+        case .longTermKeyRequest(let handle, let rand, let ediv):
+            return longTermKeyRequested(handle: handle, rand: rand, ediv: ediv)
+        case .remoteConnectionParameterRequest(let handle, let p):
+            commands.append(.leRemoteConnectionParameterRequestReply(handle: handle, parameters: p, minCELength: 0, maxCELength: 0))
+            return pumpCommands()
+        case .advertisingSetTerminated(let status, let handle, let connection, _):
+            return advertising.setTerminated(handle: handle, status: status, connectionHandle: connection).map { .event(.transport($0)) }
+        case .dataLengthChange, .phyUpdateComplete, .connectionUpdateComplete, .readRemoteFeaturesComplete, .unknown:
+            return []
+        }
+    }
+
+    /// The answer to the outstanding command (Command Complete or Command Status).
+    private mutating func answered(_ opcode: HCIOpcode, credits: UInt8, status: HCIStatus, complete: HCICommandComplete?) -> [HostOutput] {
+        // A NOP (opcode 0) just grants credits; other strays are ignored.
+        guard let command = commands.answered(opcode: opcode, credits: credits) else { return [] }
+        consecutiveTimeouts = 0
+        if advertising.isBatchCommand(command) {
+            return advertisingCommandAnswered(command, status: status)
+        }
+        var out: [HostOutput]
+        if status != .success {
+            out = failed(command, status: status)
+        } else {
+            do {
+                out = try succeeded(command, complete)
+            } catch {
+                return [.event(.fatal("\(command.name) returned malformed parameters: \(error)"))]
+            }
+        }
+        // Bring-up ends when its last command is answered.
+        if !isReady, buffersKnown, commands.isEmpty { out += becameReady() }
+        return out
+    }
+
+    private mutating func failed(_ command: HCICommand, status: HCIStatus) -> [HostOutput] {
+        if command == .leReadBufferSizeV2 {
+            commands.prepend(.leReadBufferSize)
+            return []
+        }
+        if command.isOptional { return [.event(.warning("\(command.name) failed: \(status)"))] }
+        return [.event(.fatal("\(command.name) failed: \(status)"))]
+    }
+
+    private mutating func succeeded(_ command: HCICommand, _ complete: HCICommandComplete?) throws -> [HostOutput] {
+        switch command {
+        case .readLocalVersionInformation:
+            controller.version = try complete?.decode(HCILocalVersionInformation.self)
+        case .readBDADDR:
+            if let a = try complete?.decode(HCIReadBDADDR.self) { controller.address = a.address }
+        case .readLocalSupportedCommands:
+            supportedCommands = try complete?.decode(HCISupportedCommands.self)
+            enqueueAfterSupportedCommands()
+        case .leReadLocalSupportedFeatures:
+            if let f = try complete?.decode(HCILELocalSupportedFeatures.self) { controller.leFeatures = f.features }
+            enqueueAfterLEFeatures()
+        case .leReadNumberOfSupportedAdvertisingSets:
+            if let n = try complete?.decode(HCINumberOfSupportedAdvertisingSets.self),
+                case .extended(_, let length) = controller.advertisingCommands
+            {
+                controller.advertisingCommands = .extended(sets: Int(n.numberOfSupportedAdvertisingSets), maximumDataLength: length)
+            }
+        case .leReadMaximumAdvertisingDataLength:
+            if let m = try complete?.decode(HCIMaximumAdvertisingDataLength.self), case .extended(let sets, _) = controller.advertisingCommands {
+                controller.advertisingCommands = .extended(sets: sets, maximumDataLength: Int(m.maximumAdvertisingDataLength))
+            }
+        case .leReadBufferSizeV2:
+            if let b = try complete?.decode(HCILEBufferSizeV2.self) {
+                return setBuffers(length: Int(b.leACLDataPacketLength), count: Int(b.totalNumLEACLDataPackets))
+            }
+        case .leReadBufferSize:
+            if let b = try complete?.decode(HCILEBufferSize.self) {
+                return setBuffers(length: Int(b.leACLDataPacketLength), count: Int(b.totalNumLEACLDataPackets))
+            }
+        case .readBufferSize:
+            if let b = try complete?.decode(HCIBufferSize.self) {
+                guard b.aclDataPacketLength > 0, b.totalNumACLDataPackets > 0 else {
+                    return [.event(.fatal("the controller reports no ACL data buffers (Read Buffer Size: \(b.totalNumACLDataPackets) × \(b.aclDataPacketLength) bytes)"))]
+                }
+                useBuffers(length: Int(b.aclDataPacketLength), count: Int(b.totalNumACLDataPackets))
+            }
+        default:
+            break
+        }
+        return []
+    }
+
+    private mutating func setBuffers(length: Int, count: Int) -> [HostOutput] {
+        if length == 0 || count == 0 {
+            // No dedicated LE buffers: LE shares the ACL buffers (Vol 4 Part E §7.8.2).
+            commands.prepend(.readBufferSize)
+            return []
+        }
+        useBuffers(length: length, count: count)
+        return []
+    }
+
+    private mutating func useBuffers(length: Int, count: Int) {
+        controller.aclDataPacketLength = length
+        controller.totalACLDataPackets = count
+        acl.configure(packetLength: length, buffers: count)
+        buffersKnown = true
+        enqueueAfterBufferSize()
+    }
+
+    /// A command of the running advertising batch was answered: the batch goes on, or ends
+    /// (its last command is always an enable or disable).
+    private mutating func advertisingCommandAnswered(_ command: HCICommand, status answered: HCIStatus) -> [HostOutput] {
+        let status = advertising.isHarmless(command, answered) ? .success : answered
+        let last = command.isAdvertisingEnable && !commands.containsAdvertisingCommand
+        guard status != .success || last else { return [] }
+        if status != .success {
+            commands.removeAdvertisingCommands()
+        }
+        let (events, next) = advertising.batchFinished(failure: status == .success ? nil : (command, status), connected: !connections.isEmpty)
+        var out: [HostOutput] = []
+        for e in events {
+            if case .advertisingRefused(let whileConnected, _, let set) = e, !whileConnected, set == AdvertisingSet.primaryID {
+                // A controller that will not advertise at all is not usable as a peripheral.
+                out.append(.event(.fatal("\(command.name) failed: \(status)")))
+                continue
+            }
+            out.append(.event(.transport(e)))
+        }
+        if let next { commands.append(contentsOf: next) }
+        return out
+    }
+}

@@ -1,0 +1,150 @@
+import GattCore
+
+// LE connections, ACL data and the L2CAP fixed channels (Core Spec Vol 3 Part A).
+extension Host {
+    mutating func connectionOpened(_ c: LEConnectionComplete) -> [HostOutput] {
+        guard c.status != .success || c.role == .peripheral else {
+            // We never initiate: this says nothing about our advertising.
+            return [.event(.warning("unexpected connection as central (handle \(c.handle)); ignored"))]
+        }
+        guard c.status == .success else {
+            // A failed attempt (e.g. directed advertising timeout) ends legacy advertising.
+            var out: [HostOutput] = [.event(.warning("connection attempt failed: \(c.status)"))]
+            advertisingEnded(by: c, into: &out)
+            return out + pumpCommands()
+        }
+        guard connections[c.handle] == nil else {
+            // Re-initialising the handle would forget packets in flight (credits) and partial frames.
+            return [.event(.warning("LE Connection Complete for connection handle \(c.handle), which is already connected; ignored"))]
+        }
+        let conn = HostConnection(handle: c.handle, peerAddress: c.peerAddress, peerAddressType: c.peerAddressType)
+        connections[c.handle] = conn
+        reassemblers[c.handle] = ACLReassembler()
+        acl.open(c.handle)
+        openSecurity(c)
+        let peer = TransportPeer(address: c.peerAddress, addressType: c.peerAddressType, handle: c.handle)
+        var out: [HostOutput] = [.event(.transport(.connected(conn.id, peer)))]
+        // A connection ends legacy advertising, or the extended set it came from (Vol 6 Part B §4.4.2).
+        advertisingEnded(by: c, into: &out)
+        if configuration.requestDataLengthAndPHY {
+            let dle = HCICommand.leSetDataLength(handle: c.handle, txOctets: 251, txTime: 2120)
+            if controller.leFeatures.contains(.dataPacketLengthExtension), supports(dle) { commands.append(dle) }
+            let phy = HCICommand.leSetPHY(handle: c.handle, allPHYs: 0, txPHYs: 0b10, rxPHYs: 0b10, phyOptions: 0)
+            if controller.leFeatures.contains(.le2MPHY), supports(phy) { commands.append(phy) }
+        }
+        if let preferred = configuration.advertising.preferredConnection {
+            acl.queue(frame: preferred.updateRequest(identifier: nextSignallingIdentifier()).frame, on: c.handle)
+        }
+        out += pumpCommands()
+        out += pumpACL()
+        return out
+    }
+
+    /// A connection (or a failed attempt) ended legacy advertising or an extended set: the
+    /// sets it ended, and the next legacy turn's commands.
+    private mutating func advertisingEnded(by c: LEConnectionComplete, into out: inout [HostOutput]) {
+        let (events, next) = advertising.connectionOpened(c)
+        out += events.map { .event(.transport($0)) }
+        if let next { commands.append(contentsOf: next) }
+    }
+
+    mutating func connectionClosed(_ handle: UInt16, reason: HCIStatus) -> [HostOutput] {
+        guard let conn = connections.removeValue(forKey: handle) else { return [] }
+        acl.close(handle)
+        reassemblers[handle] = nil
+        responders[handle] = nil
+        return closeChannels(of: handle) + [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
+    }
+
+    mutating func handle(_ packet: HCIACLPacket) -> [HostOutput] {
+        guard connections.index(forKey: packet.handle) != nil, let r = reassemblers.index(forKey: packet.handle) else {
+            return [.event(.warning("ACL data for unknown connection handle \(packet.handle) dropped"))]
+        }
+        // In place: a copy of the reassembler would share, then copy, its partial frame.
+        let outputs = reassemblers.values[r].push(packet)
+        var out: [HostOutput] = []
+        for o in outputs {
+            switch o {
+            case .error(let e): out.append(.event(.warning("connection \(packet.handle): \(e)")))
+            case .frame(let f) where f.channelID == .att: out.append(.event(.transport(.received(ConnectionID(packet.handle), f.payload))))
+            case .frame(let f): out += handle(frame: f, handle: packet.handle)
+            }
+        }
+        pumpACL(into: &out)
+        return out
+    }
+
+    /// An ACL packet that carries one whole ATT frame (Vol 3 Part A §3.1: first fragment,
+    /// L2CAP length = the rest) on a link with no partial frame: its PDU straight from the
+    /// packet's bytes, as `handle(_: HCIACLPacket)` and the reassembler would pass it up;
+    /// nil for anything else (then decoded and reassembled as usual).
+    mutating func completeATTFrame(_ body: [UInt8]) -> [HostOutput]? {
+        let header = HCIACLPacket.headerLength + L2CAPBasicFrame.headerLength
+        guard body.count >= header else { return nil }
+        let word = UInt16(body[0]) | UInt16(body[1]) << 8
+        let handle = word & 0x0FFF
+        let boundary = ACLPacketBoundary(rawValue: UInt8((word >> 12) & 0b11))
+        let length = body.count - header
+        guard boundary == .firstNonFlushable || boundary == .firstFlushable,
+            Int(body[2]) | Int(body[3]) << 8 == body.count - HCIACLPacket.headerLength,
+            Int(body[4]) | Int(body[5]) << 8 == length,
+            UInt16(body[6]) | UInt16(body[7]) << 8 == L2CAPChannelID.att.rawValue,
+            connections.index(forKey: handle) != nil, let r = reassemblers.index(forKey: handle),
+            !reassemblers.values[r].hasPartialFrame, length <= reassemblers.values[r].maximumPayloadLength
+        else { return nil }
+        var out: [HostOutput] = [.event(.transport(.received(ConnectionID(handle), Array(body[header...]))))]
+        pumpACL(into: &out)
+        return out
+    }
+
+    private mutating func handle(frame: L2CAPBasicFrame, handle: UInt16) -> [HostOutput] {
+        switch frame.channelID {
+        case .att:
+            return [.event(.transport(.received(ConnectionID(handle), frame.payload)))]
+        case .leSignalling:
+            return handleSignalling(frame.payload, handle: handle)
+        case .smp:
+            return handleSMP(frame.payload, handle: handle)
+        case _ where Self.dynamicCIDs.contains(frame.channelID.rawValue):
+            if let out = receiveKFrame(frame, handle: handle) { return out }
+            return [.event(.warning("connection \(handle): K-frame for \(frame.channelID), which is not open, dropped"))]
+        default:
+            return [.event(.warning("connection \(handle): L2CAP frame for unsupported CID \(frame.channelID) dropped"))]
+        }
+    }
+
+    /// LE signalling (Vol 3 Part A §4): the peripheral's answers.
+    private mutating func handleSignalling(_ payload: [UInt8], handle: UInt16) -> [HostOutput] {
+        let pdu: LESignallingPDU
+        do {
+            pdu = try LESignallingPDU(decoding: payload)
+        } catch {
+            // Without a decodable identifier there is nothing to reject (§4: silently discard).
+            guard payload.count >= 2 else { return [.event(.warning("connection \(handle): malformed LE signalling frame dropped"))] }
+            acl.queue(frame: LESignallingPDU.commandNotUnderstood(identifier: payload[1]).frame, on: handle)
+            return [.event(.warning("connection \(handle): malformed LE signalling command rejected: \(error)"))]
+        }
+        if case .connectionParameterUpdateResponse(let result) = pdu.command, result != 0 {
+            return [.event(.warning("connection \(handle): the central rejected the preferred connection parameters"))]
+        }
+        if let out = handleChannelSignalling(pdu, handle: handle) { return out }
+        if let response = LESignallingPDU.peripheralResponse(to: pdu) {
+            acl.queue(frame: response.frame, on: handle)
+        }
+        return []
+    }
+
+    /// Sends what the controller has buffers for and invites the core to send ATT PDUs
+    /// on connections that drained.
+    mutating func pumpACL() -> [HostOutput] {
+        var out: [HostOutput] = []
+        pumpACL(into: &out)
+        return out
+    }
+
+    /// `pumpACL()`, appended to `out`.
+    mutating func pumpACL(into out: inout [HostOutput]) {
+        guard !hasFailed else { return }
+        acl.pump(into: &out)
+    }
+}

@@ -1,0 +1,47 @@
+import GattCore
+
+// Our privacy on the H4 path (Core Spec Vol 6 Part B §1.3.2.2, Vol 3 Part C §10.7): the
+// identity bonded centrals get (our IRK and identity address) and, with `own_address_type`
+// "rpa", resolvable private addresses renewed every `rpa_timeout_s`.
+extension Host {
+    /// The IRK of our private addresses and identity: the daemon's, else one made for this run.
+    mutating func identityResolvingKey() -> [UInt8] {
+        if let irk = configuration.localIRK { return irk }
+        let irk = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &random) }
+        configuration.localIRK = irk
+        return irk
+    }
+
+    /// The identity we distribute (Identity Information + Identity Address Information): our
+    /// public address when we advertise with it, else the random static one (a private
+    /// address is never an identity).
+    func localIdentity(irk: [UInt8]) -> SMPIdentity {
+        configuration.advertising.ownAddressType == .public
+            ? SMPIdentity(irk: irk, address: controller.address, addressType: .public)
+            : SMPIdentity(irk: irk, address: randomAddress, addressType: .random)
+    }
+
+    /// A new private address, used from now on, and when the next one is due.
+    mutating func newPrivateAddress() -> BluetoothAddress {
+        let irk = identityResolvingKey()
+        let address = ResolvablePrivateAddress.make(irk: irk, using: &random)
+        privateAddress = address
+        addressRenewal = now + configuration.advertising.rpaTimeout
+        return address
+    }
+
+    /// Renews the private address when its time is up. The controller refuses LE Set Random
+    /// Address while advertising (Vol 4 Part E §7.8.4), and LE Set Advertising Set Random
+    /// Address while a connectable set advertises (§7.8.52), so advertising pauses around
+    /// it; while an advertising batch runs, the renewal waits a second.
+    /// True when the renewal happened (commands may have been queued).
+    mutating func renewPrivateAddressIfDue() -> Bool {
+        guard isReady, configuration.advertising.ownAddressType == .rpa, let due = addressRenewal, now >= due else { return false }
+        guard !advertising.isRunning else {
+            addressRenewal = now + .seconds(1)
+            return false
+        }
+        commands.append(contentsOf: advertising.changeAddress(newPrivateAddress()))
+        return true
+    }
+}

@@ -1,0 +1,310 @@
+import GattCore
+
+/// The user-space BLE host below the seam (Core Spec Vol 4 Part E, Vol 3 Part A) for H4
+/// transports: controller bring-up, HCI command flow control (`HCICommandQueue`),
+/// advertising commands (`HostAdvertising`: legacy or extended, chosen at bring-up), LE
+/// connections, ACL flow control
+/// (`ACLScheduler`) and the L2CAP fixed channels (ATT, LE signalling, SMP). It moves ATT
+/// PDUs; the peripheral core above it (`Peripheral`) serves them. Sans-I/O: H4 packets,
+/// the current time and the core's intents in; packets to send and events out.
+public struct Host: Sendable {
+    public internal(set) var configuration: HostConfiguration
+    public internal(set) var controller = ControllerInfo()
+    public internal(set) var connections: [UInt16: HostConnection] = [:]
+    /// True once bring-up is complete.
+    public private(set) var isReady = false
+    /// True after a `.fatal` event: the host sends nothing more until `start` again.
+    public private(set) var hasFailed = false
+    /// The controller's advertising, as commands drive it (legacy until bring-up chooses).
+    var advertising: HostAdvertising = .legacy(AdvertisingRotation())
+
+    var commands: HCICommandQueue
+    /// Bring-up read the controller's ACL buffers (its last step is then the defaults).
+    var buffersKnown = false
+    var acl = ACLScheduler()
+    var supportedCommands: HCISupportedCommands?
+    var reassemblers: [UInt16: ACLReassembler] = [:]
+    /// Commands that timed out in a row: two mean the controller stopped answering.
+    var consecutiveTimeouts = 0
+    var signallingIdentifier: UInt8 = 0
+    /// The servers credit-based channels are accepted for (`setL2CAPChannelServers`).
+    var channelServers: [L2CAPChannelServer] = []
+    /// The open credit-based channels of every link.
+    var channels: [CreditBasedChannelID: CreditBasedChannel] = [:]
+    /// Channels we asked the central to disconnect, until its response: the peer's CID.
+    var disconnecting: [CreditBasedChannelID: UInt16] = [:]
+    var now: Duration = .zero
+    /// The Security Manager of each link (when `configuration.security` is set).
+    var responders: [UInt16: PairingResponder] = [:] {
+        // Kept here, not computed for every `nextDeadline`: reading a responder out of the
+        // dictionary copies it whole, and the transport asks after every event.
+        didSet { securityDeadline = responders.values.compactMap(\.nextDeadline).min() }
+    }
+    /// The earliest SMP timer of the links (`responders`).
+    private(set) var securityDeadline: Duration?
+    /// Repeated-attempts back-off (Vol 3 Part H §2.3.6), kept across links.
+    var attempts = RepeatedAttempts()
+    /// What LE Long Term Key Requests are answered from (`setBonds`).
+    public internal(set) var bonds: [Bond] = []
+    /// The resolvable private address advertised now (`ownAddressType == .rpa`).
+    public internal(set) var privateAddress: BluetoothAddress?
+    /// When the private address is renewed next.
+    var addressRenewal: Duration?
+    /// Source of private addresses (and of an IRK when none was given).
+    var random: SMPRandomSource = SMPRandomSource(base: SystemRandomNumberGenerator())
+
+    public init(configuration: HostConfiguration) {
+        self.configuration = configuration
+        self.commands = HCICommandQueue(timeout: configuration.commandTimeout)
+    }
+
+    // MARK: - Bring-up
+
+    /// Resets the controller and brings it up; `.ready` follows.
+    public mutating func start(now: Duration) -> [HostOutput] {
+        self.now = now
+        isReady = false
+        buffersKnown = false
+        hasFailed = false
+        advertising = .legacy(AdvertisingRotation())
+        controller.advertisingCommands = .legacy
+        commands.reset(with: [.reset, .readLocalVersionInformation, .readBDADDR, .readLocalSupportedCommands])
+        return pumpCommands()
+    }
+
+    /// The random static address used with `ownAddressType == .random`: the configured
+    /// one, else one derived from the controller's public address, so a central that
+    /// cached the device finds it again after a restart.
+    public var randomAddress: BluetoothAddress {
+        configuration.randomAddress ?? .staticRandom(derivedFrom: controller.address)
+    }
+
+    /// The address centrals see: the random static one or the current private one when
+    /// advertising with them.
+    public var advertisedAddress: BluetoothAddress {
+        switch configuration.advertising.ownAddressType {
+        case .public: controller.address
+        case .random: randomAddress
+        case .rpa: privateAddress ?? randomAddress
+        }
+    }
+
+    /// The random address our advertising uses with a random own address: the static one,
+    /// or the current private one (nil with a public own address).
+    var advertisingRandomAddress: BluetoothAddress? {
+        switch configuration.advertising.ownAddressType {
+        case .public: nil
+        case .random: randomAddress
+        case .rpa: privateAddress ?? randomAddress
+        }
+    }
+
+    /// Whether the advertising sets take turns (a controller with legacy advertising only,
+    /// `AdvertisingRotation`) rather than all being on the air at once (extended
+    /// advertising, one advertising handle per set). Nil until bring-up chose.
+    public var advertisingSetsTakeTurns: Bool? {
+        isReady ? controller.advertisingSetsTakeTurns : nil
+    }
+
+    /// Whether the controller reported support for `command` (false before bring-up read it).
+    public func supports(_ command: HCICommand) -> Bool { supportedCommands?.isSupported(command.opcode) ?? false }
+
+    /// The commands of extended advertising the host uses (Vol 4 Part E §7.8.52–§7.8.59).
+    static let extendedAdvertisingCommands: [HCIOpcode] = [
+        .leSetAdvertisingSetRandomAddress, .leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData,
+        .leSetExtendedScanResponseData, .leSetExtendedAdvertisingEnable, .leReadMaximumAdvertisingDataLength,
+        .leReadNumberOfSupportedAdvertisingSets, .leRemoveAdvertisingSet,
+    ]
+
+    mutating func enqueueAfterSupportedCommands() {
+        commands.append(.readLocalSupportedFeatures)
+        commands.append(.leReadLocalSupportedFeatures)
+    }
+
+    /// Legacy or extended advertising, once per reset (Vol 4 Part E §3.1.1): extended when
+    /// the controller has the LE Extended Advertising feature (bit 12) and lists the commands,
+    /// legacy otherwise. Then the buffers, the event masks and, when extended, its limits.
+    mutating func enqueueAfterLEFeatures() {
+        let extended = controller.leFeatures.contains(.extendedAdvertising)
+            && Self.extendedAdvertisingCommands.allSatisfy { supportedCommands?.isSupported($0) == true }
+        controller.advertisingCommands = extended ? .extended(sets: 1, maximumDataLength: AdvertisingPayloadBuilder.maximumDataLength) : .legacy
+        advertising = .legacy(AdvertisingRotation())  // the extended sets' limits come next (`becameReady`)
+        commands.append(supports(.leReadBufferSizeV2) ? .leReadBufferSizeV2 : .leReadBufferSize)
+        commands.append(.setEventMask(.lePeripheral))
+        commands.append(.leSetEventMask(extended ? .lePeripheralExtendedAdvertising : .lePeripheral))
+        if extended {
+            commands.append(.leReadNumberOfSupportedAdvertisingSets)
+            commands.append(.leReadMaximumAdvertisingDataLength)
+        }
+    }
+
+    mutating func enqueueAfterBufferSize() {
+        let dle = HCICommand.leWriteSuggestedDefaultDataLength(txOctets: 251, txTime: 2120)
+        if controller.leFeatures.contains(.dataPacketLengthExtension), supports(dle) { commands.append(dle) }
+        let phy = HCICommand.leSetDefaultPHY(allPHYs: 0, txPHYs: 0b11, rxPHYs: 0b11)
+        if controller.leFeatures.contains(.le2MPHY), supports(phy) { commands.append(phy) }
+        // An extended set carries its own random address (§7.8.52), set with its configuration.
+        let legacy = controller.advertisingCommands == .legacy
+        switch configuration.advertising.ownAddressType {
+        case .public: break
+        case .random: if legacy { commands.append(.leSetRandomAddress(randomAddress)) }
+        case .rpa:
+            let address = newPrivateAddress()
+            if legacy { commands.append(.leSetRandomAddress(address)) }
+        }
+    }
+
+    /// Bring-up is complete: the controller is ready for advertising and connections.
+    mutating func becameReady() -> [HostOutput] {
+        guard !isReady else { return [] }
+        isReady = true
+        if case .extended(let sets, let length) = controller.advertisingCommands {
+            advertising = .extended(ExtendedAdvertisingSets(limit: sets, maximumDataLength: length))
+        }
+        return [.event(.controllerReady(controller)), .event(.transport(.ready(address: advertisedAddress, description: controller.summary, controller: controller)))]
+    }
+
+    // MARK: - Input
+
+    /// Feeds one packet from the controller.
+    public mutating func receive(_ packet: H4Packet, now: Duration) -> [HostOutput] {
+        self.now = now
+        return failIfFatal(receive(packet))
+    }
+
+    private mutating func receive(_ packet: H4Packet) -> [HostOutput] {
+        switch packet.type {
+        case .event:
+            if let out = numberOfCompletedPackets(packet.body) { return out }
+            do {
+                return handle(try HCIEvent(decoding: packet.body))
+            } catch {
+                return [.event(.warning("malformed HCI event dropped: \(error)"))]
+            }
+        case .acl:
+            if let out = completeATTFrame(packet.body) { return out }
+            do {
+                return handle(try HCIACLPacket(decoding: packet.body))
+            } catch {
+                return [.event(.warning("malformed ACL packet dropped: \(error)"))]
+            }
+        case .command, .sco, .iso:
+            return [.event(.warning("unexpected \(packet.type) packet from the controller dropped"))]
+        }
+    }
+
+    /// Runs the HCI command timeout. An optional command that gets no answer is given up
+    /// and the queue goes on; a mandatory one, or a second silence in a row, means the
+    /// controller stopped answering (fatal).
+    public mutating func tick(now: Duration) -> [HostOutput] {
+        self.now = now
+        guard !hasFailed else { return [] }
+        let smp = tickSecurity(now: now)
+        var renewed = renewPrivateAddressIfDue()
+        if isReady, let turn = advertising.tick(now: now) {
+            commands.append(contentsOf: turn)
+            renewed = true
+        }
+        guard let command = commands.expire(now: now) else { return smp.isEmpty && !renewed ? [] : smp + pumpCommands() + pumpACL() }
+        consecutiveTimeouts += 1
+        let what = "the controller did not answer \(command.name) within \(configuration.commandTimeout)"
+        guard isReady, command.isOptional, consecutiveTimeouts < 2 else {
+            return failIfFatal(smp + [.event(.fatal(what))])
+        }
+        return smp + [.event(.warning("\(what); going on without it"))] + pumpCommands() + pumpACL()
+    }
+
+    /// After a fatal event nothing more goes to the controller: the packets queued
+    /// behind it in `outputs` are dropped and the command queue is cleared.
+    private mutating func failIfFatal(_ outputs: [HostOutput]) -> [HostOutput] {
+        guard let i = outputs.firstIndex(where: { if case .event(.fatal) = $0 { true } else { false } }) else { return outputs }
+        hasFailed = true
+        commands.reset()
+        return Array(outputs[...i]) + outputs[(i + 1)...].filter { if case .event = $0 { true } else { false } }
+    }
+
+    /// When `tick` should next be called.
+    public var nextDeadline: Duration? {
+        // (No array: the transport asks after every event.)
+        guard !hasFailed else { return nil }
+        var next = commands.deadline
+        if let d = securityDeadline, next.map({ d < $0 }) ?? true { next = d }
+        if isReady, let d = addressRenewal, next.map({ d < $0 }) ?? true { next = d }
+        if isReady, let d = advertising.deadline, next.map({ d < $0 }) ?? true { next = d }
+        return next
+    }
+
+    // MARK: - The core's intents
+
+    /// One ATT PDU for a connection (after `readyToSend` named it); it goes out at the
+    /// next `flush`, so that PDUs for several connections share the buffers round-robin.
+    public mutating func send(_ pdu: [UInt8], on id: ConnectionID) {
+        acl.queue(att: pdu, on: id.rawValue)
+    }
+
+    /// Sends the queued ATT PDUs as far as the controller's buffers allow.
+    public mutating func flush(now: Duration) -> [HostOutput] {
+        self.now = now
+        return pumpACL()
+    }
+
+    /// Advertise exactly these sets, stop the others: on a controller with extended
+    /// advertising all at once (as many as it has), else taking turns. A set that cannot be
+    /// advertised is reported refused (`TransportEvent.advertisingRefused`, naming the set).
+    public mutating func setAdvertising(_ sets: [AdvertisingSet], now: Duration) -> [HostOutput] {
+        self.now = now
+        guard isReady, !hasFailed else { return [] }
+        let (events, batch) = advertising.setDesired(sets, randomAddress: advertisingRandomAddress, now: now)
+        if let batch { commands.append(contentsOf: batch) }
+        return events.map { .event(.transport($0)) } + pumpCommands()
+    }
+
+    /// Advertise with these payloads as the primary set alone, or stop (nil).
+    public mutating func setAdvertising(_ payloads: AdvertisingPayloads?, now: Duration) -> [HostOutput] {
+        let primary = payloads.map { AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: $0) }
+        return setAdvertising(primary.map { [$0] } ?? [], now: now)
+    }
+
+    /// Reload: a new random address or preferred connection parameters apply from now on.
+    public mutating func updateConfiguration(_ new: HostConfiguration, now: Duration) -> [HostOutput] {
+        self.now = now
+        var c = new
+        if c.randomAddress == nil { c.randomAddress = configuration.randomAddress }
+        let old = configuration.advertising.ownAddressType
+        if c.localIRK == nil { c.localIRK = configuration.localIRK }
+        configuration = c
+        guard isReady, c.advertising.ownAddressType != old else { return [] }
+        if case .extended = controller.advertisingCommands {
+            // The set's next configuration, or a pause around its new address when it is on.
+            if c.advertising.ownAddressType == .rpa { _ = newPrivateAddress() } else { addressRenewal = nil }
+            if let address = advertisingRandomAddress { commands.append(contentsOf: advertising.changeAddress(address)) }
+            return pumpCommands()
+        }
+        switch c.advertising.ownAddressType {
+        case .public: addressRenewal = nil
+        case .random:
+            addressRenewal = nil
+            commands.append(.leSetRandomAddress(randomAddress))
+        case .rpa: commands.append(.leSetRandomAddress(newPrivateAddress()))
+        }
+        return pumpCommands()
+    }
+
+    /// Disconnects one central.
+    public mutating func disconnect(_ id: ConnectionID, reason: HCIStatus = .remoteUserTerminatedConnection, now: Duration) -> [HostOutput] {
+        self.now = now
+        guard connections[id.rawValue] != nil else { return [] }
+        commands.append(.disconnect(handle: id.rawValue, reason: reason))
+        return pumpCommands()
+    }
+
+    /// True when no central is connected and no command is queued or outstanding.
+    public var isIdle: Bool { connections.isEmpty && commands.isEmpty }
+
+    // MARK: - Commands
+
+    mutating func pumpCommands() -> [HostOutput] {
+        guard !hasFailed, let next = commands.next(now: now) else { return [] }
+        return [.send(H4Packet(command: next))]
+    }
+}

@@ -1,0 +1,64 @@
+import GattCore
+
+/// What the H4 host needs to know besides what the peripheral core tells it.
+public struct HostConfiguration: Sendable {
+    public var deviceName: String
+    public var advertising: AdvertisingConfiguration
+    /// A controller that does not answer a command within this time: the command is
+    /// given up (optional ones) or the controller is reset (mandatory ones).
+    public var commandTimeout: Duration = .seconds(5)
+    /// Random static address to use when `advertising.ownAddressType == .random`
+    /// (nil: derived from the controller's public address, see `Host.randomAddress`).
+    public var randomAddress: BluetoothAddress?
+    /// Ask each new connection for the maximum data length and 2M PHY, when the
+    /// controller supports the commands and features.
+    public var requestDataLengthAndPHY: Bool
+    /// The Security Manager's settings; nil: no pairing (a Pairing Request gets
+    /// Pairing Failed, Pairing Not Supported, and LTK requests only bonds' keys).
+    public var security: SecurityManagerConfiguration?
+    /// Our Identity Resolving Key (16 octets, little-endian; kept by the daemon): distributed
+    /// with our identity address when a central bonds, and the key of our resolvable private
+    /// addresses (`ownAddressType == .rpa`).
+    public var localIRK: [UInt8]?
+    public init(deviceName: String, advertising: AdvertisingConfiguration) {
+        self.deviceName = deviceName
+        self.advertising = advertising
+        self.requestDataLengthAndPHY = advertising.requestDataLengthAndPHY
+    }
+}
+
+/// A live LE connection as the host sees it.
+public struct HostConnection: Sendable, Equatable {
+    public let handle: UInt16
+    public let peerAddress: BluetoothAddress
+    public let peerAddressType: BluetoothAddressType
+    public var security: SecurityLevel = .low
+    /// The encryption key size in octets while encrypted, when known.
+    public var keySize: Int?
+    /// What the key the last LE Long Term Key Request was answered with gives the link.
+    var pendingSecurity: SMPLinkSecurity?
+    public var id: ConnectionID { ConnectionID(handle) }
+}
+
+/// Something the H4 transport passes up or logs.
+public enum HostEvent: Sendable, Equatable {
+    /// Bring-up finished (also reported as `TransportEvent.ready`).
+    /// (Indirect: a large, rare payload would make every value of the enum as large and as costly to copy.)
+    indirect case controllerReady(ControllerInfo)
+    /// For the peripheral core, above the seam.
+    case transport(TransportEvent)
+    /// A credit-based L2CAP channel, for the transport that pumps it (`Host+CreditBasedChannels`).
+    case channel(CreditBasedChannelEvent)
+    /// A non-fatal problem worth a log line (malformed frame dropped, optional command refused…).
+    case warning(String)
+    /// The controller cannot be used any more (it stopped answering, bring-up failure,
+    /// hardware error): the transport is dropped and opened again.
+    case fatal(String)
+}
+
+/// What a host call asks the I/O shell to do.
+public enum HostOutput: Sendable, Equatable {
+    /// Write this packet to the controller.
+    case send(H4Packet)
+    case event(HostEvent)
+}

@@ -1,0 +1,156 @@
+@testable import GattCore
+@testable import GattHost
+import GattTestFixtures
+
+/// What the host tests see: the H4 host's events and the peripheral core's, as one list.
+enum StackEvent: Equatable {
+    case controllerReady(ControllerInfo)
+    case advertisingChanged(Bool)
+    /// A set besides the primary one went on or off the air.
+    case setChanged(String, Bool)
+    case connected(HostConnection)
+    case disconnected(HostConnection, reason: HCIStatus)
+    case att(ATTServerEvent)
+    case warning(String)
+    case fatal(String)
+    case pairing(UInt16, SecurityManagerEvent)
+    /// A credit-based L2CAP channel of the H4 host (the transport's, not the core's).
+    case channel(CreditBasedChannelEvent)
+}
+
+enum StackOutput: Equatable {
+    case send(H4Packet)
+    case event(StackEvent)
+}
+
+/// The H4 host below the seam and the peripheral core above it, wired by the one
+/// `PeripheralStack` the daemon runs too: this shell records what it does as `StackOutput`s
+/// (packets as the host makes them, the core's events as the tests name them). The host tests
+/// drive the whole H4 path through it, PDU by PDU.
+struct H4Stack {
+    let stack: PeripheralStack<Host>
+    private let recorder = Recorder()
+
+    init(configuration: HostConfiguration, att: ATTServer, payloads: AdvertisingPayloads, otherSets: [AdvertisingSet] = []) {
+        stack = PeripheralStack(
+            core: Peripheral(
+                database: att.database, payloads: payloads, otherSets: otherSets, maxConnections: configuration.advertising.maxConnections,
+                att: att.configuration),
+            below: Host(configuration: configuration))
+        let recorder = recorder
+        stack.onBelowOutput = { o in
+            switch o {
+            case .send(let p): recorder.outputs.append(.send(p))
+            case .event(.controllerReady(let i)): recorder.outputs.append(.event(.controllerReady(i)))
+            case .event(.warning(let m)): recorder.outputs.append(.event(.warning(m)))
+            case .event(.fatal(let m)): recorder.outputs.append(.event(.fatal(m)))
+            case .event(.channel(let e)): recorder.outputs.append(.event(.channel(e)))
+            case .event(.transport): break
+            }
+        }
+        stack.onEvent = { [unowned stack] e in
+            recorder.outputs += Self.translate(e, connections: stack.below.connections).map { .event($0) }
+        }
+    }
+
+    var host: Host {
+        get { stack.below }
+        nonmutating _modify { yield &stack.below }
+    }
+    var core: Peripheral {
+        get { stack.core }
+        nonmutating _modify { yield &stack.core }
+    }
+
+    // MARK: The old Host surface the tests use
+
+    var att: ATTServer { core.att }
+    var connections: [UInt16: HostConnection] { host.connections }
+    var controller: ControllerInfo { host.controller }
+    var configuration: HostConfiguration { host.configuration }
+    var isReady: Bool { host.isReady }
+    var hasFailed: Bool { host.hasFailed }
+    var isAdvertising: Bool { core.isAdvertising }
+    var advertisingEnabled: Bool { core.advertisingWanted }
+    var isIdle: Bool { host.isIdle && core.isIdle }
+    var randomAddress: BluetoothAddress { host.randomAddress }
+    var advertisedAddress: BluetoothAddress { host.advertisedAddress }
+    var nextDeadline: Duration? { stack.nextDeadline }
+    func supports(_ command: HCICommand) -> Bool { host.supports(command) }
+
+    mutating func start(payloads: AdvertisingPayloads, now: Duration) -> [StackOutput] {
+        record { stack.callBelow(now: now) { $0.start(now: now) } }
+    }
+    mutating func receive(_ packet: H4Packet, now: Duration) -> [StackOutput] {
+        record { stack.callBelow(now: now) { $0.receive(packet, now: now) } }
+    }
+    mutating func tick(now: Duration) -> [StackOutput] { record { stack.tick(now: now) } }
+
+    mutating func notify(characteristic: Int, value: [UInt8], only: ConnectionID? = nil, now: Duration) -> (NotifyResult, [StackOutput]) {
+        let (r, o) = core.notify(characteristic: characteristic, value: value, only: only, now: now)
+        return (r, perform(o, now))
+    }
+    mutating func setValue(characteristic: Int, value: [UInt8]) -> Bool { core.setValue(characteristic: characteristic, value: value) }
+    mutating func respond(to id: PendingRequestID, result: Result<[UInt8], ATTError>, now: Duration) throws(ATTRespondError) -> [StackOutput] {
+        perform(try core.respond(to: id, result: result, now: now), now)
+    }
+    mutating func setDeferredAccessAvailable(_ available: Bool) { _ = core.setDeferredAccessAvailable(available, now: .zero) }
+    mutating func failDeferredAccesses(now: Duration) -> [StackOutput] {
+        perform(core.setDeferredAccessAvailable(false, now: now), now)
+    }
+    mutating func setAdvertising(_ enabled: Bool, set: String? = nil, now: Duration) -> [StackOutput] {
+        perform(core.setAdvertisingWanted(enabled, set: set), now)
+    }
+    mutating func disconnect(_ handle: UInt16, reason: HCIStatus = .remoteUserTerminatedConnection, now: Duration) -> [StackOutput] {
+        guard core.connections[ConnectionID(handle)] != nil else { return [] }
+        return record { stack.callBelow(now: now) { $0.disconnect(ConnectionID(handle), reason: reason, now: now) } }
+    }
+    /// The user's answer to a pairing prompt on `handle`.
+    mutating func respondToPairing(_ handle: UInt16, _ answer: PairingUserAnswer, now: Duration) -> [StackOutput] {
+        record { stack.respondToPairing(ConnectionID(handle), answer, now: now) }
+    }
+    mutating func shutdown(now: Duration) -> [StackOutput] { perform(core.shutdown(), now) }
+
+    /// A call into the host that the transport makes (e.g. a credit-based channel's inputs).
+    mutating func call(_ body: (inout Host, Duration) -> [HostOutput], now: Duration) -> [StackOutput] {
+        record { stack.callBelow(now: now) { body(&$0, now) } }
+    }
+
+    // MARK: Recording
+
+    private func perform(_ outputs: [PeripheralOutput], _ now: Duration) -> [StackOutput] {
+        record { stack.perform(outputs, now: now) }
+    }
+
+    /// What `body` made the stack do.
+    private func record(_ body: () -> Void) -> [StackOutput] {
+        let before = recorder.outputs.count
+        body()
+        let out = Array(recorder.outputs[before...])
+        if before == 0 { recorder.outputs = [] } else { recorder.outputs.removeSubrange(before...) }
+        return out
+    }
+
+    private static func translate(_ e: PeripheralEvent, connections: [UInt16: HostConnection]) -> [StackEvent] {
+        func hc(_ c: PeripheralConnection) -> HostConnection {
+            HostConnection(handle: c.handle ?? c.id.rawValue, peerAddress: c.address, peerAddressType: c.addressType, security: c.security)
+        }
+        switch e {
+        case .advertisingChanged(let on, let set) where set == AdvertisingSet.primaryID: return [.advertisingChanged(on)]
+        case .advertisingChanged(let on, let set): return [.setChanged(set, on)]
+        case .advertisingRefused(let whileConnected, let reason, _):
+            return [.warning(whileConnected ? "the controller refused to advertise while connected (\(reason)); advertising resumes after a disconnection" : "advertising refused: \(reason)")]
+        case .connected(let c): return [.connected(hc(c))]
+        case .disconnected(let c, let reason, _): return [.disconnected(hc(c), reason: reason)]
+        case .att(let a, _): return [.att(a)]
+        case .pairing(let c, let e): return [.pairing(c.id.rawValue, e)]
+        case .warning(let m): return [.warning(m)]
+        case .controllerReady, .controllerLost, .securityChanged, .reloaded, .l2capChannel: return []
+        }
+    }
+}
+
+/// The outputs of the running `H4Stack` call (a class: the stack's callbacks append to it).
+private final class Recorder {
+    var outputs: [StackOutput] = []
+}
