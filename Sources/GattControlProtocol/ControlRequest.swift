@@ -6,6 +6,10 @@ public enum ControlCommand: Sendable, Equatable {
     /// `wait`: when a subscriber's transmit queue is full, wait for room (the connection's later
     /// requests wait behind it) instead of answering `busy`.
     case notify(characteristic: String, value: ControlValue, central: String?, wait: Bool = false)
+    /// `notify` naming several values (`"values":[{"characteristic":ID,"value":V},...]`): all
+    /// set and sent at once, in one Multiple Handle Value Notification to a client that
+    /// supports it (Vol 3 Part F §3.4.7.4), else one PDU per value. All or nothing.
+    case notifyValues(values: [ControlNotifyValue], central: String?, wait: Bool = false)
     /// Set a value without notifying.
     case set(characteristic: String, value: ControlValue)
     case get(characteristic: String)
@@ -49,7 +53,7 @@ public enum ControlCommand: Sendable, Equatable {
     /// The `"op"` member.
     public var op: String {
         switch self {
-        case .notify: "notify"
+        case .notify, .notifyValues: "notify"
         case .set: "set"
         case .get: "get"
         case .status: "status"
@@ -74,6 +78,27 @@ public enum ControlCommand: Sendable, Equatable {
     }
 }
 
+extension ControlCommand {
+    /// A `notify` with `"wait": true`: a full queue holds it (and the client's later requests)
+    /// until there is room, instead of answering `busy`.
+    public var waitsForRoom: Bool {
+        switch self {
+        case .notify(_, _, _, let wait), .notifyValues(_, _, let wait): wait
+        default: false
+        }
+    }
+}
+
+/// One value of a `notify` naming several (`"values"`).
+public struct ControlNotifyValue: Sendable, Equatable {
+    public var characteristic: String
+    public var value: ControlValue
+    public init(characteristic: String, value: ControlValue) {
+        self.characteristic = characteristic
+        self.value = value
+    }
+}
+
 /// One request line: the command and the client's `id` to echo.
 public struct ControlRequest: Sendable, Equatable {
     /// The request's `"id"` (a short string or an integer), echoed in the reply.
@@ -94,6 +119,10 @@ extension ControlRequest {
         switch command {
         case .notify(let c, let v, let central, let wait):
             m += [("characteristic", .string(c)), ("value", v.json)]
+            if let central { m.append(("central", .string(central))) }
+            if wait { m.append(("wait", .bool(true))) }
+        case .notifyValues(let values, let central, let wait):
+            m.append(("values", .array(values.map { .object([("characteristic", .string($0.characteristic)), ("value", $0.value.json)]) })))
             if let central { m.append(("central", .string(central))) }
             if wait { m.append(("wait", .bool(true))) }
         case .set(let c, let v):
@@ -189,6 +218,15 @@ extension ControlRequest {
     private static func command(_ o: ControlObjectReader) throws(ControlError) -> ControlCommand {
         let op = try o.string("op")
         switch op {
+        case "notify" where o.has("values"):
+            if o.has("characteristic") || o.has("value") {
+                throw ControlError(.invalidValue, "\"values\" names the characteristics and values: leave out \"characteristic\" and \"value\"")
+            }
+            let values = try o.objects("values")
+            guard !values.isEmpty else { throw ControlError(.invalidValue, "\(o.path("values")) must name at least one value") }
+            return .notifyValues(
+                values: try values.map { v throws(ControlError) in ControlNotifyValue(characteristic: try v.string("characteristic"), value: try v.value("value")) },
+                central: try o.optionalString("central"), wait: o.has("wait") ? try o.bool("wait") : false)
         case "notify":
             let characteristic = try o.string("characteristic")
             let value = try o.value("value")

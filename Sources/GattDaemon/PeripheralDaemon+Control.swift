@@ -14,6 +14,12 @@ extension PeripheralDaemon {
         return result
     }
 
+    public func notify(values: [(characteristic: Int, value: [UInt8])], only: ConnectionID?) -> NotifyResult {
+        let (result, outputs) = core.notify(values: values, only: only, now: now)
+        process(outputs)
+        return result
+    }
+
     public func setValue(characteristic: Int, value: [UInt8]) -> Bool {
         core.setValue(characteristic: characteristic, value: value)
     }

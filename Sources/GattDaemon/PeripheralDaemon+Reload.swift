@@ -29,9 +29,22 @@ extension PeripheralDaemon {
             self.process(self.core.reload(
                 database: database, payloads: primary, otherSets: otherSets, maxConnections: new.advertising.maxConnections, now: self.now))
             self.reloadedClientStates(before: before)
+            self.applyEnhancedATT()
             try? self.options.notifier.ready(status: self.statusLine())
             self.updateL2CAPServers()
             self.releaseCleanPages()
+        }
+    }
+
+    /// The config's `eatt` where the transport can: Server Supported Features' EATT bit, and
+    /// whether the transport accepts Enhanced ATT bearers (new channels only; open ones stay).
+    func applyEnhancedATT() {
+        let wanted = configuration.enhancedATT
+        transport.setEnhancedATT(wanted)
+        core.setEnhancedATT(wanted && transport.supportsEnhancedATT)
+        if wanted, !transport.supportsEnhancedATT, !loggedNoEnhancedATT {
+            loggedNoEnhancedATT = true
+            logger.info("Enhanced ATT: this transport cannot accept it; Server Supported Features says so")
         }
     }
 

@@ -67,6 +67,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var l2capChannels: L2CAPChannelCoordinator
     /// What the transport was last told to accept (`updateL2CAPServers`).
     var acceptedL2CAPServers: [L2CAPChannelServer] = []
+    /// Said once that the transport cannot accept Enhanced ATT (`applyEnhancedATT`).
+    var loggedNoEnhancedATT = false
     /// `L2CAPChannelControl`: where opened channels go (set by `ControlServer`).
     public var l2capChannelHandler: ((L2CAPChannelOpened, _ central: String) -> Bool)?
 
@@ -97,6 +99,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         var core = Peripheral(
             database: database, payloads: payloads, otherSets: Self.otherSets(configuration), maxConnections: configuration.advertising.maxConnections, att: att)
         core.securityOnConnect = configuration.security.securityOnConnect
+        core.setEnhancedATT(configuration.enhancedATT && transport.supportsEnhancedATT)
         self.stack = PeripheralStack(core: core, below: TransportBelow(transport: transport))
         self.restoration = restoration
         stack.onEvent = { [unowned self] in emit($0) }
@@ -130,6 +133,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
                 self.logger.debug("systemd watchdog: pinging every \(TimeAmount(every).logDescription)")
             }
             self.lifecycle = .starting(.opening)
+            self.applyEnhancedATT()
             return self.transport.open().flatMapError { error in
                 if let f = error as? TransportOpenFailure, case .never = f.retry {
                     self.setControllerState(for: f)

@@ -22,6 +22,16 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     func open() -> EventLoopFuture<Void>
     /// One ATT PDU, after a `.readyToSend` for that connection; it may wait for `flush`.
     func send(_ pdu: [UInt8], on id: ConnectionID)
+    /// One ATT PDU on an Enhanced ATT bearer, after an `.enhancedBearer(id, .readyToSend)`;
+    /// it may wait for `flush`.
+    func send(_ pdu: [UInt8], on bearer: BearerID)
+    /// Closes an Enhanced ATT bearer's channel (L2CAP Disconnection Request); the link stays.
+    func closeEnhancedBearer(_ id: BearerID)
+    /// Whether this transport can accept Enhanced ATT bearers (EATT channels on PSM 0x0027).
+    var supportsEnhancedATT: Bool { get }
+    /// Accept Enhanced ATT bearers (when `supportsEnhancedATT`) or refuse them; called before
+    /// `open` and on every reload (bearers already open stay).
+    func setEnhancedATT(_ enabled: Bool)
     /// Sends what `send` queued (the daemon calls it once it has performed a batch of outputs).
     func flush()
     /// Advertise exactly these sets (by `AdvertisingSet.id`), stop the others;
@@ -62,6 +72,14 @@ extension PeripheralTransport {
 extension PeripheralTransport {
     /// A transport without app channels refuses every PSM.
     public func setL2CAPChannelServers(_ servers: [L2CAPChannelServer]) {}
+}
+
+extension PeripheralTransport {
+    /// A transport without Enhanced ATT reports no bearer, so gets no PDU for one.
+    public func send(_ pdu: [UInt8], on bearer: BearerID) {}
+    public func closeEnhancedBearer(_ id: BearerID) {}
+    public var supportsEnhancedATT: Bool { false }
+    public func setEnhancedATT(_ enabled: Bool) {}
 }
 
 extension PeripheralTransport {

@@ -136,12 +136,19 @@ struct Notify: ParsableCommand {
 
             A value gattd rejects (invalid, too long) is reported and skipped; other errors \
             stop the stream. The exit code is 1 if any value was not sent.
+
+            More ID VALUE pairs update several values at once and notify them together: a \
+            central that supports it gets them in one Multiple Handle Value Notification \
+            (Enhanced ATT era centrals), others one notification per value:
+
+                gattctl notify temperature 1a00 humidity 3c
             """
     )
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The characteristic's id (or UUID) from the config.") var id: String
     @Argument(help: "The value, or - to read one value per line from stdin.") var value: String
+    @Argument(help: ArgumentHelp("More characteristics and values, notified together with the first.", valueName: "id value")) var more: [String] = []
     @Flag var encoding: ValueEncoding = .hex
     @Option(name: .long, help: ArgumentHelp("Only notify this central.", valueName: "address")) var central: String?
     @Flag(help: "Say nothing when nobody is subscribed.") var quiet = false
@@ -151,7 +158,9 @@ struct Notify: ParsableCommand {
 
     func run() throws {
         try runReportingFailures { () throws(GattctlFailure) in
-            if value == "-" {
+            if !more.isEmpty {
+                try sendTogether()
+            } else if value == "-" {
                 try streamFromStandardInput()
             } else {
                 let v = try encoding.value(value)
@@ -160,6 +169,19 @@ struct Notify: ParsableCommand {
                 if let failure = try send(v, client: client, told: &told) { throw .reply(failure.message) }
             }
         }
+    }
+
+    /// `notify ID VALUE ID VALUE ...`: one `notify` with `values`.
+    private func sendTogether() throws(GattctlFailure) {
+        guard more.count % 2 == 0 else { throw .usage("give a value after every characteristic: ID VALUE [ID VALUE ...]") }
+        guard value != "-", !more.contains("-") else { throw .usage("- (stdin) takes one characteristic: gattctl notify ID -") }
+        var values = [ControlNotifyValue(characteristic: id, value: try encoding.value(value))]
+        for i in stride(from: 0, to: more.count, by: 2) {
+            values.append(ControlNotifyValue(characteristic: more[i], value: try encoding.value(more[i + 1])))
+        }
+        let client = try global.connect()
+        var told = false
+        if let failure = try send(.notifyValues(values: values, central: central), client: client, told: &told) { throw .reply(failure.message) }
     }
 
     private func streamFromStandardInput() throws(GattctlFailure) {
@@ -198,7 +220,11 @@ struct Notify: ParsableCommand {
     /// Sends one notify, waiting out `busy`. Returns nil when sent. The first value that
     /// reached nobody (`"sent":0`) is said on stderr unless --quiet (`told`: said already).
     private func send(_ value: ControlValue, client: ControlClient, told: inout Bool) throws(GattctlFailure) -> Rejection? {
-        let command = ControlCommand.notify(characteristic: id, value: value, central: central)
+        try send(.notify(characteristic: id, value: value, central: central), client: client, told: &told)
+    }
+
+    /// `send` of any notify command.
+    private func send(_ command: ControlCommand, client: ControlClient, told: inout Bool) throws(GattctlFailure) -> Rejection? {
         while true {
             let reply = try client.request(command)
             if case .sent(0) = reply, !quiet, !told {

@@ -21,7 +21,9 @@ enum CheckConfig {
             let count = error.totalCount
             return (dataError, "", lines + "gattd: \(path): \(count) error\(count == 1 ? "" : "s")\n")
         }
-        let db = config.makeDatabase()
+        var db = config.makeDatabase()
+        // As an H4 transport serves it (the kernel transport only with Enhanced Credit Based mode).
+        db.setEnhancedATTSupported(config.enhancedATT)
         let out = summary(path: path, config: config, database: db) + "\n\n" + AttributeTable.render(db)
         let sets: [AdvertisingSet]
         do {
@@ -32,7 +34,8 @@ enum CheckConfig {
         let warnings = sets.flatMap(\.payloads.facts.warnings).map { "\(path): warning: \($0)\n" }.joined()
         // The primary set alone is printed as it always was; with other sets, each gets a heading.
         let payloads = sets.count == 1 ? advertising(sets[0].payloads) : sets.map { heading($0) + advertising($0.payloads) }.joined(separator: "\n")
-        return (0, out + (out.hasSuffix("\n") ? "" : "\n") + "\n" + payloads + l2capChannels(config), warnings)
+        let eatt = "\neatt: \(config.enhancedATT ? "on" : "off")\n"
+        return (0, out + (out.hasSuffix("\n") ? "" : "\n") + "\n" + payloads + l2capChannels(config) + eatt, warnings)
     }
 
     /// One line per L2CAP channel: PSM (and whether gattd picked it), security, MTU.

@@ -29,6 +29,12 @@ struct ControlRequestCodecTests {
          #"{"op":"notify","characteristic":"t","value":{"utf8":"21.5"},"central":"11:22:33:44:55:66"}"#),
         (ControlRequest(id: .rawNumber("2"), command: .notify(characteristic: "hr", value: value("01"), central: nil, wait: true)),
          #"{"op":"notify","characteristic":"hr","value":{"hex":"01"},"wait":true,"id":2}"#),
+        (ControlRequest(id: .rawNumber("3"), command: .notifyValues(
+            values: [ControlNotifyValue(characteristic: "hr", value: value("48")), ControlNotifyValue(characteristic: "t", value: value("21.5", .utf8))],
+            central: nil)),
+         #"{"op":"notify","values":[{"characteristic":"hr","value":{"hex":"48"}},{"characteristic":"t","value":{"utf8":"21.5"}}],"id":3}"#),
+        (ControlRequest(command: .notifyValues(values: [ControlNotifyValue(characteristic: "hr", value: value("01"))], central: "11:22:33:44:55:66", wait: true)),
+         #"{"op":"notify","values":[{"characteristic":"hr","value":{"hex":"01"}}],"central":"11:22:33:44:55:66","wait":true}"#),
         (ControlRequest(id: .string("a"), command: .set(characteristic: "2A19", value: value("ZA==", .base64))),
          #"{"op":"set","characteristic":"2A19","value":{"base64":"ZA=="},"id":"a"}"#),
         (ControlRequest(command: .get(characteristic: "level")), #"{"op":"get","characteristic":"level"}"#),
@@ -55,6 +61,14 @@ struct ControlRequestCodecTests {
     func roundTrip(request: ControlRequest, line: String) throws {
         #expect(request.text == line)
         #expect(try decode(line) == request)
+    }
+
+    @Test func notifyValuesIsNotMixedWithCharacteristicAndNamesAtLeastOneValue() {
+        #expect(failure(#"{"op":"notify","characteristic":"hr","values":[{"characteristic":"hr","value":{"hex":"01"}}]}"#)?.error
+            == ControlError(.invalidValue, #""values" names the characteristics and values: leave out "characteristic" and "value""#))
+        #expect(failure(#"{"op":"notify","values":[]}"#)?.error == ControlError(.invalidValue, #""values" must name at least one value"#))
+        #expect(failure(#"{"op":"notify","values":[{"characteristic":"hr"}]}"#)?.error.message.contains(#""values"[0]"#) == true)
+        #expect(failure(#"{"op":"notify","values":{}}"#)?.error.code == .invalidValue)
     }
 
     @Test func decodingIgnoresMemberOrderAndUnknownMembers() throws {

@@ -37,16 +37,16 @@ import GattTestFixtures
         var (h, e) = twoBearers()
         h.server.deferredAccessAvailable = true
         // Read Request of the deferred `control` value on the fixed bearer: it waits.
-        #expect(h.send([0x0A, 0x1D, 0x00]) == [])
+        #expect(h.send([0x0A, 0x1F, 0x00]) == [])
         #expect(h.events == [.deferredAccess(id: PendingRequestID(1), h.c1, .read(characteristic: ATTFixture.control, offset: 0))])
         // A later request on the fixed bearer is held (one transaction per bearer, §3.3.2)…
         #expect(h.send([0x0A, 0x03, 0x00]) == [])
         // …one on the Enhanced ATT bearer is answered at once, on that bearer.
-        let out = h.server.receive([0x0A, 0x10, 0x00], from: e, now: .zero)
+        let out = h.server.receive([0x0A, 0x12, 0x00], from: e, now: .zero)
         #expect(out == [.enhancedOutgoingAvailable(e)])
         #expect(h.drain(e) == [[0x0B, 0x01, 0x02]])
         // And a deferred read on the Enhanced bearer waits without blocking anything else.
-        #expect(h.send([0x0A, 0x1D, 0x00], on: e) == [])
+        #expect(h.send([0x0A, 0x1F, 0x00], on: e) == [])
         #expect(h.events == [.deferredAccess(id: PendingRequestID(2), h.c1, .read(characteristic: ATTFixture.control, offset: 0))])
         // Each answer goes to the bearer its request came on, then its held PDUs are processed.
         let first = try h.server.respond(to: PendingRequestID(1), result: .success([0xAA]), now: .seconds(1))
@@ -63,8 +63,8 @@ import GattTestFixtures
         #expect(h.server.mtu(for: h.c1) == 50)
         #expect(h.server.mtu(for: e) == Self.eattMTU)
         // Read of the 100-byte `long` value: ATT_MTU-1 octets of it on each bearer.
-        #expect(h.request([0x0A, 0x19, 0x00]) == [0x0B] + (0..<49).map { UInt8($0) })
-        #expect(h.request([0x0A, 0x19, 0x00], on: e) == [0x0B] + (0..<99).map { UInt8($0) })
+        #expect(h.request([0x0A, 0x1B, 0x00]) == [0x0B] + (0..<49).map { UInt8($0) })
+        #expect(h.request([0x0A, 0x1B, 0x00], on: e) == [0x0B] + (0..<99).map { UInt8($0) })
         // Exchange MTU on an Enhanced ATT bearer (Vol 3 Part G §4.3.1): Request Not Supported.
         #expect(h.request([0x02, 0x00, 0x02], on: e) == [0x01, 0x02, 0x00, 0x00, 0x06])
         #expect(h.server.mtu(for: e) == Self.eattMTU)
@@ -73,33 +73,33 @@ import GattTestFixtures
         let grown = h.server.reconfigureBearer(e, mtu: 200)
         let fixed = h.server.reconfigureBearer(.fixed(h.c1), mtu: 200)
         #expect(!shrunk && grown && !fixed)
-        #expect(h.request([0x0A, 0x19, 0x00], on: e) == [0x0B] + (0..<100).map { UInt8($0) })
+        #expect(h.request([0x0A, 0x1B, 0x00], on: e) == [0x0B] + (0..<100).map { UInt8($0) })
         #expect(h.server.mtu(for: h.c1) == 50)
     }
 
     @Test func aCCCDWrittenOnOneBearerAppliesToUpdatesOnAnyBearer() {
         var (h, e) = twoBearers()
-        #expect(h.request([0x12, 0x13, 0x00, 0x01, 0x00], on: e) == [0x13])
+        #expect(h.request([0x12, 0x15, 0x00, 0x01, 0x00], on: e) == [0x13])
         #expect(h.events == [.subscriptionChanged(h.c1, characteristic: ATTFixture.notify, notify: true, indicate: false)])
         // The fixed bearer reads the client's CCCD value.
-        #expect(h.request([0x0A, 0x13, 0x00]) == [0x0B, 0x01, 0x00])
+        #expect(h.request([0x0A, 0x15, 0x00]) == [0x0B, 0x01, 0x00])
         // A notification goes to the least loaded bearer, the fixed one on a tie…
         #expect(h.server.notify(characteristic: ATTFixture.notify, value: [1], now: .zero).outputs == [.outgoingAvailable(h.c1)])
         // …and the next to the Enhanced one while the first is not pulled yet.
         #expect(h.server.notify(characteristic: ATTFixture.notify, value: [2], now: .zero).outputs == [.enhancedOutgoingAvailable(e)])
-        #expect(h.drain(h.c1) == [[0x1B, 0x12, 0x00, 1]])
-        #expect(h.drain(e) == [[0x1B, 0x12, 0x00, 2]])
+        #expect(h.drain(h.c1) == [[0x1B, 0x14, 0x00, 1]])
+        #expect(h.drain(e) == [[0x1B, 0x14, 0x00, 2]])
         #expect(h.server.queuedUpdates(for: h.c1) == 0)
     }
 
     @Test func eachBearerHasItsOwnIndicationTransaction() {
         var (h, e) = twoBearers()
-        h.subscribe(0x13, 0x02, from: h.c1)
+        h.subscribe(0x15, 0x02, from: h.c1)
         _ = h.server.notify(characteristic: ATTFixture.notify, value: [1], now: .zero)
-        #expect(h.drain(h.c1) == [[0x1D, 0x12, 0x00, 1]])
+        #expect(h.drain(h.c1) == [[0x1D, 0x14, 0x00, 1]])
         // The fixed bearer's indication is outstanding: the next one goes out on the other bearer.
         _ = h.server.notify(characteristic: ATTFixture.notify, value: [2], now: .zero)
-        #expect(h.drain(e) == [[0x1D, 0x12, 0x00, 2]])
+        #expect(h.drain(e) == [[0x1D, 0x14, 0x00, 2]])
         // Both outstanding: a third waits behind one of them (the fixed bearer's, on a tie).
         _ = h.server.notify(characteristic: ATTFixture.notify, value: [3], now: .zero)
         #expect(h.drain(h.c1) == [] && h.drain(e) == [])
@@ -107,12 +107,12 @@ import GattTestFixtures
         #expect(h.server.receive([0x1E], from: e, now: .seconds(1)) == [.event(.indicationConfirmed(h.c1, characteristic: ATTFixture.notify))])
         #expect(h.drain(e) == [])
         _ = h.server.receive([0x1E], from: h.c1, now: .seconds(1))
-        #expect(h.drain(h.c1) == [[0x1D, 0x12, 0x00, 3]])
+        #expect(h.drain(h.c1) == [[0x1D, 0x14, 0x00, 3]])
     }
 
     @Test func anUnconfirmedIndicationClosesOnlyItsEnhancedBearer() {
         var (h, e) = twoBearers()
-        h.subscribe(0x13, 0x02)
+        h.subscribe(0x15, 0x02)
         _ = h.server.notify(characteristic: ATTFixture.notify, value: [1], now: .seconds(10))
         _ = h.server.notify(characteristic: ATTFixture.notify, value: [2], now: .seconds(20))
         _ = h.server.receive([0x1E], from: h.c1, now: .seconds(21))
@@ -123,8 +123,8 @@ import GattTestFixtures
         ])
         #expect(h.server.connections == [h.c1])
         #expect(h.server.bearers(of: h.c1) == [.fixed(h.c1)])
-        #expect(h.drain(h.c1) == [[0x1D, 0x12, 0x00, 1]])
-        #expect(h.request([0x0A, 0x10, 0x00]) == [0x0B, 0x01, 0x02])
+        #expect(h.drain(h.c1) == [[0x1D, 0x14, 0x00, 1]])
+        #expect(h.request([0x0A, 0x12, 0x00]) == [0x0B, 0x01, 0x02])
     }
 
     @Test func changeAwarenessIsTheClientsOnEveryBearer() {
@@ -132,17 +132,17 @@ import GattTestFixtures
         #expect(h.request([0x12, 0x0B, 0x00, 0x01]) == [0x13])  // Robust Caching
         h.server.databaseChanged(from: [1, 2, 3], range: .all)
         // Change-unaware on both bearers: Database Out Of Sync on each.
-        #expect(h.request([0x0A, 0x10, 0x00], on: e) == [0x01, 0x0A, 0x00, 0x00, 0x12])
-        #expect(h.request([0x0A, 0x10, 0x00]) == [0x01, 0x0A, 0x00, 0x00, 0x12])
+        #expect(h.request([0x0A, 0x12, 0x00], on: e) == [0x01, 0x0A, 0x00, 0x00, 0x12])
+        #expect(h.request([0x0A, 0x12, 0x00]) == [0x01, 0x0A, 0x00, 0x00, 0x12])
         // With more than one bearer, Out Of Sync then a request does not make it aware (§2.5.2.1)…
-        #expect(h.request([0x0A, 0x10, 0x00], on: e) == [0x01, 0x0A, 0x00, 0x00, 0x12])
+        #expect(h.request([0x0A, 0x12, 0x00], on: e) == [0x01, 0x0A, 0x00, 0x00, 0x12])
         #expect(h.server.changeAwareness(for: h.c1) == .changeUnawareOutOfSyncSent)
         // …reading the Database Hash on one bearer and a request on another does.
         let hash = h.server.database.databaseHash
         #expect(h.request([0x08, 0x01, 0x00, 0xFF, 0xFF, 0x2A, 0x2B], on: e) == [0x09, 18, 0x0D, 0x00] + hash)
-        #expect(h.request([0x0A, 0x10, 0x00]) == [0x0B, 0x01, 0x02])
+        #expect(h.request([0x0A, 0x12, 0x00]) == [0x0B, 0x01, 0x02])
         #expect(h.server.changeAwareness(for: h.c1) == .changeAware)
-        #expect(h.request([0x0A, 0x10, 0x00], on: e) == [0x0B, 0x01, 0x02])
+        #expect(h.request([0x0A, 0x12, 0x00], on: e) == [0x0B, 0x01, 0x02])
     }
 
     @Test func aServiceChangedConfirmationMakesAClientWithSeveralBearersAwareNoMore() {
@@ -160,7 +160,7 @@ import GattTestFixtures
     @Test func thePrepareQueueIsTheClients() {
         var (h, e) = twoBearers()
         // Prepared on the Enhanced bearer, executed on the fixed one (Vol 3 Part F §3.4.6).
-        #expect(h.request([0x16, 0x10, 0x00, 0x00, 0x00, 0x07], on: e) == [0x17, 0x10, 0x00, 0x00, 0x00, 0x07])
+        #expect(h.request([0x16, 0x12, 0x00, 0x00, 0x00, 0x07], on: e) == [0x17, 0x12, 0x00, 0x00, 0x00, 0x07])
         #expect(h.request([0x18, 0x01]) == [0x19])
         #expect(h.server.database.value(ofCharacteristic: ATTFixture.rw) == [0x07])
     }
@@ -168,16 +168,16 @@ import GattTestFixtures
     @Test func closingAnEnhancedBearerLeavesTheClientAndItsFixedBearer() {
         var (h, e) = twoBearers()
         h.server.deferredAccessAvailable = true
-        h.subscribe(0x13, 0x01)
-        #expect(h.send([0x0A, 0x1D, 0x00], on: e) == [])
+        h.subscribe(0x15, 0x01)
+        #expect(h.send([0x0A, 0x1F, 0x00], on: e) == [])
         #expect(h.server.closeBearer(e) == [])
         #expect(h.server.bearers(of: h.c1) == [.fixed(h.c1)])
         #expect(h.server.mtu(for: e) == nil)
         // Its deferred access is gone; PDUs on it are ignored.
         #expect(throws: ATTRespondError.unknownRequest) { try h.server.respond(to: PendingRequestID(1), result: .success([]), now: .zero) }
-        #expect(h.server.receive([0x0A, 0x10, 0x00], from: e, now: .zero) == [])
+        #expect(h.server.receive([0x0A, 0x12, 0x00], from: e, now: .zero) == [])
         // The client keeps its state and its fixed bearer.
-        #expect(h.request([0x0A, 0x10, 0x00]) == [0x0B, 0x01, 0x02])
+        #expect(h.request([0x0A, 0x12, 0x00]) == [0x0B, 0x01, 0x02])
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.notify) == 0x0001)
         #expect(h.server.notify(characteristic: ATTFixture.notify, value: [9], now: .zero).outputs == [.outgoingAvailable(h.c1)])
         #expect(h.server.pendingRequests.isEmpty)
@@ -192,11 +192,11 @@ import GattTestFixtures
         let opened6 = h.server.openBearer(e2, mtu: 64)
         #expect(opened6)
         h.server.deferredAccessAvailable = true
-        #expect(h.send([0x0A, 0x1D, 0x00], on: e2) == [])
+        #expect(h.send([0x0A, 0x1F, 0x00], on: e2) == [])
         _ = h.server.disconnect(h.c1)
         #expect(h.server.bearers.isEmpty && h.server.clients.isEmpty && h.server.pendingRequests.isEmpty)
         #expect(h.server.bearers(of: h.c1) == [])
-        #expect(h.server.receive([0x0A, 0x10, 0x00], from: e, now: .zero) == [])
+        #expect(h.server.receive([0x0A, 0x12, 0x00], from: e, now: .zero) == [])
         let opened7 = h.server.openBearer(e, mtu: 64)
         #expect(!opened7)
         #expect(h.server.nextDeadline == nil)

@@ -14,7 +14,7 @@ import GattTestFixtures
     func unawareRobustClient() -> ATTHarness {
         var h = ATTHarness()
         #expect(h.request([0x12, 0x0B, 0x00, 0x01]) == [0x13])
-        h.server.databaseChanged(from: [1, 2, 3], range: HandleRange(start: 0x0E, end: 0x29))
+        h.server.databaseChanged(from: [1, 2, 3], range: HandleRange(start: 0x10, end: 0x2B))
         #expect(h.server.changeAwareness(for: h.c1) == .changeUnaware)
         return h
     }
@@ -22,17 +22,17 @@ import GattTestFixtures
     @Test func changeUnawareClientGetsDatabaseOutOfSyncOnceThenItsNextRequestMakesItAware() {
         var h = unawareRobustClient()
         // Read Request: Database Out Of Sync, handle 0x0000, not performed.
-        #expect(h.request([0x0A, 0x10, 0x00]) == [0x01, 0x0A, 0x00, 0x00, Self.outOfSync])
+        #expect(h.request([0x0A, 0x12, 0x00]) == [0x01, 0x0A, 0x00, 0x00, Self.outOfSync])
         #expect(h.server.changeAwareness(for: h.c1) == .changeUnawareOutOfSyncSent)
         // The next request is served (one ATT bearer) and the client is change-aware.
-        #expect(h.request([0x0A, 0x10, 0x00]) == [0x0B, 0x01, 0x02])
+        #expect(h.request([0x0A, 0x12, 0x00]) == [0x0B, 0x01, 0x02])
         #expect(h.server.changeAwareness(for: h.c1) == .changeAware)
         #expect(h.server.clientState(for: h.c1)?.serviceChangedOwed == nil)
     }
 
     @Test func writesAndDiscoveryOfAChangeUnawareClientAreNotPerformed() {
         var h = unawareRobustClient()
-        #expect(h.request([0x12, 0x10, 0x00, 0x09]) == [0x01, 0x12, 0x00, 0x00, Self.outOfSync])
+        #expect(h.request([0x12, 0x12, 0x00, 0x09]) == [0x01, 0x12, 0x00, 0x00, Self.outOfSync])
         #expect(h.events.isEmpty)
         #expect(h.server.database.value(ofCharacteristic: ATTFixture.rw) == [0x01, 0x02])
         var g = unawareRobustClient()
@@ -41,7 +41,7 @@ import GattTestFixtures
 
     @Test func commandsOfAChangeUnawareClientAreIgnored() {
         var h = unawareRobustClient()
-        #expect(h.send([0x52, 0x10, 0x00, 0x07]) == [])
+        #expect(h.send([0x52, 0x12, 0x00, 0x07]) == [])
         #expect(h.events.isEmpty)
         #expect(h.server.database.value(ofCharacteristic: ATTFixture.rw) == [0x01, 0x02])
         // A command does not count as the request that ends the state.
@@ -53,7 +53,7 @@ import GattTestFixtures
         let hash = h.server.database.databaseHash
         #expect(h.request([0x08, 0x01, 0x00, 0xFF, 0xFF, 0x2A, 0x2B]) == [0x09, 18, 0x0D, 0x00] + hash)
         #expect(h.server.changeAwareness(for: h.c1) == .changeUnawareHashRead)
-        #expect(h.request([0x0A, 0x10, 0x00]) == [0x0B, 0x01, 0x02])
+        #expect(h.request([0x0A, 0x12, 0x00]) == [0x0B, 0x01, 0x02])
         #expect(h.server.changeAwareness(for: h.c1) == .changeAware)
     }
 
@@ -66,7 +66,7 @@ import GattTestFixtures
     @Test func withoutRobustCachingAChangeUnawareClientIsServed() {
         var h = ATTHarness()
         h.server.databaseChanged(from: [1], range: .all)
-        #expect(h.request([0x0A, 0x10, 0x00]) == [0x0B, 0x01, 0x02])
+        #expect(h.request([0x0A, 0x12, 0x00]) == [0x0B, 0x01, 0x02])
         #expect(h.server.changeAwareness(for: h.c1) == .changeUnaware)
     }
 
@@ -77,10 +77,10 @@ import GattTestFixtures
         _ = h.request([0x08, 0x01, 0x00, 0xFF, 0xFF, 0x2A, 0x2B])
         h.subscribe(0x09, 0x02)
         #expect(h.server.changeAwareness(for: h.c1) == .changeAware)
-        h.server.databaseChanged(from: [1], range: HandleRange(start: 0x0E, end: 0x26))
+        h.server.databaseChanged(from: [1], range: HandleRange(start: 0x10, end: 0x28))
         let r = h.server.indicateServiceChangedOwed(h.c1, now: .zero)
         #expect(r?.result == .queued(1))
-        #expect(h.drain(h.c1) == [[0x1D, 0x08, 0x00, 0x0E, 0x00, 0x26, 0x00]])
+        #expect(h.drain(h.c1) == [[0x1D, 0x08, 0x00, 0x10, 0x00, 0x28, 0x00]])
         #expect(h.send([0x1E]) == [])
         #expect(h.server.changeAwareness(for: h.c1) == .changeAware)
         #expect(h.server.clientState(for: h.c1)?.serviceChangedOwed == nil)
@@ -101,11 +101,11 @@ import GattTestFixtures
         h.server.restoreClientState(h.c1, GATTClientState(clientConfigurations: ["id:notify": 1, "id:gone": 1, "id:rw": 1], databaseHash: hash))
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.notify) == 1)
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.rw) == 0)  // cannot notify
-        #expect(h.request([0x0A, 0x13, 0x00]) == [0x0B, 0x01, 0x00])
+        #expect(h.request([0x0A, 0x15, 0x00]) == [0x0B, 0x01, 0x00])
         #expect(h.server.changeAwareness(for: h.c1) == .changeAware)
         let r = h.server.notify(characteristic: ATTFixture.notify, value: [7], now: .zero)
         #expect(r.result == .queued(1))
-        #expect(h.drain(h.c1) == [[0x1B, 0x12, 0x00, 0x07]])
+        #expect(h.drain(h.c1) == [[0x1B, 0x14, 0x00, 0x07]])
         #expect(h.server.clientState(for: h.c1)?.clientConfigurations == ["id:notify": 1])
     }
 
@@ -126,7 +126,7 @@ import GattTestFixtures
     @Test func bondedClientsCCCDWriteIsAnsweredOnceCommitted() throws {
         var h = ATTHarness()
         h.server.setBonded(h.c1)
-        #expect(h.send([0x12, 0x13, 0x00, 0x01, 0x00]) == [])
+        #expect(h.send([0x12, 0x15, 0x00, 0x01, 0x00]) == [])
         guard case .deferredAccess(let rid, let id, .commit(let values, let state?))? = h.events.first else {
             Issue.record("no commit with client state: \(h.events)")
             return
@@ -140,19 +140,19 @@ import GattTestFixtures
         #expect(h.drain(h.c1) == [[0x13]])
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.notify) == 1)
         // A failure is the ATT error; nothing changes.
-        #expect(h.send([0x12, 0x13, 0x00, 0x00, 0x00]) == [])
+        #expect(h.send([0x12, 0x15, 0x00, 0x00, 0x00]) == [])
         guard case .deferredAccess(let rid2, _, .commit)? = h.events.first else {
             Issue.record("no commit: \(h.events)")
             return
         }
         h.absorb(try h.server.respond(to: rid2, result: .failure(.unlikelyError), now: .zero))
-        #expect(h.drain(h.c1) == [[0x01, 0x12, 0x13, 0x00, 0x0E]])
+        #expect(h.drain(h.c1) == [[0x01, 0x12, 0x15, 0x00, 0x0E]])
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.notify) == 1)
     }
 
     @Test func unbondedClientsCCCDWriteIsAnsweredAtOnce() {
         var h = ATTHarness()
-        #expect(h.request([0x12, 0x13, 0x00, 0x01, 0x00]) == [0x13])
+        #expect(h.request([0x12, 0x15, 0x00, 0x01, 0x00]) == [0x13])
         #expect(h.server.isBonded(h.c1) == false)
     }
 
@@ -161,11 +161,11 @@ import GattTestFixtures
         var services = [ServiceDefinition(id: "a", uuid: 0xAAA0)]
         var db = GATTDatabase(deviceName: "gattd", services: services)
         // Service a shrank and service b disappeared: from a's start to b's old end.
-        #expect(GATTDatabase.changedRange(from: old.serviceFingerprints, to: db.serviceFingerprints) == HandleRange(start: 0x0E, end: 0x29))
+        #expect(GATTDatabase.changedRange(from: old.serviceFingerprints, to: db.serviceFingerprints) == HandleRange(start: 0x10, end: 0x2B))
         #expect(GATTDatabase.changedRange(from: db.serviceFingerprints, to: db.serviceFingerprints) == nil)
         services.append(ServiceDefinition(id: "c", uuid: 0xCCC0))
         let grown = GATTDatabase(deviceName: "other name", services: services)
-        #expect(GATTDatabase.changedRange(from: db.serviceFingerprints, to: grown.serviceFingerprints) == HandleRange(start: 0x0F, end: 0x0F))
+        #expect(GATTDatabase.changedRange(from: db.serviceFingerprints, to: grown.serviceFingerprints) == HandleRange(start: 0x11, end: 0x11))
         db = grown
         #expect(db.serviceFingerprints.count == 4)
     }
@@ -174,8 +174,8 @@ import GattTestFixtures
         var s = GATTClientState(databaseHash: [1])
         s.databaseChanged(to: [1], range: HandleRange(start: 5, end: 6))
         #expect(s.serviceChangedOwed == nil)
-        s.databaseChanged(to: [2], range: HandleRange(start: 0x20, end: 0x30))
-        s.databaseChanged(to: [3], range: HandleRange(start: 0x10, end: 0x18))
-        #expect(s.serviceChangedOwed == HandleRange(start: 0x10, end: 0x30))
+        s.databaseChanged(to: [2], range: HandleRange(start: 0x22, end: 0x32))
+        s.databaseChanged(to: [3], range: HandleRange(start: 0x12, end: 0x1A))
+        #expect(s.serviceChangedOwed == HandleRange(start: 0x12, end: 0x32))
     }
 }

@@ -6,8 +6,8 @@ import GattTestFixtures
 /// Writes acknowledged only after a commit (`DeferredAccess.commit`): `.storedOnCommit`
 /// values and a bonded client's state (Core Spec Vol 3 Part G §3.3.3.3).
 @Suite struct ATTServerCommitTests {
-    /// Handles: service 0x000E; p1 value 0x0010 (CCCD 0x0011), p2 value 0x0013 (ext 0x0014),
-    /// plain value 0x0016 (ext 0x0017), p3 value 0x0019 (ext 0x001A), d value 0x001C (ext 0x001D).
+    /// Handles: service 0x0010; p1 value 0x0012 (CCCD 0x0013), p2 value 0x0015 (ext 0x0016),
+    /// plain value 0x0018 (ext 0x0019), p3 value 0x001B (ext 0x001C), d value 0x001E (ext 0x001F).
     static func database() -> GATTDatabase { GATTDatabase(deviceName: "gattd", services: [service()]) }
 
     static func service() -> ServiceDefinition {
@@ -22,9 +22,9 @@ import GattTestFixtures
             ])
     }
 
-    static let p1 = 5, p2 = 6, plain = 7, p3 = 8, d = 9
-    static let p1Handle: UInt8 = 0x10, p1CCCD: UInt8 = 0x11, p2Handle: UInt8 = 0x13, plainHandle: UInt8 = 0x16
-    static let p3Handle: UInt8 = 0x19, dHandle: UInt8 = 0x1C
+    static let p1 = 6, p2 = 7, plain = 8, p3 = 9, d = 10
+    static let p1Handle: UInt8 = 0x12, p1CCCD: UInt8 = 0x13, p2Handle: UInt8 = 0x15, plainHandle: UInt8 = 0x18
+    static let p3Handle: UInt8 = 0x1B, dHandle: UInt8 = 0x1E
 
     /// A harness over `database()`; reads and writes of `.deferred` values are not handed out
     /// unless `deferredAccess` (commits are, regardless).

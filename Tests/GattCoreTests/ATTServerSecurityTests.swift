@@ -32,7 +32,7 @@ import GattTestFixtures
     ] as [(SecurityLevel, UInt8?, UInt8?)])
     func readsAndWritesNeedTheirLevel(level: SecurityLevel, authenticated: UInt8?, encrypted: UInt8?) throws {
         var h = try Self.server(level)
-        let auth = Self.handle(h, 5), enc = Self.handle(h, 6)
+        let auth = Self.handle(h, 6), enc = Self.handle(h, 7)
         for (handle, error, value) in [(auth, authenticated, UInt8(0x01)), (enc, encrypted, 0x02)] {
             let lo = UInt8(handle & 0xFF), hi = UInt8(handle >> 8)
             let read = h.request([0x0A, lo, hi])
@@ -63,8 +63,8 @@ import GattTestFixtures
         var h = ATTHarness()
         h.server = ATTServer(database: try ConfigLoader.load(data: Array(config.utf8)).makeDatabase(), configuration: configuration)
         h.server.connect(h.c1, security: .low)
-        let auth = Self.handle(h, 5), enc = Self.handle(h, 6)
-        let cccd = h.server.database.characteristics[7].valueHandle.rawValue + 1
+        let auth = Self.handle(h, 6), enc = Self.handle(h, 7)
+        let cccd = h.server.database.characteristics[8].valueHandle.rawValue + 1
         func le(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
         // Encrypted with a 7-octet key (a bond from a laxer config): 0x0C.
         h.server.setSecurity(h.c1, .medium, keySize: 7)

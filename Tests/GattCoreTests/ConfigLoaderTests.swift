@@ -125,7 +125,15 @@ import GattTestFixtures
         #expect(F.errors(F.oneCharacteristic(#""uuid": "2A37", "properties": ["read"], "max_lenght": 20"#))
             == [#"services[0].characteristics[0].max_lenght: unknown key; did you mean "max_length"?"#])
         #expect(F.errors(#"{"name": "x", "colour": 1}"#)
-            == ["colour: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels"])
+            == ["colour: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels, eatt"])
+    }
+
+    @Test func eattIsOnByDefaultAndABooleanSwitch() throws {
+        #expect(try ConfigFixture.load(#"{"name": "x"}"#).enhancedATT)
+        #expect(try !ConfigFixture.load(#"{"name": "x", "eatt": false}"#).enhancedATT)
+        #expect(try ConfigFixture.load(#"{"name": "x", "eatt": true}"#).enhancedATT)
+        #expect(F.errors(#"{"name": "x", "eatt": "yes"}"#).count == 1)
+        #expect(F.errors(#"{"name": "x", "eatt": "yes"}"#).first?.hasPrefix("eatt: ") == true)
     }
 
     @Test func duplicateJSONKeys() {

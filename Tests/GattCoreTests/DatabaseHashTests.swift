@@ -54,11 +54,11 @@ import GattTestFixtures
 
     /// config/heart-rate.json's hash, computed independently with Python
     /// `cryptography` over a message written out by hand from the expected
-    /// layout (see DatabaseLayoutTests): CMAC 4d603ff2dd011fce61df7f4cc65a0726.
+    /// layout (see DatabaseLayoutTests): CMAC 50aaa632b0037724fd60e120b264c671.
     @Test func heartRateExampleHash() throws {
         let db = try ConfigFixture.heartRate().makeDatabase()
         #expect(db.databaseHashHandle == 0x000D)
-        #expect(db.attribute(at: 0x000D)?.value == Self.bytes("26075ac64c7fdf61ce1f01ddf23f604d"))
+        #expect(db.attribute(at: 0x000D)?.value == Self.bytes("71c664b220e160fd247703b032a6aa50"))
     }
 
     @Test func hashChangesWithTheStructureButNotWithValues() throws {

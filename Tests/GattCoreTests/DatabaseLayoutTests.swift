@@ -16,13 +16,14 @@ import GattTestFixtures
             (0x0006, 0x2800, "0118"),  // GATT
             (0x0007, 0x2803, "200800052a"), (0x0008, 0x2A05, "0100ffff"), (0x0009, 0x2902, "0000"),
             (0x000A, 0x2803, "0a0b00292b"), (0x000B, 0x2B29, "00"),
-            (0x000C, 0x2803, "020d002a2b"), (0x000D, 0x2B2A, "26075ac64c7fdf61ce1f01ddf23f604d"),
-            (0x000E, 0x2800, "0d18"),  // Heart Rate
-            (0x000F, 0x2802, "150018000f18"),  // includes Battery 0x0015...0x0018
-            (0x0010, 0x2803, "101100372a"), (0x0011, 0x2A37, "0048"),
-            (0x0012, 0x2902, "0000"), (0x0013, 0x2901, "48656172742052617465"), (0x0014, 0x2904, "0400af27010000"),
-            (0x0015, 0x2800, "0f18"),  // Battery
-            (0x0016, 0x2803, "121700192a"), (0x0017, 0x2A19, "64"), (0x0018, 0x2902, "0000"),
+            (0x000C, 0x2803, "020d002a2b"), (0x000D, 0x2B2A, "71c664b220e160fd247703b032a6aa50"),
+            (0x000E, 0x2803, "020f003a2b"), (0x000F, 0x2B3A, "00"),  // Server Supported Features
+            (0x0010, 0x2800, "0d18"),  // Heart Rate
+            (0x0011, 0x2802, "17001a000f18"),  // includes Battery 0x0017...0x001A
+            (0x0012, 0x2803, "101300372a"), (0x0013, 0x2A37, "0048"),
+            (0x0014, 0x2902, "0000"), (0x0015, 0x2901, "48656172742052617465"), (0x0016, 0x2904, "0400af27010000"),
+            (0x0017, 0x2800, "0f18"),  // Battery
+            (0x0018, 0x2803, "121900192a"), (0x0019, 0x2A19, "64"), (0x001A, 0x2902, "0000"),
         ]
         #expect(db.attributes.count == expected.count)
         for (a, e) in zip(db.attributes, expected) {
@@ -30,14 +31,14 @@ import GattTestFixtures
             #expect(a.type == BluetoothUUID(uuid16: e.1), "\(a.handle)")
             #expect(a.value == Self.bytes(e.2), "\(a.handle)")
         }
-        #expect(db.services.map { [$0.handle.rawValue, $0.endHandle.rawValue] } == [[0x01, 0x05], [0x06, 0x0D], [0x0E, 0x14], [0x15, 0x18]])
+        #expect(db.services.map { [$0.handle.rawValue, $0.endHandle.rawValue] } == [[0x01, 0x05], [0x06, 0x0F], [0x10, 0x16], [0x17, 0x1A]])
         #expect(db.services[2].includes == [3])
-        #expect(db.attributes[0x0E].role == .includeDeclaration(service: 2, included: 3))
-        let hr = db.characteristics[5]
-        #expect(hr.id == "hr_measurement" && hr.declarationHandle == 0x10 && hr.valueHandle == 0x11)
-        #expect(hr.cccdHandle == 0x12 && hr.userDescriptionHandle == 0x13 && hr.endHandle == 0x14)
-        #expect(db.characteristicIndex(named: "level") == 6)
-        #expect(db.characteristicIndex(named: "2A19") == 6)
+        #expect(db.attributes[0x10].role == .includeDeclaration(service: 2, included: 3))
+        let hr = db.characteristics[6]
+        #expect(hr.id == "hr_measurement" && hr.declarationHandle == 0x12 && hr.valueHandle == 0x13)
+        #expect(hr.cccdHandle == 0x14 && hr.userDescriptionHandle == 0x15 && hr.endHandle == 0x16)
+        #expect(db.characteristicIndex(named: "level") == 7)
+        #expect(db.characteristicIndex(named: "2A19") == 7)
     }
 
     /// CCCD, Extended Properties, User Description, then the config's
@@ -53,28 +54,28 @@ import GattTestFixtures
                  "user_description": "X", "descriptors": [{"uuid": "2906", "value": {"hex": "0010"}}]}]}]}
             """#)
         let db = c.makeDatabase()
-        // 0x000E outer, 0x000F include, 0x0010 inner (secondary), then x.
-        #expect(db.attributes[0x0E].value == Self.bytes("10001600"))
-        #expect(db.attributes[0x0F].type == GATTUUID.secondaryService)
-        #expect(db.attributes[0x0F].value == BluetoothUUID("1234ABCD")!.littleEndian128)
-        let decl = db.attributes[0x10]
-        #expect(decl.value == [0xAA, 0x12, 0x00] + BluetoothUUID("8c3b0001-5e1f-4a0b-9a53-6f6b2c3d4e50")!.littleEndian128)
-        #expect(db.attributes[0x11].type == BluetoothUUID("8c3b0001-5e1f-4a0b-9a53-6f6b2c3d4e50")!)
-        #expect(db.attributes[0x11].permissions == [.readable, .writeable])
-        #expect(db.attributes[0x12].type == GATTUUID.clientCharacteristicConfiguration)
-        #expect(db.attributes[0x12].permissions == [.readable, .writeable])
-        #expect(db.attributes[0x13].type == GATTUUID.extendedProperties && db.attributes[0x13].value == [0x03, 0x00])
-        #expect(db.attributes[0x14].type == GATTUUID.userDescription && db.attributes[0x14].value == [0x58])
-        #expect(db.attributes[0x14].permissions == [.readable, .writeable])  // writable_auxiliaries
-        #expect(db.attributes[0x15].type == BluetoothUUID(uuid16: 0x2906) && db.attributes[0x15].value == [0x00, 0x10])
-        #expect(db.attributes.count == 0x16)
+        // 0x0010 outer, 0x0011 include, 0x0012 inner (secondary), then x.
+        #expect(db.attributes[0x10].value == Self.bytes("12001800"))
+        #expect(db.attributes[0x11].type == GATTUUID.secondaryService)
+        #expect(db.attributes[0x11].value == BluetoothUUID("1234ABCD")!.littleEndian128)
+        let decl = db.attributes[0x12]
+        #expect(decl.value == [0xAA, 0x14, 0x00] + BluetoothUUID("8c3b0001-5e1f-4a0b-9a53-6f6b2c3d4e50")!.littleEndian128)
+        #expect(db.attributes[0x13].type == BluetoothUUID("8c3b0001-5e1f-4a0b-9a53-6f6b2c3d4e50")!)
+        #expect(db.attributes[0x13].permissions == [.readable, .writeable])
+        #expect(db.attributes[0x14].type == GATTUUID.clientCharacteristicConfiguration)
+        #expect(db.attributes[0x14].permissions == [.readable, .writeable])
+        #expect(db.attributes[0x15].type == GATTUUID.extendedProperties && db.attributes[0x15].value == [0x03, 0x00])
+        #expect(db.attributes[0x16].type == GATTUUID.userDescription && db.attributes[0x16].value == [0x58])
+        #expect(db.attributes[0x16].permissions == [.readable, .writeable])  // writable_auxiliaries
+        #expect(db.attributes[0x17].type == BluetoothUUID(uuid16: 0x2906) && db.attributes[0x17].value == [0x00, 0x10])
+        #expect(db.attributes.count == 0x18)
     }
 
     @Test func noAutoDescriptorsWhenNotNeeded() throws {
         let db = try ConfigFixture.load(#"{"name": "A", "services": [{"uuid": "180F", "characteristics": [{"uuid": "2A19", "properties": ["read"]}]}]}"#).makeDatabase()
-        #expect(db.attributes.count == 0x10)
-        #expect(db.characteristics[5].cccdHandle == nil && db.characteristics[5].userDescriptionHandle == nil)
-        #expect(db.characteristics[5].endHandle == 0x10)
+        #expect(db.attributes.count == 0x12)
+        #expect(db.characteristics[6].cccdHandle == nil && db.characteristics[6].userDescriptionHandle == nil)
+        #expect(db.characteristics[6].endHandle == 0x12)
     }
 
     @Test func attributeTableOfHeartRate() throws {
@@ -87,25 +88,27 @@ import GattTestFixtures
             0x0003  Characteristic Value  2A00 Device Name                          read         readable            id=device_name max=248              44656d6f2048656172742052617465 "Demo Heart Rate"
             0x0004  Characteristic        2A01 Appearance                           read         readable                                                020500012a
             0x0005  Characteristic Value  2A01 Appearance                           read         readable            id=appearance max=2                 4003
-            0x0006  Primary Service       1801 Generic Attribute                                 readable            id=gatt end=0x000D                  0118
+            0x0006  Primary Service       1801 Generic Attribute                                 readable            id=gatt end=0x000F                  0118
             0x0007  Characteristic        2A05 Service Changed                      indicate     readable                                                200800052a
             0x0008  Characteristic Value  2A05 Service Changed                      indicate     none                id=service_changed max=4            0100ffff
             0x0009  CCCD                  2902 Client Characteristic Configuration               readable,writeable                                      0000 (per connection)
             0x000A  Characteristic        2B29 Client Supported Features            read,write   readable                                                0a0b00292b
             0x000B  Characteristic Value  2B29 Client Supported Features            read,write   readable,writeable  id=client_supported_features max=1  00
             0x000C  Characteristic        2B2A Database Hash                        read         readable                                                020d002a2b
-            0x000D  Characteristic Value  2B2A Database Hash                        read         readable            id=database_hash max=16             26075ac64c7fdf61ce1f01ddf23f604d
-            0x000E  Primary Service       180D Heart Rate                                        readable            id=hr end=0x0014                    0d18
-            0x000F  Include               180F Battery                                           readable            0x0015...0x0018                     150018000f18
-            0x0010  Characteristic        2A37 Heart Rate Measurement               notify       readable                                                101100372a
-            0x0011  Characteristic Value  2A37 Heart Rate Measurement               notify       readable            id=hr_measurement max=20            0048
-            0x0012  CCCD                  2902 Client Characteristic Configuration               readable,writeable                                      0000 (per connection)
-            0x0013  User Description      2901 Characteristic User Description                   readable                                                48656172742052617465 "Heart Rate"
-            0x0014  Presentation Format   2904 Characteristic Presentation Format                readable                                                0400af27010000
-            0x0015  Primary Service       180F Battery                                           readable            id=battery end=0x0018               0f18
-            0x0016  Characteristic        2A19 Battery Level                        read,notify  readable                                                121700192a
-            0x0017  Characteristic Value  2A19 Battery Level                        read,notify  readable            id=level max=512                    64
-            0x0018  CCCD                  2902 Client Characteristic Configuration               readable,writeable                                      0000 (per connection)
+            0x000D  Characteristic Value  2B2A Database Hash                        read         readable            id=database_hash max=16             71c664b220e160fd247703b032a6aa50
+            0x000E  Characteristic        2B3A Server Supported Features            read         readable                                                020f003a2b
+            0x000F  Characteristic Value  2B3A Server Supported Features            read         readable            id=server_supported_features max=1  00
+            0x0010  Primary Service       180D Heart Rate                                        readable            id=hr end=0x0016                    0d18
+            0x0011  Include               180F Battery                                           readable            0x0017...0x001A                     17001a000f18
+            0x0012  Characteristic        2A37 Heart Rate Measurement               notify       readable                                                101300372a
+            0x0013  Characteristic Value  2A37 Heart Rate Measurement               notify       readable            id=hr_measurement max=20            0048
+            0x0014  CCCD                  2902 Client Characteristic Configuration               readable,writeable                                      0000 (per connection)
+            0x0015  User Description      2901 Characteristic User Description                   readable                                                48656172742052617465 "Heart Rate"
+            0x0016  Presentation Format   2904 Characteristic Presentation Format                readable                                                0400af27010000
+            0x0017  Primary Service       180F Battery                                           readable            id=battery end=0x001A               0f18
+            0x0018  Characteristic        2A19 Battery Level                        read,notify  readable                                                121900192a
+            0x0019  Characteristic Value  2A19 Battery Level                        read,notify  readable            id=level max=512                    64
+            0x001A  CCCD                  2902 Client Characteristic Configuration               readable,writeable                                      0000 (per connection)
 
             """
         #expect(table == expected)

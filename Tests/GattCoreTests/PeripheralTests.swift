@@ -15,7 +15,7 @@ import GattTestFixtures
     static let centralB = TransportPeer(address: BluetoothAddress("11:22:33:44:55:77")!, addressType: .public, handle: 0x41)
     static let a = ConnectionID(0x40), b = ConnectionID(0x41)
     /// Write Request to the `notify` characteristic's CCCD: notifications on.
-    static let subscribe: [UInt8] = [0x12, 0x13, 0x00, 0x01, 0x00]
+    static let subscribe: [UInt8] = [0x12, 0x15, 0x00, 0x01, 0x00]
 
     var core = Peripheral(database: ATTFixture.database(), payloads: PeripheralTests.payloads, maxConnections: 2)
 
@@ -71,7 +71,7 @@ import GattTestFixtures
             delivered += Self.sends(out).map(\.1)
             if Self.events(out).contains(.att(.ready, central: nil)) { sawReady = true }
         }
-        #expect(delivered == (0..<32).map { [0x1B, 0x12, 0x00, UInt8($0)] })
+        #expect(delivered == (0..<32).map { [0x1B, 0x14, 0x00, UInt8($0)] })
         #expect(sawReady)
     }
 
@@ -160,7 +160,7 @@ import GattTestFixtures
         let h = db.serviceChangedHandle.rawValue
         // The affected range (Vol 3 Part G §7.1): from the first to the last handle of the services that changed.
         let range = try #require(GATTDatabase.changedRange(from: before.serviceFingerprints, to: db.serviceFingerprints))
-        #expect(range == HandleRange(start: 0x000E, end: 0x0029))
+        #expect(range == HandleRange(start: 0x0010, end: 0x002B))
         #expect(outcome.changedRange == range)
         #expect(Self.sends(core.handle(.readyToSend(Self.a), now: .zero)).map(\.1) == [[0x1D, UInt8(h & 0xFF), UInt8(h >> 8)] + range.serviceChangedValue])
         // The same database again: nothing indicated.

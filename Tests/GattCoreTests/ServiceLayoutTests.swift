@@ -16,25 +16,25 @@ import GattTestFixtures
     @Test func addedServicesGoAfterTheLastHandleAndRemovedOnesLeaveAGap() throws {
         var layout = ServiceLayout(config: [Self.service("a", 0xA000), Self.service("b", 0xB000, notify: true)])
         var db = layout.database(deviceName: "d", appearance: 0)
-        // a: 0x000E-0x0010, b: 0x0011-0x0014 (with a CCCD).
-        #expect(db.services.map(\.handle.rawValue) == [0x01, 0x06, 0x0E, 0x11])
+        // a: 0x0010-0x0012, b: 0x0013-0x0016 (with a CCCD).
+        #expect(db.services.map(\.handle.rawValue) == [0x01, 0x06, 0x10, 0x13])
         let before = db
         try layout.add(Self.service("c", 0xC000), after: db)
         db = layout.database(deviceName: "d", appearance: 0)
-        #expect(db.services.map(\.handle.rawValue) == [0x01, 0x06, 0x0E, 0x11, 0x15])
-        #expect(GATTDatabase.changedRange(from: before.serviceFingerprints, to: db.serviceFingerprints) == HandleRange(start: 0x15, end: 0x17))
-        // Remove b: a and c keep their handles; 0x0011-0x0014 is a gap.
+        #expect(db.services.map(\.handle.rawValue) == [0x01, 0x06, 0x10, 0x13, 0x17])
+        #expect(GATTDatabase.changedRange(from: before.serviceFingerprints, to: db.serviceFingerprints) == HandleRange(start: 0x17, end: 0x19))
+        // Remove b: a and c keep their handles; 0x0013-0x0016 is a gap.
         let withB = db
         try layout.remove(id: "b", current: db)
         db = layout.database(deviceName: "d", appearance: 0)
-        #expect(db.services.map(\.handle.rawValue) == [0x01, 0x06, 0x0E, 0x15])
-        #expect(db.attribute(at: AttributeHandle(0x12)) == nil)
+        #expect(db.services.map(\.handle.rawValue) == [0x01, 0x06, 0x10, 0x17])
+        #expect(db.attribute(at: AttributeHandle(0x14)) == nil)
         #expect(db.value(ofCharacteristic: db.characteristicIndex(named: "c_c")!) == [0x00])
-        #expect(GATTDatabase.changedRange(from: withB.serviceFingerprints, to: db.serviceFingerprints) == HandleRange(start: 0x11, end: 0x14))
+        #expect(GATTDatabase.changedRange(from: withB.serviceFingerprints, to: db.serviceFingerprints) == HandleRange(start: 0x13, end: 0x16))
         // The gap is not reused: the next service goes after c.
         try layout.add(Self.service("d", 0xD000), after: db)
         db = layout.database(deviceName: "d", appearance: 0)
-        #expect(db.services.last?.handle.rawValue == 0x18)
+        #expect(db.services.last?.handle.rawValue == 0x1A)
         #expect(layout.fromConfig == [true, false, false])
         #expect(throws: ServiceLayout.Refusal.unknownService("b")) { try layout.remove(id: "b", current: db) }
     }
@@ -46,11 +46,11 @@ import GattTestFixtures
         h.server = ATTServer(database: layout.database(deviceName: "d", appearance: 0))
         h.server.connect(h.c1, security: .low)
         // Primary services: a at 0x000E-0x0010, c at 0x0014-0x0016 (b's 0x0011-0x0013 is a gap).
-        #expect(h.request([0x10, 0x0E, 0x00, 0xFF, 0xFF, 0x00, 0x28]) == [0x11, 0x06, 0x0E, 0x00, 0x10, 0x00, 0x00, 0xA0, 0x14, 0x00, 0x16, 0x00, 0x00, 0xC0])
-        #expect(h.request([0x0A, 0x12, 0x00]) == [0x01, 0x0A, 0x12, 0x00, 0x01])  // Invalid Handle in the gap
-        #expect(h.request([0x04, 0x11, 0x00, 0x13, 0x00]) == [0x01, 0x04, 0x11, 0x00, 0x0A])  // nothing there
-        #expect(h.request([0x0A, 0x16, 0x00]) == [0x0B, 0x00])
-        #expect(h.request([0x04, 0x10, 0x00, 0x14, 0x00]) == [0x05, 0x01, 0x10, 0x00, 0x01, 0xA0, 0x14, 0x00, 0x00, 0x28])
+        #expect(h.request([0x10, 0x10, 0x00, 0xFF, 0xFF, 0x00, 0x28]) == [0x11, 0x06, 0x10, 0x00, 0x12, 0x00, 0x00, 0xA0, 0x16, 0x00, 0x18, 0x00, 0x00, 0xC0])
+        #expect(h.request([0x0A, 0x14, 0x00]) == [0x01, 0x0A, 0x14, 0x00, 0x01])  // Invalid Handle in the gap
+        #expect(h.request([0x04, 0x13, 0x00, 0x15, 0x00]) == [0x01, 0x04, 0x13, 0x00, 0x0A])  // nothing there
+        #expect(h.request([0x0A, 0x18, 0x00]) == [0x0B, 0x00])
+        #expect(h.request([0x04, 0x12, 0x00, 0x16, 0x00]) == [0x05, 0x01, 0x12, 0x00, 0x01, 0xA0, 0x16, 0x00, 0x00, 0x28])
     }
 
     @Test func aServiceThatIsIncludedCannotBeRemovedAndTheHandleSpaceIsBounded() throws {

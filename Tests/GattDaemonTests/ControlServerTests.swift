@@ -45,6 +45,15 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
         if case .queued = r { _ = setValue(characteristic: characteristic, value: value) }
         return r
     }
+    var notifiedValues: [[(Int, [UInt8])]] = []
+    func notify(values: [(characteristic: Int, value: [UInt8])], only: ConnectionID?) -> NotifyResult {
+        let r = notifyResults.isEmpty ? .queued(1) : notifyResults.removeFirst()
+        if case .queued = r {
+            notifiedValues.append(values.map { ($0.characteristic, $0.value) })
+            for v in values { _ = setValue(characteristic: v.characteristic, value: v.value) }
+        }
+        return r
+    }
     func setValue(characteristic: Int, value: [UInt8]) -> Bool {
         guard database.valueUpdateRefusal(characteristic: characteristic, value: value, notifying: false) == nil else { return false }
         database.setValue(value, at: database.characteristics[characteristic].valueHandle)
@@ -201,7 +210,35 @@ struct ControlServerTests {
         #expect(c.request(#"{"op":"advertise","enable":false}"#) == #"{"ok":true}"#)
         #expect(c.request(#"{"op":"status"}"#) == #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[]}"#)
         let notified = try f.onLoop { f.peripheral.notified.map { "\($0.0):\($0.1)" } }
-        #expect(notified == ["5:[1, 2]", "6:[1]", "5:[1, 2, 3, 4, 5]"])
+        #expect(notified == ["6:[1, 2]", "7:[1]", "6:[1, 2, 3, 4, 5]"])
+    }
+
+    /// `notify` with `values`: every value checked first (nothing sent when one is refused),
+    /// then all of them in one call to the peripheral; `busy` as for one value.
+    @Test func notifyWithSeveralValues() throws {
+        let f = try ServerFixture()
+        defer { f.shutdown() }
+        let c = try LineClient(path: f.path)
+        try f.onLoop { f.peripheral.database = GATTDatabase(deviceName: "Fake", services: [
+            ServiceDefinition(id: "s", uuid: 0x180D, characteristics: [
+                CharacteristicDefinition(id: "hr", uuid: 0x2A37, properties: [.notify], value: [0], maxLength: 4),
+                CharacteristicDefinition(id: "t", uuid: 0x2A6E, properties: [.read, .notify], value: [0], maxLength: 2),
+                CharacteristicDefinition(id: "plain", uuid: 0x2A19, properties: [.read], value: [0x64], maxLength: 1),
+            ])
+        ]) }
+        #expect(c.request(#"{"op":"notify","values":[{"characteristic":"hr","value":{"hex":"0102"}},{"characteristic":"t","value":{"hex":"0304"}}],"id":1}"#)
+            == #"{"ok":true,"sent":1,"id":1}"#)
+        #expect(c.request(#"{"op":"notify","values":[{"characteristic":"hr","value":{"hex":"05"}},{"characteristic":"t","value":{"hex":"060708"}}]}"#)
+            == #"{"ok":false,"error":"value_too_long","message":"3 bytes is longer than the maximum length of t (2 bytes)"}"#)
+        #expect(c.request(#"{"op":"notify","values":[{"characteristic":"hr","value":{"hex":"05"}},{"characteristic":"plain","value":{"hex":"01"}}]}"#)
+            == #"{"ok":false,"error":"not_notifiable","message":"plain has neither notify nor indicate"}"#)
+        #expect(c.request(#"{"op":"notify","values":[{"characteristic":"hr","value":{"hex":"05"}},{"characteristic":"hr","value":{"hex":"06"}}]}"#)?
+            .contains(#""error":"invalid_value""#) == true)
+        try f.onLoop { f.peripheral.notifyResults = [.busy] }
+        #expect(c.request(#"{"op":"notify","values":[{"characteristic":"hr","value":{"hex":"09"}},{"characteristic":"t","value":{"hex":"09"}}]}"#)?
+            .contains(#""error":"busy""#) == true)
+        let sent = try f.onLoop { f.peripheral.notifiedValues.map { $0.map { "\($0.0):\($0.1)" } } }
+        #expect(sent == [["6:[1, 2]", "7:[3, 4]"]])
     }
 
     /// A `set` of a persisted value is answered once durable (or `persist_failed`), and the
@@ -209,7 +246,7 @@ struct ControlServerTests {
     @Test func persistedSetRepliesLaterInRequestOrder() throws {
         let f = try ServerFixture()
         defer { f.shutdown() }
-        try f.onLoop { f.peripheral.persistedCharacteristics = [6] }
+        try f.onLoop { f.peripheral.persistedCharacteristics = [7] }
         let c = try LineClient(path: f.path)
         c.send(#"{"op":"set","characteristic":"plain","value":{"hex":"01"},"id":1}"# + "\n")
         c.send(#"{"op":"get","characteristic":"plain","id":2}"# + "\n")

@@ -82,9 +82,9 @@ import Testing
             ])
         ])
         try f.loop.submit {
-            f.values.record(db, characteristic: 5, value: [9], on: f.loop)
-            f.values.record(db, characteristic: 5, value: [9], on: f.loop)
-            f.values.record(db, characteristic: 6, value: [1], on: f.loop)
+            f.values.record(db, characteristic: 6, value: [9], on: f.loop)
+            f.values.record(db, characteristic: 6, value: [9], on: f.loop)
+            f.values.record(db, characteristic: 7, value: [1], on: f.loop)
         }.wait()
         try f.loop.submit { f.values.flush() }.wait()
         #expect(f.dir.state.withLock { $0.writes } == 1)

@@ -23,10 +23,10 @@ import GattTestFixtures
             let handle = UInt16(0x0001 + cycle % 0x0EFF)
             h.connect(handle)
             h.receive([0x02, 0xF7, 0x00], handle: handle)  // Exchange MTU Request, 247
-            h.receive([0x12, 0x13, 0x00, 0x01, 0x00], handle: handle)  // subscribe to c6
+            h.receive([0x12, 0x15, 0x00, 0x01, 0x00], handle: handle)  // subscribe to c6
             h.receive([0x01, 0x03, 0x00, 0x01, 0x10, 0x00, 0x07, 0x07], channel: .smp, handle: handle)  // Pairing Request
             for i in 0..<40 { _ = h.host.notify(characteristic: ATTFixture.notify, value: [UInt8(i)], now: h.now) }
-            h.receive([0x0A, 0x1D, 0x00], handle: handle)  // Read Request: control characteristic, pending
+            h.receive([0x0A, 0x1F, 0x00], handle: handle)  // Read Request: control characteristic, pending
             // The first fragment of a 30-byte frame; its continuation never comes.
             h.deliver(acl: HCIACLPacket(handle: handle, packetBoundary: .firstFlushable, data: hostLE16(30) + hostLE16(0x0004) + [0x52]))
             // The state the close must drop is there.
@@ -62,7 +62,7 @@ import GattTestFixtures
             _ = core.handle(.received(id, PeripheralFixture.subscribe), now: .zero)
             _ = core.handle(.readyToSend(id), now: .zero)
             for i in 0..<40 { _ = core.notify(characteristic: ATTFixture.notify, value: [UInt8(i)], now: .zero) }
-            _ = core.handle(.received(id, [0x0A, 0x1D, 0x00]), now: .zero)  // control read: pending
+            _ = core.handle(.received(id, [0x0A, 0x1F, 0x00]), now: .zero)  // control read: pending
             #expect(core.connections.count == 1 && core.att.bearers.count == 1)
             #expect(core.att.pendingRequests.count == 1 && core.att.busyConnections.count == 1)
             _ = core.handle(.disconnected(id, reason: .remoteUserTerminatedConnection), now: .zero)

@@ -17,7 +17,7 @@ import GattTestFixtures
         for subscriptions in cases {
             for only: ConnectionID? in [nil, ConnectionID(2)] {
                 var h = ATTHarness(configuration: cfg, connections: 2)
-                for (id, bits) in subscriptions { h.subscribe(0x13, bits, from: id) }
+                for (id, bits) in subscriptions { h.subscribe(0x15, bits, from: id) }
                 var a = h, b = h
                 for round in 0..<4 {
                     let value = [UInt8](repeating: UInt8(round), count: 5 + round * 8)

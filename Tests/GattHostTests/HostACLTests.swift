@@ -26,7 +26,7 @@ import GattTestFixtures
         h.completed([(0x40, 1)])
         h.clearLogs()
 
-        h.receive([0x0A, 0x19, 0x00], handle: 0x40)  // Read the 100-byte value
+        h.receive([0x0A, 0x1B, 0x00], handle: 0x40)  // Read the 100-byte value
         let frame = [0x65, 0x00, 0x04, 0x00, 0x0B] + (0..<100).map { UInt8($0) }
         // Only two packets: the controller has two buffers.
         #expect(h.sent == [Self.acl(0x40, .firstNonFlushable, Array(frame[0..<27])), Self.acl(0x40, .continuing, Array(frame[27..<54]))])
@@ -53,7 +53,7 @@ import GattTestFixtures
         h.clearLogs()
         // Bogus counts: unknown handle, more than in flight.
         h.completed([(0x0123, 5), (0x40, 9)])
-        for _ in 0..<3 { h.receive([0x0A, 0x19, 0x00], handle: 0x40) }  // 3 × 4 fragments
+        for _ in 0..<3 { h.receive([0x0A, 0x1B, 0x00], handle: 0x40) }  // 3 × 4 fragments
         #expect(h.sent.count == 2)
         h.completed([(0x40, 9)])
         #expect(h.sent.count == 4)
@@ -63,7 +63,7 @@ import GattTestFixtures
         var h = Self.connected()
         h.receive([0x02, 0x05, 0x02], handle: 0x40)
         h.completed([(0x40, 1)])
-        h.receive([0x0A, 0x19, 0x00], handle: 0x40)  // 2 of 4 fragments in flight
+        h.receive([0x0A, 0x1B, 0x00], handle: 0x40)  // 2 of 4 fragments in flight
         h.connect(0x41, peer: BluetoothAddress("11:22:33:44:55:77")!)
         h.clearLogs()
         h.receive([0x02, 0x17, 0x00], handle: 0x41)
@@ -85,7 +85,7 @@ import GattTestFixtures
         for c: UInt16 in [0x40, 0x41] {
             h.receive([0x02, 0x64, 0x00], handle: c)  // MTU 100
             h.completed([(c, 1)])
-            h.receive([0x12, 0x13, 0x00, 0x01, 0x00], handle: c)  // subscribe to notifications
+            h.receive([0x12, 0x15, 0x00, 0x01, 0x00], handle: c)  // subscribe to notifications
             h.completed([(c, 1)])
         }
         h.clearLogs()
@@ -104,7 +104,7 @@ import GattTestFixtures
         order = h.sentACL.map(\.handle)
         #expect(order.count == 6)
         #expect(zip(order, order.dropFirst()).allSatisfy { $0 != $1 })  // strictly alternating
-        let notification = [0x1B, 0x12, 0x00] + value
+        let notification = [0x1B, 0x14, 0x00] + value
         #expect(h.sentPayloads(handle: 0x40) == [notification])
         #expect(h.sentPayloads(handle: 0x41) == [notification])
     }
@@ -113,7 +113,7 @@ import GattTestFixtures
         var config = ATTServerConfiguration()
         config.maxQueuedUpdates = 2
         var h = Self.connected(att: config)
-        h.receive([0x12, 0x13, 0x00, 0x01, 0x00], handle: 0x40)
+        h.receive([0x12, 0x15, 0x00, 0x01, 0x00], handle: 0x40)
         h.completed([(0x40, 1)])
         h.clearLogs()
         func notify(_ v: UInt8) -> NotifyResult {
@@ -123,7 +123,7 @@ import GattTestFixtures
         }
         #expect(notify(1) == .queued(1))
         #expect(notify(2) == .queued(1))
-        #expect(h.sentPayloads(handle: 0x40) == [[0x1B, 0x12, 0x00, 1], [0x1B, 0x12, 0x00, 2]])
+        #expect(h.sentPayloads(handle: 0x40) == [[0x1B, 0x14, 0x00, 1], [0x1B, 0x14, 0x00, 2]])
         // Both buffers in use: the ATT queue fills.
         #expect(notify(3) == .queued(1))
         #expect(notify(4) == .queued(1))
@@ -131,11 +131,11 @@ import GattTestFixtures
         #expect(h.sentACL.count == 2)
         #expect(h.attEvents.isEmpty)
         h.completed([(0x40, 1)])
-        #expect(h.sentPayloads(handle: 0x40).last == [0x1B, 0x12, 0x00, 3])
+        #expect(h.sentPayloads(handle: 0x40).last == [0x1B, 0x14, 0x00, 3])
         #expect(h.attEvents == [.ready])
         #expect(notify(5) == .queued(1))
         h.completed([(0x40, 2)])
-        #expect(h.sentPayloads(handle: 0x40).suffix(2) == [[0x1B, 0x12, 0x00, 4], [0x1B, 0x12, 0x00, 5]])
+        #expect(h.sentPayloads(handle: 0x40).suffix(2) == [[0x1B, 0x14, 0x00, 4], [0x1B, 0x14, 0x00, 5]])
         #expect(h.attEvents == [.ready])
     }
 
@@ -144,7 +144,7 @@ import GattTestFixtures
     @Test func requestSplitOverSeveralFragmentsIsAnswered() {
         var h = Self.connected()
         let value: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
-        let frame = [0x0D, 0x00, 0x04, 0x00, 0x12, 0x10, 0x00] + value  // Write Request 0x0010
+        let frame = [0x0D, 0x00, 0x04, 0x00, 0x12, 0x12, 0x00] + value  // Write Request 0x0012
         h.deliver(Self.acl(0x40, .firstFlushable, Array(frame[0..<2])))  // half an L2CAP header
         h.deliver(Self.acl(0x40, .continuing, Array(frame[2..<7])))
         #expect(h.sent.isEmpty)

@@ -154,7 +154,7 @@ import GattTestFixtures
         h.connect(0x40)
         // One read answer takes both credits: 2 packets in flight on 0x40.
         h.receive([0x02, 0x00, 0x02], handle: 0x40)
-        h.receive([0x0A, 0x19, 0x00], handle: 0x40)
+        h.receive([0x0A, 0x1B, 0x00], handle: 0x40)
         #expect(h.sentACL.count == 2)
         h.clearLogs()
         h.connect(0x40, peer: BluetoothAddress("11:22:33:44:55:99")!)
@@ -172,13 +172,13 @@ import GattTestFixtures
         h.connect(0x40)
         h.clearLogs()
         // The secure characteristic (0x0015) needs encryption.
-        h.receive([0x0A, 0x15, 0x00], handle: 0x40)
-        #expect(h.sentPayloads(handle: 0x40) == [[0x01, 0x0A, 0x15, 0x00, 0x0F]])
+        h.receive([0x0A, 0x17, 0x00], handle: 0x40)
+        #expect(h.sentPayloads(handle: 0x40) == [[0x01, 0x0A, 0x17, 0x00, 0x0F]])
         h.deliver(.encryptionChange(status: .success, handle: 0x40, enabled: 1))
         #expect(h.host.connections[0x40]?.security == .medium)
         h.clearLogs()
         h.completed([(0x40, 1)])
-        h.receive([0x0A, 0x15, 0x00], handle: 0x40)
+        h.receive([0x0A, 0x17, 0x00], handle: 0x40)
         #expect(h.sentPayloads(handle: 0x40) == [[0x0B, 0x55]])
     }
 }

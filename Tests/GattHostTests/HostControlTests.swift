@@ -146,13 +146,13 @@ import GattTestFixtures
         var h = HostHarness()
         h.bringUp()
         h.connect(0x40)
-        h.receive([0x12, 0x13, 0x00, 0x02, 0x00], handle: 0x40)  // subscribe to indications
+        h.receive([0x12, 0x15, 0x00, 0x02, 0x00], handle: 0x40)  // subscribe to indications
         h.completed([(0x40, 1)])
         h.clearLogs()
         let (r, out) = h.host.notify(characteristic: ATTFixture.notify, value: [7], now: h.now)
         h.take(out)
         #expect(r == .queued(1))
-        #expect(h.sentPayloads(handle: 0x40) == [[0x1D, 0x12, 0x00, 0x07]])
+        #expect(h.sentPayloads(handle: 0x40) == [[0x1D, 0x14, 0x00, 0x07]])
         #expect(h.host.nextDeadline == .seconds(30))
         h.clearLogs()
         h.advance(to: .seconds(30))
@@ -164,7 +164,7 @@ import GattTestFixtures
         var h = HostHarness()
         h.bringUp()
         h.connect(0x40)
-        h.receive([0x12, 0x13, 0x00, 0x02, 0x00], handle: 0x40)  // indications: an ATT deadline
+        h.receive([0x12, 0x15, 0x00, 0x02, 0x00], handle: 0x40)  // indications: an ATT deadline
         let (_, out) = h.host.notify(characteristic: ATTFixture.notify, value: [1], now: h.now)
         h.take(out)
         #expect(h.host.nextDeadline == .seconds(30))

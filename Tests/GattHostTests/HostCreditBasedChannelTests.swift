@@ -48,7 +48,7 @@ import GattTestFixtures
     /// Each refusal of the LE Credit Based Connection Request (§4.23), all other fields 0.
     @Test(arguments: [
         ("14 01 0A 00 90 00 40 00 00 02 F7 00 0A 00", "02 00"),  // no server: LE_PSM not supported
-        ("14 01 0A 00 27 00 40 00 00 02 F7 00 0A 00", "02 00"),  // EATT is not an app's
+        ("14 01 0A 00 27 00 40 00 00 02 F7 00 0A 00", "02 00"),  // EATT is not an LE Credit Based channel
         ("14 01 0A 00 80 00 40 00 16 00 F7 00 0A 00", "0B 00"),  // MTU 22: unacceptable parameters
         ("14 01 0A 00 80 00 40 00 00 02 16 00 0A 00", "0B 00"),  // MPS 22
         ("14 01 0A 00 80 00 40 00 00 02 FE FF 0A 00", "0B 00"),  // MPS 65534
@@ -138,7 +138,7 @@ import GattTestFixtures
         ("17 01 0A 00 80 00 3F 00 40 00 04 00 40 00", "0B 00", 1),  // MTU 63: unacceptable parameters
         ("17 01 0A 00 80 00 40 00 3F 00 04 00 40 00", "0B 00", 1),  // MPS 63
         ("17 01 0A 00 90 00 40 00 40 00 04 00 40 00", "02 00", 1),  // SPSM not supported
-        ("17 01 0A 00 27 00 40 00 40 00 04 00 40 00", "02 00", 1),  // EATT, not yet
+        ("17 01 0A 00 27 00 40 00 40 00 04 00 40 00", "02 00", 1),  // EATT off (the default)
         ("17 01 0A 00 81 00 40 00 40 00 04 00 40 00", "05 00", 1),  // insufficient authentication
     ])
     func enhancedConnectionRequestRefusals(request: String, result: String, cids: Int) {

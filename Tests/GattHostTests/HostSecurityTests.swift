@@ -63,7 +63,7 @@ import GattTestFixtures
         #expect(t.h.host.nextDeadline == nil, "no SMP timer after the pairing")
         // The encrypted link reads the encryption-required characteristic.
         t.h.clearLogs()
-        t.h.receive([0x0A, 0x15, 0x00], handle: 0x40)
+        t.h.receive([0x0A, 0x17, 0x00], handle: 0x40)
         #expect(t.h.sentPayloads(handle: 0x40) == [[0x0B, 0x55]])
     }
 

@@ -133,7 +133,7 @@ import GattTestFixtures
         #expect(stack.nextDeadline == .seconds(40))
         // Indications on (CCCD 0x0013); an indication waits for its confirmation: the ATT transaction timeout (30 s) is earlier.
         stack.callBelow(now: .zero) { _ in
-            [.event(.connected(Self.a, Self.peer(1))), .event(.readyToSend(Self.a)), .event(.received(Self.a, [0x12, 0x13, 0x00, 0x02, 0x00]))]
+            [.event(.connected(Self.a, Self.peer(1))), .event(.readyToSend(Self.a)), .event(.received(Self.a, [0x12, 0x15, 0x00, 0x02, 0x00]))]
         }
         stack.perform(stack.core.notify(characteristic: ATTFixture.notify, value: [1], now: .seconds(1)).1, now: .seconds(1))
         stack.handle(.readyToSend(Self.a), now: .seconds(1))

@@ -4,18 +4,18 @@ import GattCore
 /// `ATTServerDiscoveryTests.layout`):
 ///   0x0001 GAP service … 0x0003 Device Name "gattd", 0x0005 Appearance
 ///   0x0006 GATT service, 0x0008 Service Changed (0x0009 CCCD), 0x000B Client
-///   Supported Features, 0x000D Database Hash
-///   0x000E service 0xAAA0 … 0x0026
-///     c5  rw        0x0010 read/write/write-without-response, max 20, value 01 02
-///     c6  notify    0x0012 read/notify/indicate, CCCD 0x0013
-///     c7  secure    0x0015 read/write with encryption
-///     c8  noread    0x0017 write only
-///     c9  long      0x0019 100 bytes 0…99, reliable write; ext 0x001A, user desc 0x001B
-///     c10 control   0x001D control handler, CCCD 0x001E
-///     c11 signed    0x0020 authenticated signed writes
-///     c12 reliable2 0x0022 4 bytes, reliable write; ext 0x0023
-///     c13 notifyOnly 0x0025, CCCD 0x0026
-///   0x0027 service 6e400001-… (128-bit), char decl 0x0028, value 0x0029
+///   Supported Features, 0x000D Database Hash, 0x000F Server Supported Features
+///   0x0010 service 0xAAA0 … 0x0028
+///     c6  rw        0x0012 read/write/write-without-response, max 20, value 01 02
+///     c7  notify    0x0014 read/notify/indicate, CCCD 0x0015
+///     c8  secure    0x0017 read/write with encryption
+///     c9  noread    0x0019 write only
+///     c10 long      0x001B 100 bytes 0…99, reliable write; ext 0x001C, user desc 0x001D
+///     c11 control   0x001F control handler, CCCD 0x0020
+///     c12 signed    0x0022 authenticated signed writes
+///     c13 reliable2 0x0024 4 bytes, reliable write; ext 0x0025
+///     c14 notifyOnly 0x0027, CCCD 0x0028
+///   0x0029 service 6e400001-… (128-bit), char decl 0x002A, value 0x002B
 package enum ATTFixture {
     package static let uart = BluetoothUUID("6e400001-b5a3-f393-e0a9-e50e24dcca9e")!
     package static let uartRX = BluetoothUUID("6e400002-b5a3-f393-e0a9-e50e24dcca9e")!
@@ -46,7 +46,7 @@ package enum ATTFixture {
         return GATTDatabase(deviceName: "gattd", appearance: 0x0340, services: [a, b])
     }
 
-    package static let rw = 5, notify = 6, secure = 7, noread = 8, long = 9, control = 10, signed = 11, reliable2 = 12, notifyOnly = 13
+    package static let rw = 6, notify = 7, secure = 8, noread = 9, long = 10, control = 11, signed = 12, reliable2 = 13, notifyOnly = 14
 }
 
 /// Drives an `ATTServer` the way a transport would and collects what comes out.

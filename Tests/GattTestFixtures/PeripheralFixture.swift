@@ -8,5 +8,5 @@ package enum PeripheralFixture {
         isBeaconOnly: false)
     package static let address = BluetoothAddress("C0:FF:EE:00:00:01")!
     package static let centralA = TransportPeer(address: BluetoothAddress("11:22:33:44:55:66")!, addressType: .random, handle: 0x40)
-    package static let subscribe: [UInt8] = [0x12, 0x13, 0x00, 0x01, 0x00]
+    package static let subscribe: [UInt8] = [0x12, 0x15, 0x00, 0x01, 0x00]
 }

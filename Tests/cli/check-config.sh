@@ -33,8 +33,9 @@ expect_line() {  # FILE EXACT-LINE
 
 # Valid: summary line, then the table.
 run heart-rate 0 --check-config config/heart-rate.json
-expect_line "$TMP/out" 'config/heart-rate.json: OK: "Demo Heart Rate": 2 services, 2 characteristics (plus built-in GAP and GATT), 24 attributes, Database Hash 26075ac64c7fdf61ce1f01ddf23f604d'
-expect_line "$TMP/out" '0x0011  Characteristic Value  2A37 Heart Rate Measurement               notify       readable            id=hr_measurement max=20            0048'
+expect_line "$TMP/out" 'config/heart-rate.json: OK: "Demo Heart Rate": 2 services, 2 characteristics (plus built-in GAP and GATT), 26 attributes, Database Hash 71c664b220e160fd247703b032a6aa50'
+expect_line "$TMP/out" '0x0013  Characteristic Value  2A37 Heart Rate Measurement               notify       readable            id=hr_measurement max=20            0048'
+expect_line "$TMP/out" 'eatt: on'
 [[ -s "$TMP/err" ]] && fail "heart-rate: unexpected stderr"
 
 # The advertising data and scan response as sent, decoded, with their byte counts.
@@ -64,7 +65,7 @@ expect_line "$TMP/err" "$TMP/moved.json: warning: advertising.manufacturer_data[
 # PSM characteristic's value, little-endian.
 run l2cap-stream 0 --check-config config/l2cap-stream.json
 expect_line "$TMP/out" 'L2CAP channel "stream": PSM 229 (0xE5) (dynamic: picked by gattd, kept in the state directory once it runs), security none, MTU 2048'
-grep -q '^0x0010  Characteristic Value .* e500$' "$TMP/out" || fail "the PSM characteristic's value is not e500"
+grep -q '^0x0012  Characteristic Value .* e500$' "$TMP/out" || fail "the PSM characteristic's value is not e500"
 printf '{"name": "L", "l2cap_channels": [{"id": "a", "psm": 39}], "services": [{"uuid": "FFF0", "characteristics": [{"uuid": "FFF1", "properties": ["read", "write"], "value": {"l2cap_psm": "b"}}]}]}\n' > "$TMP/bad-l2cap.json"
 run bad-l2cap 65 --check-config "$TMP/bad-l2cap.json"
 expect_line "$TMP/err" "$TMP/bad-l2cap.json: l2cap_channels[0].psm: PSM 39 is reserved for Enhanced ATT (EATT); leave \"psm\" out to have gattd pick a dynamic one"
@@ -153,7 +154,7 @@ expect_line "$TMP/err" "$TMP/syntax.json: line 2, column 15: unexpected '}'; exp
 # Many errors: the first 100, then a count; the total on the last line.
 python3 -c 'print("{\"name\": \"x\", " + ", ".join("\"k%d\": 1" % i for i in range(150)) + "}")' >"$TMP/many.json"
 run many-errors 65 --check-config "$TMP/many.json"
-expect_line "$TMP/err" "$TMP/many.json: k99: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels"
+expect_line "$TMP/err" "$TMP/many.json: k99: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels, eatt"
 expect_line "$TMP/err" "… and 50 more errors"
 expect_line "$TMP/err" "gattd: $TMP/many.json: 150 errors"
 [[ $(wc -l <"$TMP/err") == 102 ]] || fail "many-errors: $(wc -l <"$TMP/err") lines on stderr, expected 102"

@@ -94,7 +94,7 @@ def test_a_central_finds_connects_reads_and_advertising_resumes(controllers, gat
             assert advertisement.is_connectable
             connecting_at = time.time()
             peer = await connect_peer(device, advertisement.address)
-            assert await peer.gatt_client.read_value(0x002A) == b"\x64"  # Battery Level
+            assert await peer.gatt_client.read_value(0x002C) == b"\x64"  # Battery Level
             await wait_for_enable(controllers[0], after=connecting_at)
             again = await scan_for(device, from_address(controllers[0].address), active=False)
             assert again.data_bytes == FULL_ADVERTISING

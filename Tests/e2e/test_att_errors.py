@@ -25,17 +25,17 @@ pytestmark = pytest.mark.usefixtures("dump_link_logs")
 
 # Handles (see test_discovery.py / `gattd --check-config config/test/gatt-full.json`).
 SERVICE_CHANGED = 0x0008  # permissions: none
-TEST_SERVICE = 0x000E
-READONLY_DECLARATION = 0x0011
-READONLY = 0x0012  # "hello"
-WRITABLE = 0x0014  # max_length 4
-LONG = 0x0016
-WRITEONLY = 0x0018
-ENCRYPTED = 0x001A  # read_encryption_required
-NOTIFIER_CCCD = 0x001D  # notify only
-INDICATOR_CCCD = 0x0020  # indicate only
-LEVEL_CCCD = 0x002B  # read, notify
-LAST_HANDLE = 0x0033
+TEST_SERVICE = 0x0010
+READONLY_DECLARATION = 0x0013
+READONLY = 0x0014  # "hello"
+WRITABLE = 0x0016  # max_length 4
+LONG = 0x0018
+WRITEONLY = 0x001A
+ENCRYPTED = 0x001C  # read_encryption_required
+NOTIFIER_CCCD = 0x001F  # notify only
+INDICATOR_CCCD = 0x0022  # indicate only
+LEVEL_CCCD = 0x002D  # read, notify
+LAST_HANDLE = 0x0035
 
 # Request opcodes.
 FIND_INFORMATION = 0x04
@@ -230,8 +230,8 @@ def test_attribute_not_found(link):
                       FIND_INFORMATION, LAST_HANDLE + 1, ATTRIBUTE_NOT_FOUND)
             att_error(await raw_request(peer, bytes([READ_BY_TYPE]) + u16(0x0001) + u16(0xFFFF) + u16(0x2A6F)),
                       READ_BY_TYPE, 0x0001, ATTRIBUTE_NOT_FOUND)
-            att_error(await raw_request(peer, bytes([READ_BY_GROUP_TYPE]) + u16(0x0030) + u16(0xFFFF) + u16(0x2800)),
-                      READ_BY_GROUP_TYPE, 0x0030, ATTRIBUTE_NOT_FOUND)
+            att_error(await raw_request(peer, bytes([READ_BY_GROUP_TYPE]) + u16(0x0032) + u16(0xFFFF) + u16(0x2800)),
+                      READ_BY_GROUP_TYPE, 0x0032, ATTRIBUTE_NOT_FOUND)
             att_error(await raw_request(peer, bytes([FIND_BY_TYPE_VALUE]) + u16(0x0001) + u16(0xFFFF) + u16(0x2800)
                                         + u16(0x1812)),
                       FIND_BY_TYPE_VALUE, 0x0001, ATTRIBUTE_NOT_FOUND)

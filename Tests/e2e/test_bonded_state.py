@@ -25,15 +25,15 @@ from test_pairing import config_with, gattd_address, pairing, private_phone
 SERVICE_CHANGED = 0x0008
 SERVICE_CHANGED_CCCD = 0x0009
 CLIENT_FEATURES = 0x000B
-NOTIFIER = 0x001C  # id "notifier", notify only (config/test/gatt-full.json)
-NOTIFIER_CCCD = 0x001D
-READONLY = 0x0012  # "hello"
+NOTIFIER = 0x001E  # id "notifier", notify only (config/test/gatt-full.json)
+NOTIFIER_CCCD = 0x001F
+READONLY = 0x0014  # "hello"
 READ = 0x0A
 DATABASE_OUT_OF_SYNC = 0x12
 
 
 def changed_config() -> str:
-    """config_with() plus a service after its last handle 0x0036: 0x0037-0x0039."""
+    """config_with() plus a service after its last handle 0x0038: 0x0039-0x003B."""
     config = json.loads(config_with())
     config["services"].append({"uuid": "5ED0", "characteristics": [
         {"uuid": "5ED1", "properties": ["read"], "value": {"hex": "01"}}]})
@@ -118,7 +118,7 @@ def test_changed_config_on_restart_owes_the_bonded_central_service_changed(contr
 
             # A new config while the central is away: the owed range survives restarts.
             second = gattd(changed_config())
-            await wait_for_log(second, r"C0:00:00:00:00:01: Service Changed 0x0037-0x0039 owed")
+            await wait_for_log(second, r"C0:00:00:00:00:01: Service Changed 0x0039-0x003B owed")
             second.stop()
             assert state_file(tmp_path)["service_changed"] == [0x37, 0x39]
             third = gattd(changed_config())
@@ -163,10 +163,10 @@ def test_robust_caching_central_gets_database_out_of_sync_until_it_reads_the_has
             first.stop()
 
             second = gattd(changed_config())
-            await wait_for_log(second, r"Service Changed 0x0037-0x0039 owed")
+            await wait_for_log(second, r"Service Changed 0x0039-0x003B owed")
             peer = await connect_peer(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.encrypt(), 10)
-            await wait_for_log(second, r"bonded central C0:00:00:00:00:01; restored 0 subscriptions, Service Changed 0x0037-0x0039 owed")
+            await wait_for_log(second, r"bonded central C0:00:00:00:00:01; restored 0 subscriptions, Service Changed 0x0039-0x003B owed")
             # Change-unaware: Database Out Of Sync, the read not performed.
             att_error(await raw_request(peer, bytes([READ]) + READONLY.to_bytes(2, "little")), READ, 0x0000,
                       DATABASE_OUT_OF_SYNC)
@@ -220,7 +220,7 @@ def test_sighup_while_the_bonded_central_is_away_owes_it_service_changed(control
             await wait_for_log(process, r"disconnected: C0:00:00:00:00:01")  # away, as gattd sees it
             config_path.write_text(changed_config())
             os.kill(process.process.pid, signal.SIGHUP)
-            await wait_for_log(process, r"C0:00:00:00:00:01: Service Changed 0x0037-0x0039 owed")
+            await wait_for_log(process, r"C0:00:00:00:00:01: Service Changed 0x0039-0x003B owed")
             assert state_file(tmp_path)["service_changed"] == [0x37, 0x39]
 
             peer, received = await connect_recording(device, gattd_address(controllers))

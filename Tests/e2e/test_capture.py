@@ -9,7 +9,7 @@ import struct
 from gatt_central import FULL_CONFIG, Link, central, raw_request
 from harness import run
 
-READONLY = 0x0012  # "hello" in config/test/gatt-full.json
+READONLY = 0x0014  # "hello" in config/test/gatt-full.json
 BTSNOOP_EPOCH_DELTA = 0x00DCDDB30F2F8000  # microseconds from 0 AD to 1970
 
 
@@ -48,12 +48,12 @@ def test_att_pdus_in_the_debug_log_and_every_hci_packet_in_the_btsnoop_file(cont
         async with central(link, 1, "C0:00:00:00:00:01") as peer:
             await raw_request(peer, bytes([0x0A, READONLY, 0x00]))
             await raw_request(peer, bytes([0x12, READONLY, 0x00, 0x78]))
-            await process.wait_for_log(r'C0:00:00:00:00:01 ← Error Response to Write Request handle 0x0012: '
+            await process.wait_for_log(r'C0:00:00:00:00:01 ← Error Response to Write Request handle 0x0014: '
                                        r'Write Not Permitted \(0x03\)')
         log = process.log()
-        assert "C0:00:00:00:00:01 → Read Request handle 0x0012" in log
+        assert "C0:00:00:00:00:01 → Read Request handle 0x0014" in log
         assert 'C0:00:00:00:00:01 ← Read Response "hello" (5 B)' in log
-        assert 'C0:00:00:00:00:01 → Write Request handle 0x0012 "x" (1 B)' in log
+        assert 'C0:00:00:00:00:01 → Write Request handle 0x0014 "x" (1 B)' in log
 
     run(body())
     assert process.stop() == 0

@@ -31,11 +31,11 @@ from control_client import ControlClient
 from harness import (LINK_LAYERS, OPCODE_LE_SET_ADVERTISING_ENABLE, OPCODE_RESET, both_link_layers, from_address, run,
                      scan_for)
 
-WRITABLE = 0x0014
-LONG = 0x0016
+WRITABLE = 0x0016
+LONG = 0x0018
 LONG_VALUE = bytes((i * 7 + 3) & 0xFF for i in range(300))
-LEVEL = 0x002A
-SINGLE_LEVEL = 0x0010  # Battery Level in config/test/max-one-connection.json
+LEVEL = 0x002C
+SINGLE_LEVEL = 0x0012  # Battery Level in config/test/max-one-connection.json
 CENTRAL_1 = "C0:00:00:00:00:01"
 CENTRAL_2 = "C0:00:00:00:00:02"
 

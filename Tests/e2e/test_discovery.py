@@ -58,8 +58,8 @@ def test_table_is_what_the_suite_expects(link):
     # Guards the other tests: the config has GAP, GATT, 4 services and 51 attributes.
     assert len(full_table()) == 51
     assert [(r.handle, r.uuid) for r in full_table() if r.kind in SERVICE_KINDS] == [
-        (0x0001, "1800"), (0x0006, "1801"), (0x000E, "6E4A0001-B5A3-F393-E0A9-E50E24DCCA9E"),
-        (0x0028, "180F"), (0x002C, "6E4A0002-B5A3-F393-E0A9-E50E24DCCA9E"), (0x002F, "181A"),
+        (0x0001, "1800"), (0x0006, "1801"), (0x0010, "6E4A0001-B5A3-F393-E0A9-E50E24DCCA9E"),
+        (0x002A, "180F"), (0x002E, "6E4A0002-B5A3-F393-E0A9-E50E24DCCA9E"), (0x0031, "181A"),
     ]
 
 
@@ -76,7 +76,7 @@ def test_connect_and_exchange_mtu_517(link):
             # value still comes in one Read Response (MTU 517, not 100).
             response = await raw_request(peer, att.ATT_Exchange_MTU_Request(client_rx_mtu=100))
             assert response.server_rx_mtu == 517
-            response = await raw_request(peer, att.ATT_Read_Request(attribute_handle=0x0016))
+            response = await raw_request(peer, att.ATT_Read_Request(attribute_handle=0x0018))
             assert len(response.attribute_value) == 300
             # One MTU event line (the debug lines of the PDUs say "Exchange MTU ... MTU 517" too).
             assert len(re.findall(r"[0-9A-F:]{17}: MTU 517$", link.gattd.log()[log_start:], re.MULTILINE)) == 1
@@ -101,9 +101,9 @@ def test_discover_primary_service_by_uuid(link):
     async def body():
         async with central(link) as peer:
             battery = await peer.discover_service(UUID("180F"))
-            assert [(s.handle, s.end_group_handle) for s in battery] == [(0x0028, 0x002B)]
+            assert [(s.handle, s.end_group_handle) for s in battery] == [(0x002A, 0x002D)]
             test = await peer.discover_service(UUID("6E4A0001-B5A3-F393-E0A9-E50E24DCCA9E"))
-            assert [(s.handle, s.end_group_handle) for s in test] == [(0x000E, 0x0027)]
+            assert [(s.handle, s.end_group_handle) for s in test] == [(0x0010, 0x0029)]
             # A secondary service is not found by primary service discovery.
             assert await peer.discover_service(UUID("6E4A0002-B5A3-F393-E0A9-E50E24DCCA9E")) == []
             assert await peer.discover_service(UUID("1812")) == []
@@ -120,10 +120,10 @@ def test_find_included_services(link):
     async def body():
         async with central(link) as peer:
             found = []
-            start = 0x000E
+            start = 0x0010
             while True:
                 response = await raw_request(peer, att.ATT_Read_By_Type_Request(
-                    starting_handle=start, ending_handle=0x0027, attribute_type=UUID("2802")))
+                    starting_handle=start, ending_handle=0x0029, attribute_type=UUID("2802")))
                 if response.op_code == att.Opcode.ATT_ERROR_RESPONSE:
                     assert response.error_code == att.ErrorCode.ATTRIBUTE_NOT_FOUND
                     break
@@ -167,11 +167,11 @@ def test_characteristic_discovery_by_uuid(link):
         async with central(link) as peer:
             (battery,) = await peer.discover_service(UUID("180F"))
             characteristics = await battery.discover_characteristics([UUID("2A19")])
-            assert [(c.handle, c.uuid) for c in characteristics] == [(0x002A, UUID("2A19"))]
+            assert [(c.handle, c.uuid) for c in characteristics] == [(0x002C, UUID("2A19"))]
             (test,) = await peer.discover_service(UUID("6E4A0001-B5A3-F393-E0A9-E50E24DCCA9E"))
             wanted = UUID("6E4A0018-B5A3-F393-E0A9-E50E24DCCA9E")
             characteristics = await test.discover_characteristics([wanted])
-            assert [(c.handle, c.uuid, int(c.properties)) for c in characteristics] == [(0x0022, wanted, 0x8A)]
+            assert [(c.handle, c.uuid, int(c.properties)) for c in characteristics] == [(0x0024, wanted, 0x8A)]
 
     run(body())
 
@@ -195,6 +195,6 @@ def test_every_attribute_and_readable_value_matches_table(link):
                 else:
                     assert len(value) == row.value_length and value.startswith(row.value), f"0x{row.handle:04X}"
                 checked += 1
-            assert checked == 48  # all but 0x0008, 0x0018 (write only) and 0x001A (encrypted)
+            assert checked == 50  # all but 0x0008, 0x001A (write only) and 0x001C (encrypted)
 
     run(body())

@@ -24,8 +24,8 @@ from gatt_central import FULL_CONFIG, att_error, central_device, connect_peer, r
 from harness import both_link_layers, run
 from bumble import hci
 
-ENCRYPTED = 0x001A  # read_encryption_required, value 0x42 (config/test/gatt-full.json)
-AUTHENTICATED = 0x0036  # read_authentication_required, in the service config_with() appends
+ENCRYPTED = 0x001C  # read_encryption_required, value 0x42 (config/test/gatt-full.json)
+AUTHENTICATED = 0x0038  # read_authentication_required, in the service config_with() appends
 INSUFFICIENT_AUTHENTICATION = 0x05
 READ = 0x0A
 INSUFFICIENT_ENCRYPTION = 0x0F
@@ -38,7 +38,7 @@ LTK_REQUEST_NEGATIVE_REPLY = 0x201B
 
 def config_with(security: dict | None = None) -> str:
     config = json.loads(FULL_CONFIG.read_text())
-    # After gatt-full.json's last handle (0x0033): service 0x0034, declaration 0x0035, value 0x0036.
+    # After gatt-full.json's last handle (0x0035): service 0x0036, declaration 0x0037, value 0x0038.
     config["services"].append({"uuid": "5EC0", "characteristics": [
         {"uuid": "5EC1", "properties": ["read"], "permissions": ["read_authentication_required"], "value": {"hex": "a5"}}]})
     if security is not None:

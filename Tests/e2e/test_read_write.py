@@ -27,14 +27,14 @@ link = module_link(FULL_CONFIG)
 pytestmark = pytest.mark.usefixtures("dump_link_logs")
 
 # Value handles (see `gattd --check-config config/test/gatt-full.json`; test_discovery checks them).
-READONLY = 0x0012
-WRITABLE = 0x0014  # read, write, write_without_response; max_length 4
-LONG = 0x0016  # read, write; 300 bytes
-RELIABLE_A = 0x0022
-RELIABLE_B = 0x0025
-RELIABLE_B_EXTENDED_PROPERTIES = 0x0026
-RELIABLE_B_DESCRIPTION = 0x0027  # writable (writable_auxiliaries)
-LEVEL = 0x002A  # Battery Level
+READONLY = 0x0014
+WRITABLE = 0x0016  # read, write, write_without_response; max_length 4
+LONG = 0x0018  # read, write; 300 bytes
+RELIABLE_A = 0x0024
+RELIABLE_B = 0x0027
+RELIABLE_B_EXTENDED_PROPERTIES = 0x0028
+RELIABLE_B_DESCRIPTION = 0x0029  # writable (writable_auxiliaries)
+LEVEL = 0x002C  # Battery Level
 
 LONG_VALUE = bytes((i * 7 + 3) & 0xFF for i in range(300))
 

@@ -35,34 +35,34 @@ def test_add_and_remove_services_seen_by_a_connected_central(controllers, gattd,
             before = await control.request({"op": "list_services"})
             assert before["ok"] is True
             assert [(s.get("id"), s["start"], s["end"], s["runtime"]) for s in before["services"]] == [
-                ("test", 0x0E, 0x27, False), ("battery", 0x28, 0x2B, False), ("secret", 0x2C, 0x2E, False),
-                ("env", 0x2F, 0x33, False), (None, 0x34, 0x36, False)]
+                ("test", 0x10, 0x29, False), ("battery", 0x2A, 0x2D, False), ("secret", 0x2E, 0x30, False),
+                ("env", 0x31, 0x35, False), (None, 0x36, 0x38, False)]
 
-            # Added after the last handle (0x0036): 0x0037-0x003A (declaration, value, CCCD).
+            # Added after the last handle (0x0038): 0x0039-0x003C (declaration, value, CCCD).
             reply = await control.request({"op": "add_service", "service": HEART})
-            assert reply == {"ok": True, "services": [{"id": "heart", "uuid": "180D", "start": 0x37, "end": 0x3A, "runtime": True}]}
-            assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x37, 0x00, 0x3A, 0x00])]
+            assert reply == {"ok": True, "services": [{"id": "heart", "uuid": "180D", "start": 0x39, "end": 0x3C, "runtime": True}]}
+            assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x39, 0x00, 0x3C, 0x00])]
             # Rediscovery finds it; the central subscribes and gets its notifications.
             found = None
             for service in await peer.discover_services():
                 if service.uuid == UUID.from_16_bits(0x180D):
                     found = (await service.discover_characteristics())[0]
-            assert found is not None and found.handle == 0x39
+            assert found is not None and found.handle == 0x3B
             updates = asyncio.Queue()
             await found.subscribe(updates.put_nowait)
             assert await control.request({"op": "notify", "characteristic": "hr", "value": {"hex": "48"}}) == {"ok": True, "sent": 1}
             assert await asyncio.wait_for(updates.get(), 5) == b"\x48"
             # Existing handles did not move.
-            assert bytes(await peer.gatt_client.read_value(0x0012)) == b"hello"
+            assert bytes(await peer.gatt_client.read_value(0x0014)) == b"hello"
 
-            # Remove env (0x002F-0x0033): Service Changed for its range; its handles are a gap.
+            # Remove env (0x0031-0x0035): Service Changed for its range; its handles are a gap.
             assert await control.request({"op": "remove_service", "service": "env"}) == {"ok": True}
-            assert await updates_for(received, SERVICE_CHANGED, count=2) == [bytes([0x37, 0x00, 0x3A, 0x00]),
-                                                                            bytes([0x2F, 0x00, 0x33, 0x00])]
-            att_error(await raw_request(peer, bytes([0x0A, 0x31, 0x00])), 0x0A, 0x0031, 0x01)
-            assert bytes(await peer.gatt_client.read_value(0x0039)) == b"\x48"
+            assert await updates_for(received, SERVICE_CHANGED, count=2) == [bytes([0x39, 0x00, 0x3C, 0x00]),
+                                                                            bytes([0x31, 0x00, 0x35, 0x00])]
+            att_error(await raw_request(peer, bytes([0x0A, 0x33, 0x00])), 0x0A, 0x0033, 0x01)
+            assert bytes(await peer.gatt_client.read_value(0x003B)) == b"\x48"
             listed = (await control.request({"op": "list_services"}))["services"]
-            assert [(s.get("id"), s["start"], s["runtime"]) for s in listed][-2:] == [(None, 0x34, False), ("heart", 0x37, True)]
+            assert [(s.get("id"), s["start"], s["runtime"]) for s in listed][-2:] == [(None, 0x36, False), ("heart", 0x39, True)]
             assert "env" not in [s.get("id") for s in listed]
 
             # Refusals: path-precise validation, an included service, an unknown id.
@@ -94,11 +94,11 @@ def test_gattctl_service_commands(controllers, gattd, tmp_path):
 
     added = gattctl("add-service", str(service_file))
     assert added.returncode == 0, added.stderr
-    assert added.stdout.strip() == "0x0037-0x003A  180D  id=heart  runtime"
+    assert added.stdout.strip() == "0x0039-0x003C  180D  id=heart  runtime"
     listed = gattctl("list-services")
     assert listed.returncode == 0
-    assert listed.stdout.splitlines()[0] == "0x000E-0x0027  6e4a0001-b5a3-f393-e0a9-e50e24dcca9e  id=test  config"
-    assert listed.stdout.splitlines()[-1] == "0x0037-0x003A  180D  id=heart  runtime"
+    assert listed.stdout.splitlines()[0] == "0x0010-0x0029  6e4a0001-b5a3-f393-e0a9-e50e24dcca9e  id=test  config"
+    assert listed.stdout.splitlines()[-1] == "0x0039-0x003C  180D  id=heart  runtime"
     assert gattctl("remove-service", "heart").returncode == 0
     missing = gattctl("remove-service", "heart")
     assert missing.returncode == 1 and "heart" in missing.stderr
@@ -122,7 +122,7 @@ def test_a_bonded_central_away_during_add_service_gets_service_changed_on_reconn
             await wait_for_log(process, r"disconnected: C0:00:00:00:00:01")  # away, as gattd sees it
             reply = await control.request({"op": "add_service", "service": HEART})
             assert reply["ok"] is True
-            await wait_for_log(process, r"C0:00:00:00:00:01: Service Changed 0x0037-0x003A owed")
+            await wait_for_log(process, r"C0:00:00:00:00:01: Service Changed 0x0039-0x003C owed")
 
             peer, received = await connect_recording(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.encrypt(), 10)
@@ -183,7 +183,7 @@ def test_state_restoration_a_runtime_service_is_back_at_its_handles_after_kill_9
             # The cached handle of heart's value, read with no discovery on this connection.
             assert bytes(await peer.gatt_client.read_value(0x39)) == b"\x00"
             # fuel stays removed: its handles are not served.
-            att_error(await raw_request(peer, bytes([0x0A, 0x3D, 0x00])), 0x0A, 0x003D, 0x01)
+            att_error(await raw_request(peer, bytes([0x0A, 0x3F, 0x00])), 0x0A, 0x003F, 0x01)
             # The database is the one the central knew: no Service Changed.
             await att_round_trip(peer)
             assert [h for h, _ in received if h == SERVICE_CHANGED] == []

@@ -17,7 +17,7 @@ from gatt_central import central_device, connect_peer, wait_for_log
 from harness import run
 from test_pairing import config_with, gattd_address
 
-SIGNED = 0x0039  # after config_with()'s service: service 0x0037, declaration 0x0038, value 0x0039
+SIGNED = 0x003B  # after config_with()'s service: service 0x0039, declaration 0x003A, value 0x003B
 SIGNED_WRITE = 0xD2
 
 

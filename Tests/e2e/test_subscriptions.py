@@ -26,9 +26,9 @@ pytestmark = pytest.mark.usefixtures("dump_link_logs")
 
 NOTIFIER_UUID = "6E4A0016-B5A3-F393-E0A9-E50E24DCCA9E"
 INDICATOR_UUID = "6E4A0017-B5A3-F393-E0A9-E50E24DCCA9E"
-NOTIFIER_CCCD = 0x001D
-INDICATOR_CCCD = 0x0020
-LEVEL_CCCD = 0x002B
+NOTIFIER_CCCD = 0x001F
+INDICATOR_CCCD = 0x0022
+LEVEL_CCCD = 0x002D
 
 
 def test_subscribe_and_unsubscribe_notifications(link):

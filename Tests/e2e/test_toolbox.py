@@ -14,7 +14,7 @@ from harness import REPO_ROOT, require_built, run
 from test_capture import att_payload, parse_btsnoop
 
 GATTCTL = REPO_ROOT / ".build" / "debug" / "gattctl"
-READONLY = 0x0012  # "hello" in config/test/gatt-full.json
+READONLY = 0x0014  # "hello" in config/test/gatt-full.json
 
 
 @pytest.fixture(autouse=True)

@@ -7,8 +7,8 @@
  *
  *   att_listen -i hci1 -b 00:AA:01:00:00:00 SECONDS
  *     connected (security N)
- *     notification handle 0x0012 value c0ffee
- *     indication handle 0x0008 value 18001a00
+ *     notification handle 0x0014 value c0ffee
+ *     indication handle 0x0008 value 1a001c00
  *     confirmed 0x0008
  *     other 0a... (PDUs it does not answer: none are expected)
  * Exits 0 after SECONDS, 1 when the connection fails or ends. Built by scripts/kernel-vm-test

@@ -161,25 +161,25 @@ fi
 
 gatt --primary
 expect_out "attr handle = 0x0001, end grp handle = 0x0005 uuid: 00001800-$UUID_BASE" "GAP service 0x0001-0x0005"
-expect_out "attr handle = 0x0006, end grp handle = 0x000d uuid: 00001801-$UUID_BASE" "GATT service 0x0006-0x000d"
-expect_out "attr handle = 0x000e, end grp handle = 0x0017 uuid: 0000fff0-$UUID_BASE" "service FFF0 0x000e-0x0017"
+expect_out "attr handle = 0x0006, end grp handle = 0x000f uuid: 00001801-$UUID_BASE" "GATT service 0x0006-0x000f"
+expect_out "attr handle = 0x0010, end grp handle = 0x0019 uuid: 0000fff0-$UUID_BASE" "service FFF0 0x0010-0x0019"
 
 gatt --characteristics
-expect_out "handle = 0x000f, char properties = 0x0a, char value handle = 0x0010, uuid = 0000fff1-$UUID_BASE" \
-    "characteristic FFF1 (read|write) value 0x0010"
-expect_out "handle = 0x0011, char properties = 0x12, char value handle = 0x0012, uuid = 0000fff2-$UUID_BASE" \
-    "characteristic FFF2 (read|notify) value 0x0012"
-expect_out "handle = 0x0016, char properties = 0x02, char value handle = 0x0017, uuid = 0000fff4-$UUID_BASE" \
-    "characteristic FFF4 (read) value 0x0017"
+expect_out "handle = 0x0011, char properties = 0x0a, char value handle = 0x0012, uuid = 0000fff1-$UUID_BASE" \
+    "characteristic FFF1 (read|write) value 0x0012"
+expect_out "handle = 0x0013, char properties = 0x12, char value handle = 0x0014, uuid = 0000fff2-$UUID_BASE" \
+    "characteristic FFF2 (read|notify) value 0x0014"
+expect_out "handle = 0x0018, char properties = 0x02, char value handle = 0x0019, uuid = 0000fff4-$UUID_BASE" \
+    "characteristic FFF4 (read) value 0x0019"
 
-gatt --char-desc -s 0x0012 -e 0x0013
-expect_out "handle = 0x0013, uuid = 00002902-$UUID_BASE" "descriptor CCCD at 0x0013"
+gatt --char-desc -s 0x0014 -e 0x0015
+expect_out "handle = 0x0015, uuid = 00002902-$UUID_BASE" "descriptor CCCD at 0x0015"
 
-gatt --char-read -a 0x0010
+gatt --char-read -a 0x0012
 expect_out "Characteristic value/descriptor: 68 65 6c 6c 6f" "read FFF1 = 'hello'"
-gatt --char-write-req -a 0x0010 -n 776f726c64
+gatt --char-write-req -a 0x0012 -n 776f726c64
 expect_out "Characteristic value was written successfully" "write request FFF1"
-gatt --char-read -a 0x0010
+gatt --char-read -a 0x0012
 expect_out "Characteristic value/descriptor: 77 6f 72 6c 64" "read back FFF1 = 'world'"
 wait_for ": wrote 5 bytes to greeting" $LOG 20 && pass "gattd logged the write" || bad "no write log line"
 # connection.preferred (15 ms) lies outside hci1's default interval: the kernel asks the central
@@ -192,16 +192,16 @@ fi
 
 # Long values: the 300-byte value needs Read + Read Blob (MTU 23), the write Prepare/Execute.
 LONG=$(awk 'BEGIN { for (i = 0; i < 300; i++) printf "%02x", (i * 7 + 3) % 256 }')
-gatt --char-read -a 0x0015
+gatt --char-read -a 0x0017
 expect_out "Characteristic value/descriptor: $(hexdump_value "$LONG")" "long read of FFF3 (300 bytes, Read Blob)"
 NEWLONG=$(awk 'BEGIN { for (i = 0; i < 300; i++) printf "%02x", (555 - i) % 256 }')
-gatt --char-write-req -a 0x0015 -n "$NEWLONG"
+gatt --char-write-req -a 0x0017 -n "$NEWLONG"
 expect_out "Characteristic value was written successfully" "long write of FFF3 (Prepare/Execute Write)"
-gatt --char-read -a 0x0015
+gatt --char-read -a 0x0017
 expect_out "Characteristic value/descriptor: $(hexdump_value "$NEWLONG")" "long read back of FFF3"
 
 # Notifications through the daemon's notify path: gattctl → control socket → ATT server → socket.
-timeout 40 gatttool -i hci1 -b "$HCI0_ADDR" -t public --char-write-req -a 0x0013 -n 0100 --listen >/tmp/listen.out 2>&1 &
+timeout 40 gatttool -i hci1 -b "$HCI0_ADDR" -t public --char-write-req -a 0x0015 -n 0100 --listen >/tmp/listen.out 2>&1 &
 LISTEN=$!
 if wait_for "subscribed to counter" $LOG 100; then
     pass "CCCD write subscribed to counter"
@@ -210,7 +210,7 @@ if wait_for "subscribed to counter" $LOG 100; then
     $GATTCTL status >/tmp/status.out 2>&1; echo "gattctl status rc=$?"; cat /tmp/status.out
     grep -qi "$HCI1_ADDR" /tmp/status.out && pass "gattctl status lists the central" || bad "status does not list $HCI1_ADDR"
     $GATTCTL notify counter 0badcafe; echo "gattctl notify rc=$?"
-    wait_for "Notification handle = 0x0012 value: 0b ad ca fe" /tmp/listen.out 50 \
+    wait_for "Notification handle = 0x0014 value: 0b ad ca fe" /tmp/listen.out 50 \
         && pass "notification 0badcafe received by the central (gattctl notify)" || bad "no notification received"
 else
     bad "no subscription"
@@ -224,7 +224,7 @@ links_closed   # (a read over the idle link hci1 is dropping fails with Connecti
 $GATTCTL capture start /tmp/att.btsnoop >/tmp/capture.out 2>&1; echo "gattctl capture start rc=$?"; cat /tmp/capture.out
 grep -q "capturing the ATT PDUs gattd exchanges" /tmp/capture.out && pass "capture started (ATT PDUs on the kernel transport)" \
     || bad "gattctl capture start"
-gatt --char-read -a 0x0010
+gatt --char-read -a 0x0012
 $GATTCTL capture stop; echo "gattctl capture stop rc=$?"
 btmon -r /tmp/att.btsnoop >/tmp/att.txt 2>&1; head -40 /tmp/att.txt
 if grep -q "ATT: Read Request (0x0a)" /tmp/att.txt && grep -q "ATT: Read Response (0x0b)" /tmp/att.txt; then
@@ -297,12 +297,12 @@ links_closed
 # Request. gatttool (BlueZ's bt_att) also raises security when it gets that error, the two
 # kernels pair (Just Works, confirmed by gattd's agent and mgmt_agent) and gatttool retries the
 # read on the encrypted link.
-gatt --char-read -a 0x0017
+gatt --char-read -a 0x0019
 wait_for "Insufficient Encryption" $LOG 20 && pass "encrypted read refused on an unencrypted link (Insufficient Encryption)" \
     || bad "no Insufficient Encryption"
 grep "Insufficient Encryption" $LOG
 if ! grep -q "Characteristic value/descriptor: 73 65 63 72 65 74" /tmp/gatt.out; then
-    gatt --sec-level=medium --char-read -a 0x0017
+    gatt --sec-level=medium --char-read -a 0x0019
 fi
 if grep -q "Characteristic value/descriptor: 73 65 63 72 65 74" /tmp/gatt.out; then
     pass "paired (Just Works) and read the encrypted characteristic"
@@ -334,7 +334,7 @@ links_closed && pass "link closed (disconnected logged)" || bad "links still ope
 grep " disconnected: " $LOG | tail -2
 adv_before=$(count 'advertising as "gattd-vm"' $LOG)
 sleep 0.5
-gatt --char-read -a 0x0010
+gatt --char-read -a 0x0012
 expect_out "Characteristic value/descriptor: 77 6f 72 6c 64" "reconnected after a disconnection (advertising resumed)"
 links_closed
 [ "$(count 'advertising as "gattd-vm"' $LOG)" -ge "$adv_before" ] && pass "advertising resumed after the disconnection" \
@@ -343,7 +343,7 @@ links_closed
 # gattctl disconnect: gattd drops the central's link (HCI Disconnect).
 subs=$(count 'subscribed to counter' $LOG)
 # (30 s: gattctl may take seconds to start in a TCG guest on a busy host; the link goes sooner.)
-timeout 30 gatttool -i hci1 -b "$HCI0_ADDR" -t public --char-write-req -a 0x0013 -n 0100 --listen >/tmp/listen2.out 2>&1 &
+timeout 30 gatttool -i hci1 -b "$HCI0_ADDR" -t public --char-write-req -a 0x0015 -n 0100 --listen >/tmp/listen2.out 2>&1 &
 LISTEN=$!
 if wait_more 'subscribed to counter' $LOG "$subs" 100; then
     before=$(count ' disconnected: ' $LOG)
@@ -376,7 +376,7 @@ i=0; while [ "$(count 'advertising as "gattd-vm"' $LOG)" = "$adv_before" ] && [ 
 [ $i -lt 50 ] && pass "gattd advertises again after hci0 down/up" \
     || { bad "no advertising after hci0 up"; tail -15 $LOG; btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -A3 '^@ MGMT' | tail -30; }
 gatt --primary
-expect_out "attr handle = 0x000e, end grp handle = 0x0017 uuid: 0000fff0-$UUID_BASE" "service discovery after hci0 down/up"
+expect_out "attr handle = 0x0010, end grp handle = 0x0019 uuid: 0000fff0-$UUID_BASE" "service discovery after hci0 down/up"
 links_closed
 
 # Bonds, per-bond state, restarts, unbonding and pairing prompts run on the 4.x controllers
@@ -400,7 +400,7 @@ echo "SMP Pairing Requests so far: $(pairings)"
 ltk_replies() { btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c "(0x08|0x001a) ncmd"; }
 encrypted_read() { # WHEN: the encryption-required read at sec-level medium, with no new pairing
     p_before=$(pairings); b_before=$(count "paired and bonded" $LOG); r_before=$(ltk_replies)
-    gatt --sec-level=medium --char-read -a 0x0017
+    gatt --sec-level=medium --char-read -a 0x0019
     expect_out "Characteristic value/descriptor: 73 65 63 72 65 74" "$1: encrypted characteristic read"
     links_closed
     [ "$(ltk_replies)" -gt "$r_before" ] && pass "$1: hci0's kernel answered the LTK Request with the bond's key" \
@@ -417,7 +417,7 @@ encrypted_read "after hci0 down/up"
 # (notifications) and to Service Changed (indications, CCCD 0x0009); gattd writes both to
 # <state-dir>/bonds/<address>.gatt before it answers the CCCD writes.
 GATTSTATE=/tmp/gattd-state/bonds/$HCI1_ADDR.gatt
-gatt --sec-level=medium --char-write-req -a 0x0013 -n 0100
+gatt --sec-level=medium --char-write-req -a 0x0015 -n 0100
 expect_out "Characteristic value was written successfully" "bonded central subscribes to counter (encrypted CCCD write)"
 links_closed
 gatt --sec-level=medium --char-write-req -a 0x0009 -n 0200
@@ -469,7 +469,7 @@ listen_encrypted /tmp/listen3.out
 if wait_since "$HCI1_ADDR: bonded central $HCI1_ADDR; restored 2 subscriptions" 150; then
     pass "restart: the bonded central's 2 subscriptions restored when its link was encrypted"
     $GATTCTL notify counter c0ffee; echo "gattctl notify rc=$?"
-    wait_for "notification handle 0x0012 value c0ffee" /tmp/listen3.out 50 \
+    wait_for "notification handle 0x0014 value c0ffee" /tmp/listen3.out 50 \
         && pass "restart: notification c0ffee received with the restored subscription" || bad "restart: no notification received"
 else
     bad "restart: no subscription restored"
@@ -487,7 +487,7 @@ since | grep -q "$HCI1_ADDR → \|subscribed to counter" && bad "restart: the ce
     || pass "restart: no CCCD write in that connection (no PDU from the central in gattd's ATT log)"
 
 # Pending Service Changed: while the central is away gattd stops, a service is added after the
-# last handle (0x0018-0x001A) and gattd starts: the bond is owed Service Changed for that range
+# last handle (0x001A-0x001C) and gattd starts: the bond is owed Service Changed for that range
 # (kept in its .gatt file), indicated on its next encrypted connection without any request,
 # confirmed by gatttool, and then cleared from the file.
 stop_gattd
@@ -499,16 +499,16 @@ mark=$(wc -l < $LOG)
 $GATTD --config gattd.json --transport hci0 --control /tmp/gattd.sock --state-dir /tmp/gattd-state --log-level debug >>$LOG 2>&1 &
 GATTD_PID=$!
 wait_more 'advertising as "gattd-vm"' $LOG "$adv_before" 150 && pass "gattd restarted with a service added" || bad "gattd did not restart"
-since | grep -q "$HCI1_ADDR: Service Changed 0x0018-0x001A owed" \
-    && pass "the restarted gattd owes the away bond Service Changed 0x0018-0x001A" || bad "no Service Changed 0x0018-0x001A owed"
+since | grep -q "$HCI1_ADDR: Service Changed 0x001A-0x001C owed" \
+    && pass "the restarted gattd owes the away bond Service Changed 0x001A-0x001C" || bad "no Service Changed 0x001A-0x001C owed"
 cat "$GATTSTATE"
-grep -q '"service_changed":\[24,26\]' "$GATTSTATE" && pass "the debt is in the .gatt file (service_changed [24,26])" \
-    || bad "no service_changed [24,26] in the .gatt file"
+grep -q '"service_changed":\[26,28\]' "$GATTSTATE" && pass "the debt is in the .gatt file (service_changed [26,28])" \
+    || bad "no service_changed [26,28] in the .gatt file"
 listen_encrypted /tmp/listen4.out
-wait_since "$HCI1_ADDR: bonded central $HCI1_ADDR; restored 2 subscriptions, Service Changed 0x0018-0x001A owed" 150 \
+wait_since "$HCI1_ADDR: bonded central $HCI1_ADDR; restored 2 subscriptions, Service Changed 0x001A-0x001C owed" 150 \
     && pass "reconnect: the bond's state restored with the Service Changed owed" || bad "reconnect: state not restored"
-wait_for "indication handle 0x0008 value 18001a00" /tmp/listen4.out 50 \
-    && pass "reconnect: Service Changed indication (handle 0x0008) for 0x0018-0x001A received" || bad "reconnect: no Service Changed indication"
+wait_for "indication handle 0x0008 value 1a001c00" /tmp/listen4.out 50 \
+    && pass "reconnect: Service Changed indication (handle 0x0008) for 0x001A-0x001C received" || bad "reconnect: no Service Changed indication"
 wait_since "$HCI1_ADDR → Handle Value Confirmation" 50 && pass "reconnect: the central's confirmation reached gattd" || bad "reconnect: no confirmation"
 i=0; while grep -q '"service_changed":' "$GATTSTATE" && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
 cat "$GATTSTATE"
@@ -555,7 +555,7 @@ btmgmt -i hci1 io-cap 1 >/dev/null 2>&1
 btmgmt -i hci1 sc on >/dev/null 2>&1
 btmgmt -i hci1 unpair -t 1 "$HCI0_ADDR" >/dev/null 2>&1   # hci1 forgets its key: it must pair again
 neg_before=$(mgmt_cmds 0x001d)   # User Confirmation Negative Reply
-gatt --sec-level=medium --char-read -a 0x0017
+gatt --sec-level=medium --char-read -a 0x0019
 links_closed
 wait_for ": numeric comparison [0-9]\{6\}" $LOG 30 && pass "the kernel's numeric comparison reached the daemon as a pairing prompt" \
     || bad "no numeric comparison prompt"

@@ -39,6 +39,7 @@ extension ATTServer {
         for (c, bits) in b.cccd { cccd[c] = bits }
         b.cccd = cccd
         for (i, byte) in state.clientFeatures.enumerated().prefix(1) {
+            let byte = byte & Self.supportedClientFeatures
             if i < b.clientFeatures.count { b.clientFeatures[i] |= byte } else { b.clientFeatures.append(byte) }
         }
         var owed = state.serviceChangedOwed

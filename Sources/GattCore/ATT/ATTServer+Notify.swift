@@ -5,6 +5,10 @@
 extension ATTServer {
     /// Bit 2 of Client Supported Features: Multiple Handle Value Notifications (Vol 3 Part G §7.2).
     static let multipleHandleValueNotificationsFeature: UInt8 = 0x04
+    /// The Client Supported Features bits the server keeps (Vol 3 Part G §7.2): Robust
+    /// Caching (0), Enhanced ATT Bearer (1), Multiple Handle Value Notifications (2). Others
+    /// are ignored (read back as 0).
+    static let supportedClientFeatures: UInt8 = 0x07
 
     /// Sets a characteristic's value and queues it to every subscribed connection
     /// (or only `only`): an indication where that connection enabled indications
@@ -25,7 +29,7 @@ extension ATTServer {
     /// Multiple Handle Value Notifications bit of Client Supported Features gets the
     /// values it subscribed to by notification in one ATT_MULTIPLE_HANDLE_VALUE_NTF
     /// when there are at least two and they fit untruncated in ATT_MTU-1; otherwise
-    /// one PDU per value. `.queued(n)` counts PDUs queued. All or nothing.
+    /// one PDU per value. `.queued(n)` counts the clients reached (as `notify`). All or nothing.
     public mutating func notifyMultiple(_ updates: [(characteristic: Int, value: [UInt8])], only: ConnectionID? = nil, now: Duration)
         -> (result: NotifyResult, outputs: [ATTServerOutput])
     {
@@ -88,7 +92,7 @@ extension ATTServer {
                     bearers[plan.id]?.waitingIndications.append(i)
                 }
             }
-            count += plan.notifications.count + plan.indications.count
+            count += 1
         }
         return (.queued(count), takeOutputs())
     }

@@ -70,8 +70,8 @@ extension ATTServer {
             }
         case .characteristicValue(let c) where c == clientFeaturesCharacteristic:
             var f = b.clientFeatures
-            for (i, byte) in v.enumerated() {
-                if i < f.count { f[i] |= byte } else { f.append(byte) }
+            for (i, byte) in v.enumerated().prefix(1) {
+                if i < f.count { f[i] |= byte & Self.supportedClientFeatures } else { f.append(byte & Self.supportedClientFeatures) }
             }
             clients[id]?.clientFeatures = f
             if f != b.clientFeatures { emit(.clientFeaturesChanged(id, features: f)) }

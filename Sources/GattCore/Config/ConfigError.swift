@@ -79,6 +79,9 @@ public struct GattConfiguration: Sendable, Equatable {
     public var stateRestoration = true
     /// `l2cap_channels`: the L2CAP channels programs serve (PSMs assigned: `assignL2CAPPSMs`).
     public var l2capChannels: [L2CAPChannelConfiguration] = []
+    /// `eatt`: accept Enhanced ATT bearers where the transport can (Server Supported
+    /// Features bit 0 set, PSM 0x0027 accepted on encrypted links); false refuses them.
+    public var enhancedATT = true
 
     public init(name: String, appearance: UInt16 = 0, advertising: AdvertisingConfiguration = AdvertisingConfiguration(), services: [ServiceDefinition] = []) {
         self.name = name

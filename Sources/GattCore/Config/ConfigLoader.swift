@@ -9,7 +9,7 @@ import Darwin
 /// Reads and validates a gattd JSON config (docs/config.md). Every problem is
 /// reported at once, each with its JSON path, in document order.
 public enum ConfigLoader {
-    static let topLevelKeys = ["$schema", "name", "appearance", "advertising", "advertising_sets", "connection", "security", "services", "state_restoration", "l2cap_channels"]
+    static let topLevelKeys = ["$schema", "name", "appearance", "advertising", "advertising_sets", "connection", "security", "services", "state_restoration", "l2cap_channels", "eatt"]
 
     /// The largest config file accepted.
     public static let maximumFileSize = 16 << 20
@@ -132,6 +132,7 @@ public enum ConfigLoader {
         }
         if let v = obj.value("security") { SecurityParser(reader: r).parse(v, into: &config) }
         if let v = obj.value("state_restoration"), let b = r.bool(v, at: "state_restoration") { config.stateRestoration = b }
+        if let v = obj.value("eatt"), let b = r.bool(v, at: "eatt") { config.enhancedATT = b }
         config.l2capChannels = channels
         config.assignL2CAPPSMs()
         return config

@@ -43,10 +43,12 @@ struct ServiceParser {
         "service_changed": "the built-in Service Changed characteristic",
         "client_supported_features": "the built-in Client Supported Features characteristic",
         "database_hash": "the built-in Database Hash characteristic",
+        "server_supported_features": "the built-in Server Supported Features characteristic",
     ]
     /// UUIDs of the built-in characteristics (for UUID addressing).
     static let builtInCharacteristicUUIDs: [BluetoothUUID] = [
         GATTUUID.deviceName, GATTUUID.appearance, GATTUUID.serviceChanged, GATTUUID.clientSupportedFeatures, GATTUUID.databaseHash,
+        GATTUUID.serverSupportedFeatures,
     ]
 
     static let writeProperties: [(String, CharacteristicProperties)] = [

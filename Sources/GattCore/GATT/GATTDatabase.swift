@@ -150,13 +150,17 @@ public struct GATTDatabase: Sendable, Equatable {
                 CharacteristicDefinition(id: "device_name", uuid: GATTUUID.deviceName, properties: [.read], value: Array(deviceName.utf8), maxLength: 248),
                 CharacteristicDefinition(id: "appearance", uuid: GATTUUID.appearance, properties: [.read], value: [UInt8(appearance & 0xFF), UInt8(appearance >> 8)], maxLength: 2),
             ])
-        // GATT service: Service Changed (indicate), Client Supported Features, Database Hash.
+        // GATT service: Service Changed (indicate), Client Supported Features, Database Hash,
+        // Server Supported Features (always there, so that handles do not move when Enhanced
+        // ATT is switched on or off: only its value's bit 0 follows, `setEnhancedATTSupported`).
         let gatt = ServiceDefinition(
             id: "gatt", uuid: GATTUUID.genericAttribute,
             characteristics: [
                 CharacteristicDefinition(id: "service_changed", uuid: GATTUUID.serviceChanged, properties: [.indicate], permissions: [], value: [0x01, 0x00, 0xFF, 0xFF], maxLength: 4),
                 CharacteristicDefinition(id: "client_supported_features", uuid: GATTUUID.clientSupportedFeatures, properties: [.read, .write], value: [0x00], maxLength: 1),
                 CharacteristicDefinition(id: "database_hash", uuid: GATTUUID.databaseHash, properties: [.read], value: Array(repeating: 0, count: 16), maxLength: 16),
+                CharacteristicDefinition(
+                    id: "server_supported_features", uuid: GATTUUID.serverSupportedFeatures, properties: [.read], value: [0x00], maxLength: 1),
             ])
         // `includes` index `userServices`; the builder indexes `all` (GAP and
         // GATT first), so shift them, dropping any out of range.
@@ -212,7 +216,7 @@ public struct GATTDatabase: Sendable, Equatable {
     /// The handle after the last attribute of `services` laid out with `placements` as `init`
     /// does (more than 0xFFFF: the table does not fit).
     public static func layoutEnd(_ services: [ServiceDefinition], placements: [UInt16?]) -> Int {
-        var h = 0x000E  // after GAP (0x0001-0x0005) and GATT (0x0006-0x000D)
+        var h = 0x0010  // after GAP (0x0001-0x0005) and GATT (0x0006-0x000F)
         for (i, s) in services.enumerated() {
             if i < placements.count, let p = placements[i] { h = max(h, Int(p)) }
             h += 1 + s.includes.count

@@ -8,6 +8,8 @@ extension Peripheral {
         database new: GATTDatabase, payloads newPayloads: AdvertisingPayloads, otherSets newSets: [AdvertisingSet] = [], maxConnections newMax: Int?,
         now: Duration
     ) -> [PeripheralOutput] {
+        var new = new
+        new.setEnhancedATTSupported(database.enhancedATTSupported)  // `setEnhancedATT` decides it
         var out: [PeripheralOutput] = []
         var outcome = ReloadOutcome(databaseHashes: nil, serviceChanged: nil, advertisingChanged: false)
         let old = database

@@ -9,7 +9,9 @@
 /// which is what makes `notify` answer `.busy`.
 public struct Peripheral: Sendable {
     public internal(set) var att: ATTServer
-    public private(set) var connections: [ConnectionID: PeripheralConnection] = [:]
+    public internal(set) var connections: [ConnectionID: PeripheralConnection] = [:]
+    /// The Enhanced ATT bearers whose transport said it can take a PDU and none was sent yet.
+    var enhancedReady: Set<BearerID> = []
     /// Ask each central for this level as soon as it connects (`security.request_security_on_connect`).
     public var securityOnConnect: SecurityLevel?
     public internal(set) var advertising: AdvertisingState = .noController
@@ -131,6 +133,8 @@ public struct Peripheral: Sendable {
             return advertisingObserved(false) + [.event(.advertisingRefused(whileConnected: whileConnected, reason: reason))]
         case .l2capChannelOpened(let id, let channel):
             return [.event(.l2capChannel(channel, central: connections[id]))]
+        case .enhancedBearer(let id, let e):
+            return enhancedBearer(id, e, now: now)
         case .warning(let message):
             return [.event(.warning(message))]
         }
@@ -155,6 +159,15 @@ public struct Peripheral: Sendable {
     /// Sets the value and queues it to subscribers (`only`: that connection).
     public mutating func notify(characteristic: Int, value: [UInt8], only: ConnectionID? = nil, now: Duration) -> (NotifyResult, [PeripheralOutput]) {
         let r = att.notify(characteristic: characteristic, value: value, only: only, now: now)
+        return (r.result, absorb(r.outputs))
+    }
+
+    /// Sets several values and queues them to subscribers at once (`only`: that connection):
+    /// one Multiple Handle Value Notification per client that set Client Supported Features
+    /// bit 2 when at least two of its notifications fit a bearer's ATT_MTU whole, else one
+    /// PDU per value (`ATTServer.notifyMultiple`). All or nothing.
+    public mutating func notify(values: [(characteristic: Int, value: [UInt8])], only: ConnectionID? = nil, now: Duration) -> (NotifyResult, [PeripheralOutput]) {
+        let r = att.notifyMultiple(values, only: only, now: now)
         return (r.result, absorb(r.outputs))
     }
 
@@ -206,6 +219,7 @@ public struct Peripheral: Sendable {
         guard let c = connections.removeValue(forKey: id) else { return [] }
         if advertising == .refusedWhileConnected { advertising = .idle }
         otherSetsRefused = []
+        enhancedReady = enhancedReady.filter { $0.connection != id }
         return [.event(.disconnected(c, reason: reason, detail: detail))] + absorb(att.disconnect(id))
     }
 
@@ -228,8 +242,13 @@ public struct Peripheral: Sendable {
                 guard connections[id] != nil else { continue }
                 out.append(.event(.warning("\(id): closing the link to \(connections[id]!.address) (\(reason))")))
                 out.append(.disconnect(id, reason: .remoteUserTerminatedConnection))
-            case .enhancedOutgoingAvailable, .closeEnhancedBearer:
-                break  // The Peripheral opens no Enhanced ATT bearer (issue 21: EATT comes later).
+            case .enhancedOutgoingAvailable(let id):
+                pumpEnhanced(id, into: &out)
+            case .closeEnhancedBearer(let id, let reason):
+                enhancedReady.remove(id)
+                guard let c = connections[id.connection] else { continue }
+                out.append(.event(.warning("\(id): closing an Enhanced ATT bearer of \(c.address) (\(reason))")))
+                out.append(.closeEnhancedBearer(id))
             }
         }
     }

@@ -24,6 +24,10 @@ public struct PeripheralConnection: Sendable, Equatable {
 public enum PeripheralOutput: Sendable, Equatable {
     /// Send one ATT PDU (only after a `readyToSend` for that connection).
     case send(ConnectionID, [UInt8])
+    /// Send one ATT PDU on an Enhanced ATT bearer (only after a `.readyToSend` for that bearer).
+    case sendEnhanced(BearerID, [UInt8])
+    /// Close an Enhanced ATT bearer's channel (L2CAP Disconnection Request); the link stays.
+    case closeEnhancedBearer(BearerID)
     /// Advertise exactly these sets (reconfiguring those whose payloads changed); a set not
     /// listed stops. Empty: advertise nothing.
     case setAdvertising([AdvertisingSet])

@@ -91,7 +91,10 @@ public final class PeripheralStack<Below: BelowSeam> {
         body()
         repeat {
             while let e = pending.popFirst() {
-                if let onATTPDU, case .received(let id, let pdu) = e { onATTPDU(id, pdu, false) }
+                if let onATTPDU {
+                    if case .received(let id, let pdu) = e { onATTPDU(id, pdu, false) }
+                    if case .enhancedBearer(let id, .received(let pdu)) = e { onATTPDU(id.connection, pdu, false) }
+                }
                 perform(core.handle(e, now: self.now))
             }
             route(below.flush(now: self.now))
@@ -107,6 +110,10 @@ public final class PeripheralStack<Below: BelowSeam> {
             case .send(let id, let pdu):
                 onATTPDU?(id, pdu, true)
                 below.send(pdu, on: id)
+            case .sendEnhanced(let id, let pdu):
+                onATTPDU?(id.connection, pdu, true)
+                below.send(pdu, on: id)
+            case .closeEnhancedBearer(let id): route(below.closeEnhancedBearer(id, now: now))
             case .setAdvertising(let sets): route(below.setAdvertising(sets, now: now))
             case .disconnect(let id, let reason): route(below.disconnect(id, reason: reason, now: now))
             case .requestSecurity(let id, let level, let reason):

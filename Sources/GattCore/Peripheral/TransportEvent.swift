@@ -47,6 +47,9 @@ public enum TransportEvent: Sendable, Equatable {
     /// A central opened an L2CAP channel to one of the servers `setL2CAPChannelServers`
     /// named; the receiver owns `channel.socket`.
     case l2capChannelOpened(ConnectionID, L2CAPChannelOpened)
+    /// An Enhanced ATT bearer opened, carried a PDU, has room, was reconfigured or closed
+    /// (`BearerID.channel`: the L2CAP channel's local CID).
+    case enhancedBearer(BearerID, EnhancedBearerEvent)
     /// Something worth a log line that changes nothing (malformed packet dropped...).
     case warning(String)
 }

@@ -43,6 +43,8 @@ public enum ControlDispatcher {
                 }.nonisolated())
             }
             return .now(reply(p.notify(characteristic: index, value: value.bytes, only: only), name, value, c))
+        case .notifyValues(let values, let central, _):
+            return try notify(values, central: central, on: p)
         case .set(let name, let value):
             let (index, c) = try characteristic(name, in: p.database)
             if c.valueSource == .storedOnCommit, let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: false) {
@@ -108,6 +110,45 @@ public enum ControlDispatcher {
     }
 
     /// The reply to the core's answer to a notify.
+    /// `notify` with `values`: every value checked first (the error names the first refused),
+    /// persisted ones made durable together, then all set and sent at once. `sent`: the
+    /// centrals reached.
+    private static func notify(_ values: [ControlNotifyValue], central: String?, on p: any PeripheralControl) throws(ControlError) -> ControlOutcome {
+        var updates: [(characteristic: Int, value: [UInt8])] = []
+        var persisted: [CommittedValue] = []
+        for v in values {
+            let (index, c) = try characteristic(v.characteristic, in: p.database)
+            if let refusal = p.database.valueUpdateRefusal(characteristic: index, value: v.value.bytes, notifying: true) {
+                throw error(refusal, v.characteristic, v.value, c)
+            }
+            if updates.contains(where: { $0.characteristic == index }) {
+                throw ControlError(.invalidValue, "\(c.displayName) is named twice in \"values\"")
+            }
+            updates.append((index, v.value.bytes))
+            if c.valueSource == .storedOnCommit { persisted.append(CommittedValue(characteristic: index, value: v.value.bytes)) }
+        }
+        let only = try central.map { a throws(ControlError) in try connection(a, p) }
+        func send() -> ControlReply {
+            switch p.notify(values: updates, only: only) {
+            case .queued(let n): return .sent(n)
+            case .busy: return .failure(ControlError(.busy, "a subscriber's transmit queue is full; nothing was changed; wait for the \"ready\" event"))
+            case let refusal: return .failure(ControlError(.invalidValue, "refused: \(refusal)"))
+            }
+        }
+        if !persisted.isEmpty, let durable = p.persist(persisted, central: nil) {
+            return .later(durable.assumeIsolated().map { outcome in
+                guard outcome == .newest else { return .sent(0) }
+                let r = send()
+                if case .failure(let e) = r, e.code == .busy {
+                    for u in updates { _ = p.setValue(characteristic: u.characteristic, value: u.value) }  // memory matches the disk
+                    return .failure(ControlError(.busy, "the values were saved and set, but a subscriber's transmit queue is full and they were not sent; wait for the \"ready\" event"))
+                }
+                return r
+            }.nonisolated())
+        }
+        return .now(send())
+    }
+
     private static func reply(_ result: NotifyResult, _ name: String, _ value: ControlValue, _ c: Characteristic) -> ControlReply {
         switch result {
         case .queued(let n): .sent(n)

@@ -166,7 +166,7 @@ public final class ControlServer: @unchecked Sendable {
                     request = try ControlRequest.decode(bytes)
                 }
                 let outcome = execute(request.command, for: c)
-                if case .notify(_, _, _, wait: true) = request.command, case .now(.failure(let e)) = outcome, e.code == .busy {
+                if request.command.waitsForRoom, case .now(.failure(let e)) = outcome, e.code == .busy {
                     wait(c, request)
                     return
                 }

@@ -26,6 +26,9 @@ public protocol PeripheralControl: AnyObject {
     func connection(of central: BluetoothAddress) -> ConnectionID?
     /// Sets the value and queues it to subscribers (`only`: that connection).
     func notify(characteristic: Int, value: [UInt8], only: ConnectionID?) -> NotifyResult
+    /// Sets several values and queues them to subscribers at once, all or nothing: a
+    /// Multiple Handle Value Notification where the client supports it (`only`: that connection).
+    func notify(values: [(characteristic: Int, value: [UInt8])], only: ConnectionID?) -> NotifyResult
     /// Sets the value without notifying; false when out of range or too long.
     func setValue(characteristic: Int, value: [UInt8]) -> Bool
     func status() -> ControlStatus
@@ -83,4 +86,15 @@ extension ControlStatus.Central {
 
 extension PeripheralControl {
     public func setControlWatched(_ watched: Bool) {}
+
+    /// One `notify` per value (for peripherals without Multiple Handle Value Notifications):
+    /// the centrals reached by the first value, or its refusal.
+    public func notify(values: [(characteristic: Int, value: [UInt8])], only: ConnectionID?) -> NotifyResult {
+        var first: NotifyResult?
+        for (c, v) in values {
+            let r = notify(characteristic: c, value: v, only: only)
+            if first == nil { first = r }
+        }
+        return first ?? .queued(0)
+    }
 }

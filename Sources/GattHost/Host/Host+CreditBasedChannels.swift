@@ -19,8 +19,6 @@ public enum CreditBasedChannelEvent: Sendable, Equatable {
 }
 
 extension Host {
-    /// The PSM of Enhanced ATT (Assigned Numbers): refused here until the EATT bearers land.
-    static let eattPSM: UInt16 = 0x0027
     /// Dynamic CIDs on LE (Vol 3 Part A §2.1).
     static let dynamicCIDs: ClosedRange<UInt16> = 0x0040...0x007F
     /// Encryption keys shorter than this refuse secured channels (as Linux does: 7 octets).
@@ -67,6 +65,7 @@ extension Host {
 
     private mutating func disconnectChannel(_ id: CreditBasedChannelID) {
         guard let ch = channels.removeValue(forKey: id) else { return }
+        eattBearers.remove(id)
         acl.closeChannel(id.cid, on: id.connection.rawValue)
         disconnecting[id] = ch.peer.cid
         let pdu = LESignallingPDU(identifier: nextSignallingIdentifier(), command: .disconnectionRequest(destinationCID: ch.peer.cid, sourceCID: id.cid))
@@ -78,7 +77,7 @@ extension Host {
         for id in disconnecting.keys where id.connection.rawValue == handle { disconnecting[id] = nil }
         let closing = channels.keys.filter { $0.connection.rawValue == handle }.sorted { $0.cid < $1.cid }
         for id in closing { channels[id] = nil }
-        return closing.map { .event(.channel(.closed($0, reason: "the link dropped"))) }
+        return closing.map { channelEvent(.closed($0, reason: "the link dropped")) }
     }
 
     /// A K-frame on a dynamic CID; nil when no channel (open or closing) has that CID.
@@ -87,7 +86,7 @@ extension Host {
         guard channels[id] != nil else { return disconnecting[id] != nil ? [] : nil }
         switch channels[id]!.receive(kFrame: frame.payload) {
         case .partial: return []
-        case .sdu(let sdu): return [.event(.channel(.received(id, sdu)))]
+        case .sdu(let sdu): return receivedSDU(sdu, on: id)
         case .violation(let v): return violated(id, v)
         }
     }
@@ -95,7 +94,7 @@ extension Host {
     /// The central broke the channel's rules: disconnected (§3.4.3, §4.24).
     private mutating func violated(_ id: CreditBasedChannelID, _ v: CreditBasedViolation) -> [HostOutput] {
         disconnectChannel(id)
-        return [.event(.warning("\(id): \(v); channel disconnected")), .event(.channel(.closed(id, reason: "\(v)")))]
+        return [.event(.warning("\(id): \(v); channel disconnected")), channelEvent(.closed(id, reason: "\(v)"))]
     }
 
     /// The signalling commands of credit-based channels; nil for the others.
@@ -115,7 +114,7 @@ extension Host {
         case .creditBasedReconfigureRequest(let mtu, let mps, let cids):
             let result = reconfigure(mtu: Int(mtu), mps: Int(mps), peerCIDs: cids, handle: handle)
             acl.queue(frame: LESignallingPDU(identifier: pdu.identifier, command: .creditBasedReconfigureResponse(result: result)).frame, on: handle)
-            return []
+            return result == .successful ? reconfiguredBearers(peerCIDs: cids, handle: handle) : []
         case .flowControlCreditIndication(let cid, let credits):
             // The CID is the sender's (§4.24): our channel's peer CID.
             guard let id = channel(peerCID: cid, handle: handle) else { return [] }
@@ -132,7 +131,7 @@ extension Host {
             acl.closeChannel(dcid, on: handle)
             let response = LESignallingPDU(identifier: pdu.identifier, command: .disconnectionResponse(destinationCID: dcid, sourceCID: scid))
             acl.queue(frame: response.frame, on: handle)
-            return wasOpen ? [.event(.channel(.closed(id, reason: "the central disconnected it")))] : []
+            return wasOpen ? [channelEvent(.closed(id, reason: "the central disconnected it"))] : []
         case .disconnectionResponse(_, let scid):
             disconnecting[CreditBasedChannelID(connection: link, cid: scid)] = nil
             return []
@@ -145,9 +144,10 @@ extension Host {
         channels.first { $0.key.connection.rawValue == handle && $0.value.peer.cid == peerCID }?.key
     }
 
-    /// The server that takes channels to `psm`. EATT (0x0027) is not an app's: refused for now.
-    private func channelServer(for psm: UInt16) -> L2CAPChannelServer? {
-        guard psm != Self.eattPSM else { return nil }
+    /// The server that takes channels to `psm`: an app's, or Enhanced ATT (0x0027, only with
+    /// an Enhanced Credit Based Connection Request, `enhanced`, and only while it is on).
+    private func channelServer(for psm: UInt16, enhanced: Bool) -> L2CAPChannelServer? {
+        guard psm != Self.eattPSM else { return enhanced && enhancedATT ? Self.eattServer : nil }
         return channelServers.first { $0.psm == psm }
     }
 
@@ -185,7 +185,8 @@ extension Host {
     private mutating func openChannel(_ ch: CreditBasedChannel, peerCredits: UInt16) -> HostOutput {
         channels[ch.id] = ch
         acl.openChannel(ch.id.cid, peerCID: ch.peer.cid, credits: Int(peerCredits), on: ch.id.connection.rawValue)
-        return .event(.channel(.opened(ch.id, server: ch.server, psm: ch.psm, peerMTU: ch.peer.mtu, mtu: ch.local.mtu)))
+        if ch.psm == Self.eattPSM { eattBearers.insert(ch.id) }
+        return channelEvent(.opened(ch.id, server: ch.server, psm: ch.psm, peerMTU: ch.peer.mtu, mtu: ch.local.mtu))
     }
 
     /// L2CAP_LE_CREDIT_BASED_CONNECTION_REQ (§4.22): checked as Linux and Zephyr do —
@@ -197,7 +198,7 @@ extension Host {
             (.leCreditBasedConnectionResponse(destinationCID: 0, mtu: 0, mps: 0, initialCredits: 0, result: r), [])
         }
         guard mtu >= 23, (23...65533).contains(mps) else { return refuse(.unacceptableParameters) }
-        guard let server = channelServer(for: psm) else { return refuse(.lePSMNotSupported) }
+        guard let server = channelServer(for: psm, enhanced: false) else { return refuse(.lePSMNotSupported) }
         if let r = securityRefusal(server.security, handle: handle) { return refuse(r) }
         if let r = sourceCIDRefusal(scid, handle: handle, taken: []) { return refuse(r) }
         guard let cid = freeCID(handle: handle, taken: []) else { return refuse(.noResourcesAvailable) }
@@ -223,7 +224,7 @@ extension Host {
         let minimum = LESignallingCommand.minimumEnhancedMTU
         guard (1...LESignallingCommand.maximumEnhancedChannels).contains(scids.count) else { return refuse(.invalidParameters) }
         guard mtu >= minimum, mps >= minimum, mps <= 65533 else { return refuse(.unacceptableParameters) }
-        guard let server = channelServer(for: spsm) else { return refuse(.lePSMNotSupported) }
+        guard let server = channelServer(for: spsm, enhanced: true) else { return refuse(.lePSMNotSupported) }
         if let r = securityRefusal(server.security, handle: handle) { return refuse(r) }
         let ourMTU = max(minimum, server.mtu)
         let ours = (mtu: ourMTU, mps: CreditBasedChannel.mps(forMTU: ourMTU, minimum: minimum))

@@ -145,6 +145,8 @@ extension Host {
     /// `pumpACL()`, appended to `out`.
     mutating func pumpACL(into out: inout [HostOutput]) {
         guard !hasFailed else { return }
+        let start = out.count
         acl.pump(into: &out)
+        if !eattBearers.isEmpty { routeEnhancedATTReadiness(&out, from: start) }
     }
 }

@@ -33,6 +33,10 @@ public struct Host: Sendable {
     var channels: [CreditBasedChannelID: CreditBasedChannel] = [:]
     /// Channels we asked the central to disconnect, until its response: the peer's CID.
     var disconnecting: [CreditBasedChannelID: UInt16] = [:]
+    /// Accept Enhanced ATT bearers (PSM 0x0027, `setEnhancedATT`).
+    var enhancedATT = false
+    /// The open channels that are Enhanced ATT bearers (never sockets: their events go to the core).
+    var eattBearers: Set<CreditBasedChannelID> = []
     var now: Duration = .zero
     /// The Security Manager of each link (when `configuration.security` is set).
     var responders: [UInt16: PairingResponder] = [:] {

@@ -43,6 +43,8 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     private var bonds: [Bond] = []
     /// What credit-based channels are accepted for (`setL2CAPChannelServers`), kept across resets.
     private var channelServers: [L2CAPChannelServer] = []
+    /// Whether Enhanced ATT bearers are accepted (`setEnhancedATT`), kept across resets.
+    private var enhancedATT = false
     /// The program ends of the host's credit-based channels.
     private lazy var channelPump = H4ChannelPump(
         eventLoop: eventLoop,
@@ -86,6 +88,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
             self.host = Host(configuration: self.hostConfiguration)
             self.host.setBonds(self.bonds)
             self.host.setL2CAPChannelServers(self.channelServers)
+            self.host.setEnhancedATT(self.enhancedATT)
             self.process(self.host.start(now: self.now))
         }
     }
@@ -93,6 +96,18 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     public func send(_ pdu: [UInt8], on id: ConnectionID) {
         host.send(pdu, on: id)
         sendQueued = true
+    }
+    /// One ATT PDU on an Enhanced ATT bearer (the host's channel on PSM 0x0027).
+    public func send(_ pdu: [UInt8], on bearer: BearerID) {
+        host.send(pdu, on: bearer)
+        sendQueued = true
+    }
+    public func closeEnhancedBearer(_ id: BearerID) { process(host.closeEnhancedBearer(id, now: now)) }
+    /// The host accepts Enhanced Credit Based channels on PSM 0x0027 as ATT bearers.
+    public var supportsEnhancedATT: Bool { true }
+    public func setEnhancedATT(_ enabled: Bool) {
+        enhancedATT = enabled
+        host.setEnhancedATT(enabled)
     }
     /// Only `send` queues without pumping (every other path pumps what it queues), so with
     /// nothing sent since the last flush there is nothing to do.

@@ -162,6 +162,33 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(seen[1]["central"], "C0:00:00:00:00:01")
         self.assertNotEqual(seen[0]["id"], seen[1]["id"])
 
+    async def test_notify_many_sends_values_together_and_waits_out_busy(self) -> None:
+        seen: List[Dict[str, Any]] = []
+
+        async def script(peer: Peer) -> None:
+            first = await peer.receive()
+            seen.append(first)
+            await peer.error(first, "busy")
+            await peer.send({"event": "ready"})
+            again = await peer.receive()
+            seen.append(again)
+            await peer.ok(again, sent=1)
+            await peer.receive()
+
+        async def body(client: GattdClient, fake: FakeGattd) -> None:
+            self.assertEqual(await client.notify_many({"hr": b"\x00\x48", "t": b"\x1a"}, central="C0:00:00:00:00:01"), 1)
+            with self.assertRaises(ValueError):
+                await client.notify_many({})
+
+        await self.run_with(script, body)
+        self.assertEqual(seen[0], {
+            "op": "notify",
+            "values": [{"characteristic": "hr", "value": {"hex": "0048"}}, {"characteristic": "t", "value": {"hex": "1a"}}],
+            "central": "C0:00:00:00:00:01",
+            "id": seen[0]["id"],
+        })
+        self.assertEqual(seen[1]["values"], seen[0]["values"])
+
     async def test_busy_waits_for_ready_then_resends_in_order(self) -> None:
         """Two concurrent notifies: the first gets busy; the client resends it only after
         `ready` (a `ready` that came before the busy reply does not count) and sends the

@@ -270,6 +270,22 @@ class GattdClient:
         `ready` event (at most `ready_timeout`) and resends, so values are never dropped and
         arrive in call order."""
         request: Dict[str, Any] = {"op": "notify", "characteristic": characteristic, "value": encode_value(value)}
+        return await self._notify(request, characteristic, central)
+
+    async def notify_many(self, values: Mapping[str, Value], central: Optional[str] = None) -> int:
+        """Sets several values and notifies them together: a central that supports it gets
+        them in one Multiple Handle Value Notification, others one notification per value.
+        All or nothing. Returns how many centrals it was sent to; `busy` is waited out as
+        for `notify`."""
+        if not values:
+            raise ValueError("notify_many needs at least one value")
+        request: Dict[str, Any] = {
+            "op": "notify",
+            "values": [{"characteristic": c, "value": encode_value(v)} for c, v in values.items()],
+        }
+        return await self._notify(request, ", ".join(values), central)
+
+    async def _notify(self, request: Dict[str, Any], what: str, central: Optional[str]) -> int:
         if central is not None:
             request["central"] = central
         async with self._notify_lock:
@@ -280,7 +296,7 @@ class GattdClient:
                     return sent if isinstance(sent, int) else 0
                 if reply.get("error") != "busy":
                     raise error_from_reply(reply)
-                logger.debug("notify %s: busy, waiting for ready", characteristic)
+                logger.debug("notify %s: busy, waiting for ready", what)
                 await self._wait_for_ready(ready_seen)
 
     async def set(self, characteristic: str, value: Value) -> None:
