@@ -200,7 +200,9 @@ def test_a_pending_control_read_does_not_hold_up_another_bearer(link):
                 pending = asyncio.ensure_future(a.read_value(found["ctl"][0], no_long_read=True))
                 request = await responder.event("read_request")
                 assert request["characteristic"] == "ctl"
-                assert bytes(await b.read_value(found["alpha"][0], no_long_read=True)) == b"alpha"
+                # (Bounded below gattd's 5 s request timeout would be a timed assertion; 10 s
+                # only makes a held read fail sooner than Bumble's 30 s.)
+                assert bytes(await asyncio.wait_for(b.read_value(found["alpha"][0], no_long_read=True), 10)) == b"alpha"
                 assert not pending.done(), "bearer A was answered before the control client responded"
                 assert await responder.request({"op": "respond", "request": request["request"], "status": "success",
                                                 "value": hex_value(b"from control")}) == {"ok": True}
@@ -212,12 +214,13 @@ def test_a_pending_control_read_does_not_hold_up_another_bearer(link):
 
 
 def test_notifications_and_indications_over_enhanced_bearers(link):
-    """A client that set Client Supported Features bit 1 (EATT) and opened bearers: two
-    indications outstanding at once, on two bearers, at least one Enhanced (one indication
-    per bearer at a time, Vol 3 Part F §3.3.2), each confirmed on its own bearer (gattd's
-    `confirmed` events); a notification over an Enhanced bearer. With bit 2 too, a notify
-    naming two values it subscribed to comes as one ATT_MULTIPLE_HANDLE_VALUE_NTF (0x23);
-    before that, as two notifications."""
+    """A client that set Client Supported Features bit 1 (EATT), with two bearers open and
+    slow to confirm: three indications go out at once, one per bearer (one outstanding per
+    bearer, Vol 3 Part F §3.3.2), a fourth waits; a notification then comes over an Enhanced
+    bearer (gattd sends an update on the least loaded bearer, ties to the fixed one: an idle
+    connection's notifications take the fixed bearer); every indication is confirmed on its
+    own bearer (gattd's `confirmed` events). With bit 2 too, a notify naming two values it
+    subscribed to comes as one ATT_MULTIPLE_HANDLE_VALUE_NTF (0x23); before, as two."""
 
     async def body():
         address = "C0:00:00:00:EA:03"
@@ -238,40 +241,38 @@ def test_notifications_and_indications_over_enhanced_bearers(link):
                 async def notify(**request) -> None:
                     assert await watcher.request({"op": "notify", "central": address, **request}) == {"ok": True, "sent": 1}
 
-                # Two indications while the phone confirms nothing: the second cannot wait on
-                # the first's bearer (it would never come), so it comes on another.
+                # One trigger at a time: PDUs on different bearers need not arrive in the
+                # order they were queued.
                 for client in everyone:
                     client.hold_confirmations = True
-                await notify(characteristic="alert", value=hex_value(b"a1"))
-                await updates.wait_for(1)
-                await notify(characteristic="alert", value=hex_value(b"a2"))
-                indications = await updates.wait_for(2)
-                assert [(u.opcode, u.values) for u in indications] == [
-                    (INDICATION, [(alert, b"a1")]), (INDICATION, [(alert, b"a2")])]
-                assert indications[0].bearer != indications[1].bearer
-                assert {u.bearer for u in indications} & enhanced, f"no indication on an Enhanced bearer: {indications}"
+                for count, value in enumerate((b"a1", b"a2", b"a3"), start=1):
+                    await notify(characteristic="alert", value=hex_value(value))
+                    await updates.wait_for(count)
+                indications = updates.pdus[:3]
+                assert [(u.opcode, u.values) for u in indications] == [(INDICATION, [(alert, v)]) for v in (b"a1", b"a2", b"a3")]
+                assert {u.bearer for u in indications} == {FIXED, *enhanced}, f"not one per bearer: {indications}"
+                await notify(characteristic="alert", value=hex_value(b"a4"))  # every bearer has one outstanding: waits
+                await notify(characteristic="stream", value=hex_value(b"s1"))
+                [notified] = (await updates.wait_for(4))[3:]
+                assert (notified.opcode, notified.values) == (NOTIFICATION, [(stream, b"s1")]), "a4 went out unconfirmed?"
+                assert notified.bearer in enhanced, f"the notification came on the {notified.bearer} bearer"
                 for client in everyone:
                     client.release_confirmations()
-                for _ in indications:
+                [fourth] = (await updates.wait_for(5))[4:]
+                assert (fourth.opcode, fourth.values) == (INDICATION, [(alert, b"a4")])
+                for _ in range(4):
                     assert await watcher.event("confirmed") == {"event": "confirmed", "central": address, "characteristic": "alert"}
-
-                # One trigger at a time from here: PDUs on different bearers need not arrive
-                # in the order they were queued.
-                await notify(characteristic="stream", value=hex_value(b"s1"))
-                [notified] = (await updates.wait_for(3))[2:]
-                assert (notified.opcode, notified.values) == (NOTIFICATION, [(stream, b"s1")])
-                assert notified.bearer in enhanced, f"the notification came on the {notified.bearer} bearer"
 
                 await notify(values=[{"characteristic": "stream", "value": hex_value(b"s2")},
                                      {"characteristic": "level", "value": hex_value(b"L2")}])
-                pair = (await updates.wait_for(5))[3:]
+                pair = (await updates.wait_for(7))[5:]
                 assert sorted((u.opcode, u.values) for u in pair) == [
                     (NOTIFICATION, [(stream, b"s2")]), (NOTIFICATION, [(level, b"L2")])], "bit 2 not set: one PDU each"
 
                 await write_client_features(bearers[0], 0x06)
                 await notify(values=[{"characteristic": "stream", "value": hex_value(b"s3")},
                                      {"characteristic": "level", "value": hex_value(b"L3")}])
-                [multiple] = (await updates.wait_for(6))[5:]
+                [multiple] = (await updates.wait_for(8))[7:]
                 assert (multiple.opcode, multiple.values) == (MULTIPLE_HANDLE_VALUE_NTF, [(stream, b"s3"), (level, b"L3")])
         finally:
             await watcher.close()
