@@ -120,13 +120,13 @@ def test_changed_config_on_restart_owes_the_bonded_central_service_changed(contr
             second = gattd(changed_config())
             await wait_for_log(second, r"C0:00:00:00:00:01: Service Changed 0x0039-0x003B owed")
             second.stop()
-            assert state_file(tmp_path)["service_changed"] == [0x37, 0x39]
+            assert state_file(tmp_path)["service_changed"] == [0x39, 0x3B]
             third = gattd(changed_config())
             await wait_for_log(third, r"loaded 1 bond from ")
 
             peer, received = await connect_recording(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.encrypt(), 10)
-            assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x37, 0x00, 0x39, 0x00])]
+            assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x39, 0x00, 0x3B, 0x00])]
             # Bumble confirmed it: change-aware, nothing owed any more (durably).
             await att_round_trip(peer)
             state = state_file(tmp_path)
@@ -221,11 +221,11 @@ def test_sighup_while_the_bonded_central_is_away_owes_it_service_changed(control
             config_path.write_text(changed_config())
             os.kill(process.process.pid, signal.SIGHUP)
             await wait_for_log(process, r"C0:00:00:00:00:01: Service Changed 0x0039-0x003B owed")
-            assert state_file(tmp_path)["service_changed"] == [0x37, 0x39]
+            assert state_file(tmp_path)["service_changed"] == [0x39, 0x3B]
 
             peer, received = await connect_recording(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.encrypt(), 10)
-            assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x37, 0x00, 0x39, 0x00])]
+            assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x39, 0x00, 0x3B, 0x00])]
             await att_round_trip(peer)
             assert "service_changed" not in state_file(tmp_path)
             await asyncio.wait_for(peer.connection.disconnect(), 5)

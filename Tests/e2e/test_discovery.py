@@ -55,8 +55,8 @@ def characteristic_rows():
 
 
 def test_table_is_what_the_suite_expects(link):
-    # Guards the other tests: the config has GAP, GATT, 4 services and 51 attributes.
-    assert len(full_table()) == 51
+    # Guards the other tests: the config has GAP, GATT, 4 services and 53 attributes.
+    assert len(full_table()) == 53
     assert [(r.handle, r.uuid) for r in full_table() if r.kind in SERVICE_KINDS] == [
         (0x0001, "1800"), (0x0006, "1801"), (0x0010, "6E4A0001-B5A3-F393-E0A9-E50E24DCCA9E"),
         (0x002A, "180F"), (0x002E, "6E4A0002-B5A3-F393-E0A9-E50E24DCCA9E"), (0x0031, "181A"),
@@ -157,7 +157,7 @@ def test_characteristics_and_descriptors_match_table(link):
                          [(d.handle, d.bumble_uuid) for d in descriptors])
                         for declaration, value, descriptors in characteristic_rows()]
             assert found == expected
-            assert len(found) == 17  # 5 built-in + 12 configured
+            assert len(found) == 18  # 6 built-in + 12 configured
 
     run(body())
 

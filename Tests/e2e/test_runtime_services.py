@@ -126,7 +126,7 @@ def test_a_bonded_central_away_during_add_service_gets_service_changed_on_reconn
 
             peer, received = await connect_recording(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.encrypt(), 10)
-            assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x37, 0x00, 0x3A, 0x00])]
+            assert await updates_for(received, SERVICE_CHANGED) == [bytes([0x39, 0x00, 0x3C, 0x00])]
             await asyncio.wait_for(peer.connection.disconnect(), 5)
         await control.close()
 
@@ -155,10 +155,10 @@ def test_state_restoration_a_runtime_service_is_back_at_its_handles_after_kill_9
             indicated = record_updates(peer)
             control = await ControlClient.open(tmp_path / "control.sock")
             heart = await control.request({"op": "add_service", "service": HEART})
-            assert heart["services"][0]["start"] == 0x37
+            assert heart["services"][0]["start"] == 0x39
             battery = await control.request({"op": "add_service", "service": BATTERY})
-            assert battery["services"][0]["start"] == 0x3B  # 0x3B-0x3D, value 0x3D
-            assert bytes(await peer.gatt_client.read_value(0x3D)) == b"\x64"
+            assert battery["services"][0]["start"] == 0x3D  # 0x3D-0x3F, value 0x3F
+            assert bytes(await peer.gatt_client.read_value(0x3F)) == b"\x64"
             assert await control.request({"op": "remove_service", "service": "fuel"}) == {"ok": True}
             await control.close()
             # Every Service Changed confirmed (a request after the confirmations: gattd has them),
@@ -175,13 +175,13 @@ def test_state_restoration_a_runtime_service_is_back_at_its_handles_after_kill_9
             listed = await control.request({"op": "list_services"})
             await control.close()
             runtime = [(s.get("id"), s["start"], s["end"], s.get("restored")) for s in listed["services"] if s["runtime"]]
-            assert runtime == [("heart", 0x37, 0x3A, True)]
+            assert runtime == [("heart", 0x39, 0x3C, True)]
 
             peer, received = await connect_recording(device, gattd_address(controllers))
             await asyncio.wait_for(peer.connection.encrypt(), 10)
             await wait_for_log(second, r"bonded central C0:00:00:00:00:01")
             # The cached handle of heart's value, read with no discovery on this connection.
-            assert bytes(await peer.gatt_client.read_value(0x39)) == b"\x00"
+            assert bytes(await peer.gatt_client.read_value(0x3B)) == b"\x00"
             # fuel stays removed: its handles are not served.
             att_error(await raw_request(peer, bytes([0x0A, 0x3F, 0x00])), 0x0A, 0x003F, 0x01)
             # The database is the one the central knew: no Service Changed.
