@@ -158,16 +158,21 @@ def start_gattd(config: Path, transport: str, work_dir: Path, name: str = "gattd
     return GattdProcess(config, transport, work_dir, gattd_arguments(work_dir), name=name).start()
 
 
-def module_link(config: Path, controller_count: int = 2, link_layers: tuple[str, ...] | None = None):
-    """A module-scoped fixture: controllers + gattd serving `config`, shared by the module.
+def module_link(config: Path | str, controller_count: int = 2, link_layers: tuple[str, ...] | None = None):
+    """A module-scoped fixture: controllers + gattd serving `config` (a file, or the JSON
+    text of one), shared by the module.
     With `link_layers` (e.g. harness.LINK_LAYERS) the fixture is parametrized: every test of
     the module runs once per link layer (ids `[bumble]`, `[rootcanal]`); without, the default
     link layer (harness.default_link_layer())."""
 
     def make(work_dir: Path, link_layer: str) -> Iterator[Link]:
+        path = config
+        if isinstance(config, str):
+            path = work_dir / "gattd.json"
+            path.write_text(config)
         controllers = VirtualControllers(controller_count, work_dir, link_layer=link_layer).start()
         try:
-            gattd = start_gattd(config, controllers[0].transport, work_dir)
+            gattd = start_gattd(path, controllers[0].transport, work_dir)
         except BaseException:
             controllers.stop()
             raise
