@@ -205,6 +205,24 @@ import GattTestFixtures
         #expect(t.warnings == ["connection 64 CID 0x0040: SDU of 513 bytes exceeds the central's MTU 512; dropped"])
     }
 
+    @Test func readyWhenSentNamesTheChannelOnceItsSDULeftWithoutCredits() {
+        var t = Self.opened(credits: 1)
+        t.hostCall { $0.send(sdu: [1, 2, 3], on: Self.channel, now: $1) }
+        // The SDU took the central's only credit: no invitation.
+        #expect(t.sentPayloads(handle: 0x40, channel: L2CAPChannelID(0x40)) == [[3, 0, 1, 2, 3]])
+        #expect(t.channelEvents.isEmpty)
+        // The program left: asked for, `.ready` comes though the central has no credits.
+        t.hostCall { $0.readyWhenSent(Self.channel, now: $1) }
+        #expect(t.channelEvents == [.ready(Self.channel)])
+        // With an SDU still waiting for credits, only once it has left.
+        t.clearLogs()
+        t.hostCall { $0.send(sdu: [4], on: Self.channel, now: $1) }
+        #expect(t.sent.isEmpty && t.channelEvents.isEmpty)
+        t.signal("16 03 04 00 40 00 01 00")
+        #expect(t.sentPayloads(handle: 0x40, channel: L2CAPChannelID(0x40)) == [[1, 0, 4]])
+        #expect(t.channelEvents == [.ready(Self.channel)])
+    }
+
     @Test func attAndChannelsTakeTurns() {
         var t = Self.opened(credits: 100, buffers: 1)
         t.signal("14 02 0A 00 80 00 41 00 00 02 F7 00 64 00")

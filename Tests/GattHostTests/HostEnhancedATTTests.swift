@@ -134,6 +134,23 @@ import GattTestFixtures
         #expect(t.sentPayloads(handle: 0x40, channel: L2CAPChannelID(0x41)).isEmpty)
     }
 
+    @Test func aBearerThatBreaksTheChannelRulesIsClosedInTheCoreToo() {
+        var t = Self.fiveBearers()
+        // A K-frame on our CID 0x42 announcing a 600-byte SDU, above our MTU 517 (§3.4.3):
+        // the channel is disconnected (destination: the central's 0x42, source: ours 0x42)…
+        t.receive([0x58, 0x02, 0x0A, 0x12, 0x00], channel: L2CAPChannelID(0x42), handle: 0x40)
+        #expect(t.signalling.map { [$0[0]] + Array($0[2...]) } == [h("06 04 00 42 00 42 00")])
+        // …and the core's bearer closes with it (not an app channel's event).
+        #expect(t.host.core.att.bearers(of: ConnectionID(0x40)) == [.fixed(ConnectionID(0x40))] + [0x40, 0x41, 0x43, 0x44].map { Self.bearer($0) })
+        #expect(t.channelEvents.isEmpty)
+        // Once the central answers, CID 0x42 serves a new bearer with its own ATT_MTU.
+        t.signal("07 09 04 00 42 00 42 00")
+        t.clearLogs()
+        t.signal("17 0A 0A 00 27 00 40 00 F7 00 0A 00 45 00")
+        #expect(t.signalling == [h("18 0A 0A 00 05 02 F7 00 06 00 00 00 42 00")])
+        #expect(t.host.core.att.mtu(for: Self.bearer(0x42)) == 64)
+    }
+
     @Test func anUnconfirmedIndicationClosesItsBearersChannel() {
         var t = Self.fiveBearers()
         t.receive([0x12, 0x15, 0x00, 0x02, 0x00], handle: 0x40)

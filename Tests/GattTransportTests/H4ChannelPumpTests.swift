@@ -20,6 +20,7 @@ struct H4ChannelPumpTests {
         case consumed
         case close
         case warning(String)
+        case readyWhenSent
     }
 
     static let id = CreditBasedChannelID(connection: ConnectionID(0x40), cid: 0x40)
@@ -52,7 +53,7 @@ struct H4ChannelPumpTests {
                         count.add()
                         c.yield(.consumed)
                     }, close: { _ in c.yield(.close) },
-                    warning: { c.yield(.warning($0)) }))
+                    warning: { c.yield(.warning($0)) }, readyWhenSent: { _ in c.yield(.readyWhenSent) }))
         }
 
         func on(_ event: CreditBasedChannelEvent) async throws -> L2CAPChannelOpened? {
@@ -180,6 +181,22 @@ struct H4ChannelPumpTests {
         let rig = Rig()
         let program = try await rig.open()
         close(program)
+        #expect(await rig.next() == .close)
+        try await rig.shutdown()
+    }
+
+    /// The program's last SDU is on its way (it may take the central's last credit: no
+    /// `.ready` would follow) when it leaves: the pump asks for `.ready` once that SDU has
+    /// left, credits or not, and then finds the end.
+    @Test(.timeLimit(.minutes(1))) func theProgramLeavingWhileItsLastSDUIsOnItsWayEndsTheChannelOnceItLeft() async throws {
+        let rig = Rig()
+        let program = try await rig.open()
+        #expect(Self.write(program, [1]))
+        _ = try await rig.on(.ready(Self.id))
+        #expect(await rig.next() == .send([1]))
+        close(program)
+        #expect(await rig.next() == .readyWhenSent)
+        _ = try await rig.on(.ready(Self.id))  // the SDU left
         #expect(await rig.next() == .close)
         try await rig.shutdown()
     }

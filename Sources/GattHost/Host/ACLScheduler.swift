@@ -37,6 +37,9 @@ struct ACLScheduler: Sendable {
         fileprivate var kFrames: Deque<[UInt8]> = []
         /// The layer above was told it may hand over an SDU and has not yet.
         fileprivate var invited = false
+        /// Invite once the K-frames have left even without credits (the layer above has
+        /// nothing more to send but must learn that its last SDU left: `inviteWhenSent`).
+        fileprivate var inviteWhenSent = false
         var isDrained: Bool { kFrames.isEmpty }
     }
 
@@ -141,6 +144,12 @@ struct ACLScheduler: Sendable {
         links[i].channels[c].invited = false
     }
 
+    /// From now on the channel is invited as soon as its K-frames have left, credits or not.
+    mutating func inviteWhenSent(_ cid: UInt16, on handle: UInt16) {
+        guard let i = index(of: handle), let c = index(of: cid, in: i) else { return }
+        links[i].channels[c].inviteWhenSent = true
+    }
+
     /// The sending half of a channel.
     func channel(_ cid: UInt16, on handle: UInt16) -> ChannelQueue? {
         guard let i = index(of: handle), let c = index(of: cid, in: i) else { return nil }
@@ -172,7 +181,7 @@ struct ACLScheduler: Sendable {
         for i in links.indices {
             for c in links[i].channels.indices {
                 let q = links[i].channels[c]
-                guard q.kFrames.isEmpty, q.credits > 0, !q.invited else { continue }
+                guard q.kFrames.isEmpty, q.credits > 0 || q.inviteWhenSent, !q.invited else { continue }
                 links[i].channels[c].invited = true
                 out.append(.event(.channel(.ready(CreditBasedChannelID(connection: ConnectionID(links[i].handle), cid: q.cid)))))
             }

@@ -48,6 +48,16 @@ extension Host {
         return pumpACL()
     }
 
+    /// From now on `.ready` names the channel as soon as its SDUs have left, even while the
+    /// central gives no credits: for a program that left, whose last SDU must go before the
+    /// channel closes (a `.ready` without credits takes no SDU: there is none).
+    public mutating func readyWhenSent(_ id: CreditBasedChannelID, now: Duration) -> [HostOutput] {
+        self.now = now
+        guard channels[id] != nil else { return [] }
+        acl.inviteWhenSent(id.cid, on: id.connection.rawValue)
+        return pumpACL()
+    }
+
     /// Disconnects a channel (Disconnection Request, §4.6); no `.closed` follows.
     public mutating func close(_ id: CreditBasedChannelID, now: Duration) -> [HostOutput] {
         self.now = now
@@ -93,8 +103,11 @@ extension Host {
 
     /// The central broke the channel's rules: disconnected (§3.4.3, §4.24).
     private mutating func violated(_ id: CreditBasedChannelID, _ v: CreditBasedViolation) -> [HostOutput] {
+        // The event first: an Enhanced ATT bearer's closes the core's bearer only while
+        // `eattBearers` still names it (disconnecting forgets it).
+        let closed = channelEvent(.closed(id, reason: "\(v)"))
         disconnectChannel(id)
-        return [.event(.warning("\(id): \(v); channel disconnected")), channelEvent(.closed(id, reason: "\(v)"))]
+        return [.event(.warning("\(id): \(v); channel disconnected")), closed]
     }
 
     /// The signalling commands of credit-based channels; nil for the others.

@@ -27,6 +27,8 @@ final class H4ChannelPump: @unchecked Sendable {
         var consumed: (CreditBasedChannelID) -> Void
         var close: (CreditBasedChannelID) -> Void
         var warning: (String) -> Void
+        /// `.ready` as soon as the channel's SDUs have left, credits or not (`Host.readyWhenSent`).
+        var readyWhenSent: (CreditBasedChannelID) -> Void
     }
 
     private struct Pipe {
@@ -194,9 +196,13 @@ final class H4ChannelPump: @unchecked Sendable {
 
     /// The program hung up, perhaps while it was not read (no credits from the central):
     /// with nothing of its on the way and nothing left to read, the channel ends now. What it
-    /// wrote before leaving still goes first, as credits come (then EOF ends the channel).
+    /// wrote before leaving still goes first, as credits come (then EOF ends the channel);
+    /// with an SDU of its on the way, `.ready` comes once that SDU has left even if it took
+    /// the central's last credit, and the read that follows finds the end.
     private func programHungUp(_ id: CreditBasedChannelID, fd: Int32) {
-        guard let pipe = pipes[id], pipe.fd == fd, !pipe.closing, !pipe.sending, Self.hungUp(fd) else { return }
+        guard let pipe = pipes[id], pipe.fd == fd, !pipe.closing else { return }
+        if pipe.sending { return calls.readyWhenSent(id) }
+        guard Self.hungUp(fd) else { return }
         programClosed(id)
     }
 

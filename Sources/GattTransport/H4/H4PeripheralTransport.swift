@@ -52,7 +52,8 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
             send: { [unowned self] id, sdu in process(host.send(sdu: sdu, on: id, now: now)) },
             consumed: { [unowned self] id in process(host.consumed(on: id, now: now)) },
             close: { [unowned self] id in process(host.close(id, now: now)) },
-            warning: { [unowned self] m in onEvent?(.warning(m)) }))
+            warning: { [unowned self] m in onEvent?(.warning(m)) },
+            readyWhenSent: { [unowned self] id in process(host.readyWhenSent(id, now: now)) }))
 
     public init(spec: TransportSpec, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger, btsnoop: BtsnoopWriter? = nil) {
         self.spec = spec
