@@ -170,7 +170,9 @@ import GattTestFixtures
         h.server.deferredAccessAvailable = true
         h.subscribe(0x15, 0x01)
         #expect(h.send([0x0A, 0x1F, 0x00], on: e) == [])
+        #expect(h.server.bearer(waitingOn: PendingRequestID(1)) == e)
         #expect(h.server.closeBearer(e) == [])
+        #expect(h.server.bearer(waitingOn: PendingRequestID(1)) == nil)
         #expect(h.server.bearers(of: h.c1) == [.fixed(h.c1)])
         #expect(h.server.mtu(for: e) == nil)
         // Its deferred access is gone; PDUs on it are ignored.
@@ -184,6 +186,24 @@ import GattTestFixtures
         // The channel may be opened again.
         let opened5 = h.server.openBearer(e, mtu: 64)
         #expect(opened5)
+    }
+
+    @Test func aRequestBeforeTheAnswerToThePreviousOneLeftIsIgnoredOnThatBearer() {
+        var (h, e) = twoBearers()
+        // Two Read Requests on the Enhanced bearer without the first answer pulled (a client
+        // pipelining, against §3.3.2): the second is ignored, so the queue stays bounded.
+        #expect(h.server.receive([0x0A, 0x12, 0x00], from: e, now: .zero) == [.enhancedOutgoingAvailable(e)])
+        #expect(h.server.receive([0x0C, 0x12, 0x00, 0x00, 0x00], from: e, now: .zero) == [])
+        // A command still counts, and the other bearer is not held up.
+        h.absorb(h.server.receive([0x52, 0x12, 0x00, 0x07], from: e, now: .zero))
+        #expect(h.request([0x0A, 0x12, 0x00]) == [0x0B, 0x07])
+        #expect(h.drain(e) == [[0x0B, 0x01, 0x02]])
+        // Once the answer has left, the next request is served.
+        #expect(h.send([0x0A, 0x12, 0x00], on: e) == [[0x0B, 0x07]])
+        // Queued notifications do not count as an answer owed.
+        h.subscribe(0x15, 0x01)
+        _ = h.server.notify(characteristic: ATTFixture.notify, value: [9], now: .zero)
+        #expect(h.send([0x0A, 0x12, 0x00], on: .fixed(h.c1)).count == 2)
     }
 
     @Test func disconnectingTheClientClosesAllItsBearers() {

@@ -297,18 +297,24 @@ import GattTestFixtures
         server.deferredAccessAvailable = true
         let c = ConnectionID(4)
         server.connect(c, security: .low)
-        // Values 0x0012 (deferred) and 0x0015 (stored).
+        // Values 0x0012 (deferred) and 0x0015 (stored); each answer pulled before the next
+        // request, as a client waits for it (§3.3.2).
+        var pdus: [[UInt8]] = []
+        func pull() { while let p = server.dequeueOutgoing(for: c) { pdus.append(p.pdu) } }
         _ = server.receive([0x16, 0x12, 0x00, 0x00, 0x00, 0x01], from: c, now: .zero)
+        pull()
         _ = server.receive([0x16, 0x15, 0x00, 0x00, 0x00, 0x02], from: c, now: .zero)
+        pull()
         let out = server.receive([0x18, 0x01], from: c, now: .zero)
         #expect(out == [.event(.deferredAccess(id: PendingRequestID(1), c, .write(characteristic: CharacteristicIndex(6), value: [0x01], offset: 0)))])
         _ = try server.respond(to: PendingRequestID(1), result: .failure(.writeRequestRejected), now: .zero)
         #expect(server.database.value(ofCharacteristic: CharacteristicIndex(7)) == [0])
-        var pdus: [[UInt8]] = []
-        while let p = server.dequeueOutgoing(for: c) { pdus.append(p.pdu) }
+        pull()
         #expect(pdus == [[0x17, 0x12, 0x00, 0x00, 0x00, 0x01], [0x17, 0x15, 0x00, 0x00, 0x00, 0x02], [0x01, 0x18, 0x12, 0x00, 0xFC]])
         _ = server.receive([0x16, 0x12, 0x00, 0x00, 0x00, 0x01], from: c, now: .zero)
+        pull()
         _ = server.receive([0x16, 0x15, 0x00, 0x00, 0x00, 0x02], from: c, now: .zero)
+        pull()
         _ = server.receive([0x18, 0x01], from: c, now: .zero)
         let done = try server.respond(to: PendingRequestID(2), result: .success([]), now: .zero)
         #expect(done == [.event(.written(c, characteristic: CharacteristicIndex(7), value: [0x02])), .outgoingAvailable(c)])

@@ -20,6 +20,10 @@ extension ATTServer {
         return waiting.map(\.id)
     }
 
+    /// The bearer a `.deferredAccess` waits on; nil once it was answered, timed out, or its
+    /// bearer closed (an Enhanced ATT bearer's channel can close under it).
+    public func bearer(waitingOn request: PendingRequestID) -> BearerID? { pendingRequests[request] }
+
     /// Answers a `.deferredAccess` event: a `.read` with the value from its offset, a
     /// `.write` or `.commit` with success (its bytes are ignored), any of them with an ATT
     /// error. Throws when the access is unknown, already answered, timed out, or its

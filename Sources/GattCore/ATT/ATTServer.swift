@@ -200,6 +200,10 @@ public struct ATTServer: Sendable {
             return true
         }
         if held { return takeOutputs() }
+        // A request while this bearer's answer to the previous one still waits in its queue
+        // breaks the one-transaction rule (§3.3.2): ignored, as Zephyr does, so a pipelining
+        // client cannot grow the queue without bound (a 5-byte Read Blob costs up to ATT_MTU).
+        if !ATTOpcode.isCommand(first), inBearer(i, { $0.outgoing.count > $0.queuedUpdates }) { return takeOutputs() }
         process(pdu, from: id, at: i, now: now)
         return takeOutputs()
     }
