@@ -11,7 +11,13 @@ extension PeripheralDaemon {
     /// (`setValue`/`notify` then serve a persisted value: no new write, nothing to record.)
     public func persist(_ writes: [CommittedValue], central: String?) -> EventLoopFuture<PersistOutcome>? {
         guard let future = durable(writes, central: central) else { return nil }
-        return future.map { committed -> PersistOutcome in committed.overtaken.isEmpty ? .newest : .overtaken }
+        let db = database
+        return future.map { committed -> PersistOutcome in
+            guard !committed.overtaken.isEmpty else { return .newest }
+            return .overtaken(Set(writes.lazy.map(\.characteristic).filter {
+                db.contains($0) && committed.overtaken[PersistedValues.key(db[$0])] != nil
+            }))
+        }
     }
 
     private func durable(_ writes: [CommittedValue], central: String?) -> EventLoopFuture<PersistedValues.Committed>? {

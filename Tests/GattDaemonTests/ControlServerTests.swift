@@ -241,6 +241,34 @@ struct ControlServerTests {
         #expect(sent == [["6:[1, 2]", "7:[3, 4]"]])
     }
 
+    /// `notify` with `values`, persisted ones durable first: a value a central's newer Write
+    /// Command overtook meanwhile is neither set nor sent (as for one value); the others are.
+    @Test func notifyWithSeveralValuesSendsThoseNotOvertaken() throws {
+        let f = try ServerFixture()
+        defer { f.shutdown() }
+        let c = try LineClient(path: f.path)
+        try f.onLoop {
+            f.peripheral.database = GATTDatabase(deviceName: "Fake", services: [
+                ServiceDefinition(id: "s", uuid: 0x180D, characteristics: [
+                    CharacteristicDefinition(id: "hr", uuid: 0x2A37, properties: [.notify], value: [0], maxLength: 4, valueSource: .storedOnCommit),
+                    CharacteristicDefinition(id: "t", uuid: 0x2A6E, properties: [.read, .notify], value: [0], maxLength: 2, valueSource: .storedOnCommit),
+                ])
+            ])
+            f.peripheral.persistedCharacteristics = [CharacteristicIndex(6), CharacteristicIndex(7)]
+        }
+        c.send(#"{"op":"notify","values":[{"characteristic":"hr","value":{"hex":"01"}},{"characteristic":"t","value":{"hex":"02"}}],"id":1}"# + "\n")
+        // The request reaches the loop: one durable write for both values.
+        var asked = 0
+        for _ in 0..<10_000 where asked == 0 { asked = try f.onLoop { f.peripheral.persistPromises.count } }
+        #expect(asked == 1)
+        guard asked == 1 else { return }
+        try f.onLoop { f.peripheral.persistPromises[0].succeed(.overtaken([CharacteristicIndex(6)])) }
+        #expect(c.line() == #"{"ok":true,"sent":1,"id":1}"#)
+        let sent = try f.onLoop { f.peripheral.notifiedValues.map { $0.map { "\($0.0.rawValue):\($0.1)" } } }
+        #expect(sent == [["7:[2]"]], "t sent, hr (overtaken) not")
+        #expect(c.request(#"{"op":"get","characteristic":"hr"}"#) == #"{"ok":true,"value":{"hex":"00"}}"#)
+    }
+
     /// A `set` of a persisted value is answered once durable (or `persist_failed`), and the
     /// replies to later requests wait behind it, in request order.
     @Test func persistedSetRepliesLaterInRequestOrder() throws {

@@ -128,7 +128,8 @@ public enum ControlDispatcher {
             if c.valueSource == .storedOnCommit { persisted.append(CommittedValue(characteristic: index, value: v.value.bytes)) }
         }
         let only = try central.map { a throws(ControlError) in try connection(a, p) }
-        func send() -> ControlReply {
+        func send(_ updates: [(characteristic: CharacteristicIndex, value: [UInt8])]) -> ControlReply {
+            guard !updates.isEmpty else { return .sent(0) }
             switch p.notify(values: updates, only: only) {
             case .queued(let n): return .sent(n)
             case .busy: return .failure(ControlError(.busy, "a subscriber's transmit queue is full; nothing was changed; wait for the \"ready\" event"))
@@ -137,16 +138,19 @@ public enum ControlDispatcher {
         }
         if !persisted.isEmpty, let durable = p.persist(persisted, central: nil) {
             return .later(durable.assumeIsolated().map { outcome in
-                guard outcome == .newest else { return .sent(0) }
-                let r = send()
+                // A value overtaken by a newer one (a central's Write Command) is neither set
+                // nor sent, as for one value; the others are.
+                var newest = updates
+                if case .overtaken(let skipped) = outcome { newest.removeAll { skipped.contains($0.characteristic) } }
+                let r = send(newest)
                 if case .failure(let e) = r, e.code == .busy {
-                    for u in updates { _ = p.setValue(characteristic: u.characteristic, value: u.value) }  // memory matches the disk
+                    for u in newest { _ = p.setValue(characteristic: u.characteristic, value: u.value) }  // memory matches the disk
                     return .failure(ControlError(.busy, "the values were saved and set, but a subscriber's transmit queue is full and they were not sent; wait for the \"ready\" event"))
                 }
                 return r
             }.nonisolated())
         }
-        return .now(send())
+        return .now(send(updates))
     }
 
     private static func reply(_ result: NotifyResult, _ name: String, _ value: ControlValue, _ c: Characteristic) -> ControlReply {

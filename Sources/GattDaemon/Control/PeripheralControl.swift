@@ -7,8 +7,9 @@ import NIOCore
 public enum PersistOutcome: Sendable, Equatable {
     /// The newest value: serve it.
     case newest
-    /// A newer value is served already (and saved after this one).
-    case overtaken
+    /// These characteristics' newer values are served already (and saved after these):
+    /// leave them; the others of the write are the newest.
+    case overtaken(Set<CharacteristicIndex>)
 }
 
 /// What the control socket drives: the running peripheral, whatever its transport
@@ -45,8 +46,8 @@ public protocol PeripheralControl: AnyObject {
     func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool
     /// Makes the values of `"persist": true` characteristics among `writes` durable, without
     /// changing the served values; nil when none is persisted (or values are not kept).
-    /// `.overtaken`: durable, but a newer value (a central's Write Command that came after)
-    /// is served already: leave it. A failure also sends watchers `persist_failed`
+    /// `.overtaken`: durable, but for the characteristics it names a newer value (a central's
+    /// Write Command that came after) is served already: leave those. A failure also sends watchers `persist_failed`
     /// (`central`: who wrote, if a central).
     func persist(_ writes: [CommittedValue], central: String?) -> EventLoopFuture<PersistOutcome>?
     /// Whether at least one control client answers requests. Going to false must fail the
