@@ -42,9 +42,10 @@ extension PeripheralDaemon {
         let wanted = configuration.enhancedATT
         transport.setEnhancedATT(wanted)
         core.setEnhancedATT(wanted && transport.supportsEnhancedATT)
+        // The transport logs why, once; this line only says what follows from it.
         if wanted, !transport.supportsEnhancedATT, !loggedNoEnhancedATT {
             loggedNoEnhancedATT = true
-            logger.info("Enhanced ATT: this transport cannot accept it; Server Supported Features says so")
+            logger.debug("Enhanced ATT: this transport cannot accept it; Server Supported Features says so")
         }
     }
 

@@ -241,6 +241,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
 
     private func transportEvent(_ event: TransportEvent) {
         if case .ready(_, let description, let c?) = event, !advertisingSetsFit(c, description: description) { return }
+        // The adapter is up: whether the transport could listen for Enhanced ATT is known now
+        // (Server Supported Features must not promise what it refuses).
+        if case .ready = event { core.setEnhancedATT(configuration.enhancedATT && transport.supportsEnhancedATT) }
         stack.handle(event, now: now)
     }
 

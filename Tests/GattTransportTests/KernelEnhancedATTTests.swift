@@ -137,6 +137,16 @@ struct KernelEnhancedATTTests {
         #expect(KernelEnhancedBearerPlan(connection: ConnectionID(1), localCID: 0x0041, taken: [], ourMTU: 517, peerMTU: 2048).mtu == 517)
     }
 
+    /// The central reconfigured the channel (the kernel answered it): the bearer's ATT_MTU
+    /// follows when it grows, up to ours; never shrinks (Vol 3 Part A §4.27).
+    @Test func aReconfiguredChannelGrowsTheBearersATTMTU() {
+        #expect(KernelEnhancedBearerPlan.reconfigured(current: 64, ourMTU: 517, peerMTU: 300) == 300)
+        #expect(KernelEnhancedBearerPlan.reconfigured(current: 64, ourMTU: 517, peerMTU: 2048) == 517)
+        #expect(KernelEnhancedBearerPlan.reconfigured(current: 300, ourMTU: 517, peerMTU: 300) == nil)
+        #expect(KernelEnhancedBearerPlan.reconfigured(current: 300, ourMTU: 517, peerMTU: 100) == nil)
+        #expect(KernelEnhancedBearerPlan.reconfigured(current: 64, ourMTU: 517, peerMTU: nil) == nil)
+    }
+
     /// Without a CID (or one the connection has, or the fixed channel's) the first free one from 0x0040.
     @Test func bearerWithoutUsableCIDGetsAFreeOne() {
         let c = ConnectionID(7)

@@ -10,6 +10,9 @@
  *     closed
  * -w SECONDS: then keep the channel open until the peer or the link closes it ("closed by
  * the peer") or SECONDS pass ("still open").
+ * -r MTU: once connected, reconfigure the channel to this larger MTU (setsockopt BT_RCVMTU on
+ * the connected socket: the kernel sends an L2CAP Credit Based Reconfigure Request, Core Vol 3
+ * Part A §4.27) before the PDUs ("reconfigured imtu MTU").
  * -s: BT_SECURITY before connect (default low: a peer that wants encryption refuses the channel
  * on an unencrypted link; medium: the kernel pairs or encrypts first). Exits 0 when every PDU
  * got an answer within 10 s, 1 when the channel cannot be opened or an answer is missing.
@@ -52,17 +55,18 @@ int main(int argc, char **argv)
 	int dev_id = -1, opt, level = BT_SECURITY_LOW, mtu = 517;
 	bdaddr_t peer;
 	int have_peer = 0;
-	int hold = 0;
-	while ((opt = getopt(argc, argv, "i:b:s:m:w:")) != -1) {
+	int hold = 0, reconfigure = 0;
+	while ((opt = getopt(argc, argv, "i:b:s:m:w:r:")) != -1) {
 		if (opt == 'i') dev_id = atoi(optarg + (strncmp(optarg, "hci", 3) ? 0 : 3));
 		else if (opt == 'b') have_peer = parse_address(optarg, &peer) == 0;
 		else if (opt == 's') level = strcmp(optarg, "medium") == 0 ? BT_SECURITY_MEDIUM : strcmp(optarg, "high") == 0 ? BT_SECURITY_HIGH : BT_SECURITY_LOW;
 		else if (opt == 'm') mtu = atoi(optarg);
 		else if (opt == 'w') hold = atoi(optarg);
+		else if (opt == 'r') reconfigure = atoi(optarg);
 		else return 2;
 	}
 	if (dev_id < 0 || !have_peer) {
-		fprintf(stderr, "usage: %s -i hciN -b ADDR [-s low|medium|high] [-m MTU] HEXPDU...\n", argv[0]);
+		fprintf(stderr, "usage: %s -i hciN -b ADDR [-s low|medium|high] [-m MTU] [-r MTU] [-w SECONDS] HEXPDU...\n", argv[0]);
 		return 2;
 	}
 
@@ -104,6 +108,12 @@ int main(int argc, char **argv)
 	getsockopt(s, SOL_BLUETOOTH, BT_SECURITY, &sec, &len);
 	printf("connected cid 0x%04x imtu %u omtu %u security %d\n", btohs(local.l2_cid), imtu, omtu, sec.level);
 	fflush(stdout);
+	if (reconfigure > 0) {
+		uint16_t larger = (uint16_t)reconfigure;
+		if (setsockopt(s, SOL_BLUETOOTH, BT_RCVMTU, &larger, sizeof(larger)) < 0) { printf("reconfigure failed: %s\n", strerror(errno)); return 1; }
+		printf("reconfigured imtu %u\n", larger);
+		fflush(stdout);
+	}
 
 	int status = 0;
 	for (int i = optind; i < argc; i++) {

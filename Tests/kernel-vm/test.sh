@@ -669,6 +669,9 @@ echo N >$ECRED
 eatt_start && pass "eatt: gattd started with enable_ecred $(cat $ECRED)" || bad "eatt: gattd did not start (enable_ecred N)"
 grep -q "no Enhanced ATT on the kernel transport: the kernel's Enhanced Credit Based mode is off" $LOG \
     && pass "eatt: enable_ecred N: gattd says why there is no EATT" || bad "eatt: no 'no Enhanced ATT' line with enable_ecred N"
+# Once: one line above debug says there is no EATT (the daemon's own follows at debug only).
+[ "$(grep -v " debug " $LOG | grep -c "Enhanced ATT")" = 1 ] && pass "eatt: enable_ecred N: said once" \
+    || { bad "eatt: enable_ecred N: not said exactly once above debug"; grep -v " debug " $LOG | grep "Enhanced ATT"; }
 ssf_read
 expect_out "Characteristic value/descriptor: 00 *$" "eatt: enable_ecred N: Server Supported Features 00 (EATT bit clear)"
 grep -q "listening for Enhanced ATT" $LOG && bad "eatt: gattd listens on PSM 0x0027 with enable_ecred N" \
@@ -713,6 +716,23 @@ since | grep "Enhanced ATT"
 wait_since "Enhanced ATT bearer closed" 50 && pass "eatt: the central closed the channel: gattd closed the bearer" \
     || bad "eatt: no 'Enhanced ATT bearer closed'"
 links_closed
+# The central reconfigures its channel from MTU 64 to 517 (its kernel sends the Credit Based
+# Reconfigure Request, gattd's kernel answers it): the bearer's ATT_MTU follows, so a 101-byte
+# Write Request to the GAP service declaration is taken as a request (Write Not Permitted),
+# where at ATT_MTU 64 it is too long (Invalid PDU).
+LONG="120100$(printf '00%.0s' $(seq 98))"
+timeout 60 ./eatt_client -i hci1 -b "$HCI0_ADDR" -s medium -m 64 "$LONG" >/tmp/eatt-r0.out 2>&1
+cat /tmp/eatt-r0.out
+links_closed
+timeout 60 ./eatt_client -i hci1 -b "$HCI0_ADDR" -s medium -m 64 -r 517 "$LONG" >/tmp/eatt-r1.out 2>&1
+cat /tmp/eatt-r1.out
+links_closed
+grep -q "^rsp 0112000004$" /tmp/eatt-r0.out && grep -q "^reconfigured imtu 517$" /tmp/eatt-r1.out \
+    && grep -q "^rsp 0112010003$" /tmp/eatt-r1.out \
+    && pass "eatt: a reconfigured channel's larger MTU is the bearer's ATT_MTU (101-byte Write Request: Invalid PDU at 64, Write Not Permitted at 517)" \
+    || bad "eatt: the bearer's ATT_MTU did not follow the channel's reconfiguration"
+since | grep -q "the central reconfigured the channel: ATT_MTU 517" && pass "eatt: gattd logged the reconfiguration" \
+    || bad "eatt: no 'reconfigured the channel' line"
 # The link goes (gattctl disconnect) while a bearer is open: the channel goes with it.
 timeout 60 ./eatt_client -i hci1 -b "$HCI0_ADDR" -s medium -w 30 0a0300 >/tmp/eatt2.out 2>&1 &
 E2=$!

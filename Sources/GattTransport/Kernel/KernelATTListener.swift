@@ -243,6 +243,20 @@ public final class KernelATTBearer: Sendable {
 
     /// The link's security level (getsockopt SOL_BLUETOOTH/BT_SECURITY): encrypted once the
     /// kernel's SMP has paired or restored a bond.
+    /// The central's MTU now (BT_SNDMTU), nil when the socket does not say (or is closed): on
+    /// an Enhanced ATT channel it grows when the central reconfigures it (the kernel answers
+    /// the L2CAP Credit Based Reconfigure Request itself).
+    func sendMTU() -> Int? {
+        let fd = self.fd
+        return isOpen.withLock { open -> Int? in
+            guard open else { return nil }
+            var value: UInt16 = 0
+            var length = socklen_t(MemoryLayout<UInt16>.size)
+            guard getsockopt(fd, CBLUEZ_SOL_BLUETOOTH, BT_SNDMTU, &value, &length) == 0, value > 0 else { return nil }
+            return Int(value)
+        }
+    }
+
     public func securityLevel() throws(KernelTransportError) -> SecurityLevelValue {
         let fd = self.fd
         return try isOpen.withLock { (open: inout Bool) throws(KernelTransportError) -> SecurityLevelValue in

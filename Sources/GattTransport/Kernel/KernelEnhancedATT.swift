@@ -108,6 +108,17 @@ struct KernelEnhancedBearerPlan: Sendable, Equatable {
     }
 }
 
+extension KernelEnhancedBearerPlan {
+    /// The bearer's ATT_MTU after the central's MTU became `peerMTU` (a Credit Based
+    /// Reconfigure the kernel answered, Vol 3 Part A §4.27): the new ATT_MTU when it grew,
+    /// else nil (an MTU only grows; unknown says nothing).
+    static func reconfigured(current: Int, ourMTU: Int, peerMTU: Int?) -> Int? {
+        guard let peerMTU else { return nil }
+        let mtu = max(23, min(ourMTU, peerMTU))
+        return mtu > current ? mtu : nil
+    }
+}
+
 /// Constants of EATT on the kernel transport.
 enum KernelEnhancedATT {
     /// The SIG-assigned SPSM of EATT (Assigned Numbers §2.4; Vol 3 Part F §3.2.11).

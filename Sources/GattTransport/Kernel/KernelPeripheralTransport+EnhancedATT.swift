@@ -13,9 +13,10 @@ import Glibc
 // socket is one bearer whose SDUs are ATT PDUs, read and written here as on the fixed channel.
 extension KernelPeripheralTransport {
     /// True when the kernel offers Enhanced Credit Based mode and gattd may bind PSM 0x0027
-    /// (decided once; why not is logged once).
+    /// (decided once; why not is logged once), unless listening on the adapter failed (then
+    /// false until a listen succeeds: the daemon asks again when the adapter is ready).
     public var supportsEnhancedATT: Bool {
-        enhancedATTSupport == .supported
+        enhancedATTSupport == .supported && enhancedATT.refusal == nil
     }
 
     /// Decided at the first question; why not is logged then, once.
@@ -61,7 +62,7 @@ extension KernelPeripheralTransport {
                 let message = "\(error)"
                 if enhancedATT.refusal != message {
                     enhancedATT.refusal = message
-                    logger.warning("cannot listen for \(message); centrals opening EATT channels are refused")
+                    logger.warning("cannot listen for \(message); Enhanced ATT is off (the EATT Supported bit stays clear)")
                 }
                 return
             }
@@ -100,7 +101,7 @@ extension KernelPeripheralTransport {
             connection: connection, localCID: channel.localCID, taken: taken, ourMTU: channel.mtu, peerMTU: channel.peerMTU)
         let id = plan.id
         let bearer = KernelATTBearer(fd: channel.fd, peer: channel.peer, poller: poller)
-        enhancedATT.bearers[id] = KernelEnhancedBearer(bearer: bearer)
+        enhancedATT.bearers[id] = KernelEnhancedBearer(bearer: bearer, ourMTU: channel.mtu ?? KernelEnhancedATT.mtu, mtu: plan.mtu)
         let theirs = channel.peerMTU.map(String.init) ?? "unknown"
         logger.debug("\(id): \(channel.peer) opened an Enhanced ATT bearer (ATT_MTU \(plan.mtu): ours \(channel.mtu ?? KernelEnhancedATT.mtu), theirs \(theirs))")
         onEvent(.enhancedBearer(id, .opened(mtu: plan.mtu)))
@@ -112,8 +113,18 @@ extension KernelPeripheralTransport {
     }
 
     private func enhancedReceived(_ pdu: [UInt8], on id: BearerID, from bearer: KernelATTBearer) {
-        guard enhancedATT.bearers[id]?.bearer === bearer else { return }
+        guard let entry = enhancedATT.bearers[id], entry.bearer === bearer else { return }
         logger.trace("\(id) < \(pdu.hexString)")
+        // The link's security as the fixed bearer would see it with this PDU (the monitor's
+        // Encryption Change may not have landed yet).
+        refreshSecurity(of: id.connection)
+        // The kernel answers a Credit Based Reconfigure itself: the central's MTU may have
+        // grown since the last PDU, and this one may need it.
+        if let mtu = KernelEnhancedBearerPlan.reconfigured(current: entry.mtu, ourMTU: entry.ourMTU, peerMTU: bearer.sendMTU()) {
+            enhancedATT.bearers[id]?.mtu = mtu
+            logger.debug("\(id): the central reconfigured the channel: ATT_MTU \(mtu)")
+            onEvent?(.enhancedBearer(id, .reconfigured(mtu: mtu)))
+        }
         onEvent?(.enhancedBearer(id, .received(pdu)))
     }
 
@@ -189,6 +200,9 @@ struct KernelEnhancedATTBearers {
 /// One Enhanced ATT bearer: an accepted EATT channel's socket.
 struct KernelEnhancedBearer {
     let bearer: KernelATTBearer
+    /// Our MTU on the channel (BT_RCVMTU) and the bearer's ATT_MTU as the core knows it.
+    let ourMTU: Int
+    var mtu: Int
     /// A PDU the socket had no room for: sent once it is writable.
     var unsent: [UInt8]?
 }

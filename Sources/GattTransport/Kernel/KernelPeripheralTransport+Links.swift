@@ -53,6 +53,13 @@ extension KernelPeripheralTransport {
         onEvent?(.received(id, pdu))
     }
 
+    /// `refreshSecurity(_:bearer:)` for a connection's fixed bearer (a PDU on another bearer
+    /// of the link).
+    func refreshSecurity(of id: ConnectionID) {
+        guard let link = links[id] else { return }
+        refreshSecurity(id, bearer: link.bearer)
+    }
+
     /// Reads the socket's level (BT_SECURITY) and reports it when it moved; true if it did.
     @discardableResult
     private func refreshSecurity(_ id: ConnectionID, bearer: KernelATTBearer) -> Bool {
