@@ -217,8 +217,8 @@ enum L2CAPListening {
             if fds[1].revents != 0 {
                 let n = sdu.withUnsafeMutableBytes { read(socket, $0.baseAddress, $0.count) }
                 if n < 0, errno == EINTR { continue }
-                if n <= 0 { return }  // closed by the central (or gattd)
-                try writeAll(1, sdu, n)
+                if n < 0 || (n == 0 && ChannelSendQueue.hungUp(socket)) { return }  // closed by the central (or gattd)
+                try writeAll(1, sdu, n)  // an empty SDU writes nothing
             }
             if stdinOpen, fds[0].revents != 0 {
                 let n = input.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
@@ -250,7 +250,7 @@ enum L2CAPListening {
             if fd.revents & Int16(POLLIN) != 0 {
                 let n = sdu.withUnsafeMutableBytes { read(socket, $0.baseAddress, $0.count) }
                 if n < 0, errno == EINTR { continue }
-                if n <= 0 { return }  // the channel closed
+                if n < 0 || (n == 0 && ChannelSendQueue.hungUp(socket)) { return }  // the channel closed
                 guard (try? writeAll(1, sdu, n)) != nil else { return }
             } else if fd.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
                 return
@@ -296,6 +296,17 @@ enum ChannelSendQueue {
     /// closed: then waiting would never end).
     static func isEmpty(_ socket: Int32) -> Bool {
         (pending(socket) ?? 0) == 0
+    }
+
+    /// After a zero-length read: true when it was the end (the other side hung up or shut its
+    /// sending side down and nothing more is queued), false for an empty SDU. An empty SDU that
+    /// is the very last thing before the close cannot be told from the close.
+    static func hungUp(_ socket: Int32) -> Bool {
+        var fd = pollfd(fd: socket, events: Int16(POLLIN) | Int16(0x2000), revents: 0)  // POLLRDHUP
+        guard poll(&fd, 1, 0) > 0, fd.revents & (Int16(POLLHUP | POLLERR | POLLNVAL) | Int16(0x2000)) != 0 else { return false }
+        var byte: UInt8 = 0
+        let n = recv(socket, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+        return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
     }
 
     /// `serve`: a socket whose command has exited can be closed: its queue is empty, or the

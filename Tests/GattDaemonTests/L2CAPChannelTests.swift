@@ -110,6 +110,58 @@ import Testing
         try d.stop().wait()
     }
 
+    @Test func aClientThatDoesNotReadHoldsAtMostEightChannelsAndTheRestAreClosed() throws {
+        let (d, transport) = try daemon()
+        let path = state + "/control.sock"
+        let server = ControlServer(peripheral: d, eventLoop: d.eventLoop, options: .init(path: path), logger: Logger(label: "test"))
+        try server.start().wait()
+        defer { try? server.stop().wait() }
+        let client = try LineClient(path: path)
+        #expect(try #require(client.request(#"{"op":"l2cap_listen","channel":"stream"}"#)).contains(#""ok":true"#))
+        let psm = try d.eventLoop.submit { transport.l2capServers.last?.first?.psm ?? 0 }.wait()
+        // gattd's side of the control connection holds a few lines only: the client, not
+        // reading, soon has channels waiting to be passed.
+        try d.eventLoop.submit {
+            var small: Int32 = 1
+            for c in server.clients.values {
+                if let fd = c.socketFD { setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size)) }
+            }
+        }.wait()
+        var centralEnds: [Int32] = []
+        try d.eventLoop.submit {
+            transport.onEvent?(.connected(ConnectionID(1), TransportPeer(address: BluetoothAddress("11:22:33:44:55:66")!, addressType: .random)))
+        }.wait()
+        for _ in 0..<40 {
+            var pair: [Int32] = [-1, -1]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &pair) == 0)
+            centralEnds.append(pair[1])
+            let end = pair[0]
+            try d.eventLoop.submit {
+                transport.onEvent?(.l2capChannelOpened(ConnectionID(1), L2CAPChannelOpened(server: "stream", psm: psm, peerMTU: 512, mtu: 2048, socket: end)))
+            }.wait()
+        }
+        let waiting = try d.eventLoop.submit { server.clients.values.map(\.passing.count).max() ?? 0 }.wait()
+        #expect(waiting == ControlServer.maximumPassing, "the client has \(waiting) channels waiting")
+        // The channels beyond that were closed (their other ends see the hang-up), the rest not.
+        func hungUp(_ fd: Int32) -> Bool {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            return poll(&p, 1, 0) > 0 && p.revents & Int16(POLLHUP) != 0
+        }
+        let closed = centralEnds.filter(hungUp).count
+        #expect(closed > 0 && closed < 40, "\(closed) of 40 closed")
+        // Reading, the client gets every channel that was not closed, each a live socket.
+        var received: [Int32] = []
+        while received.count < 40 - closed {
+            let (line, fds) = try receiveLine(client.fd)
+            guard !line.isEmpty || !fds.isEmpty else { break }  // nothing more within 5 s
+            received += fds
+        }
+        #expect(received.count == 40 - closed)
+        #expect(centralEnds.filter(hungUp).count == closed, "no channel passed to the client was closed")
+        for fd in received + centralEnds { close(fd) }
+        try d.stop().wait()
+    }
+
     @Test func publishAndUnpublishAtRunTime() throws {
         let (d, _) = try daemon()
         func run(_ command: ControlCommand) throws -> ControlReply {

@@ -108,6 +108,48 @@ def test_echo_through_a_program(controllers, gattd, tmp_path):
     run(body(), 60)
 
 
+@both_link_layers
+def test_cat_bridges_a_channel_and_an_empty_sdu_does_not_end_it(controllers, gattd, tmp_path):
+    """`gattctl l2cap cat`: the phone's SDUs reach stdout, stdin reaches the phone; an empty SDU
+    (a K-frame with SDU length 0) is an SDU, not the end of the channel."""
+    gattd(CONFIG)
+
+    async def body():
+        require_built(GATTCTL)
+        cat = await asyncio.create_subprocess_exec(
+            str(GATTCTL), "--socket", str(tmp_path / "control.sock"), "l2cap", "cat", "stream",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        try:
+            line = (await asyncio.wait_for(cat.stderr.readline(), 15)).decode()
+            assert line.startswith('gattctl: waiting for a central to open "stream"'), line
+            async with central_device(controllers[1]) as device:
+                peer = await connect_peer(device, gattd_address(controllers))
+                channel = await asyncio.wait_for(peer.connection.create_l2cap_channel(
+                    spec=l2cap.LeCreditBasedChannelSpec(psm=STREAM_PSM, mtu=512, mps=100, max_credits=8)), 10)
+                received = Receiver(channel)
+                line = (await asyncio.wait_for(cat.stderr.readline(), 10)).decode()
+                assert "opened" in line, line
+                # Bumble's write() cannot send an empty SDU: one K-frame whose SDU length is 0.
+                await asyncio.wait_for(channel.drain(), 10)
+                assert channel.credits > 0
+                channel.credits -= 1
+                channel.send_pdu(bytes(2))
+                channel.write(b"after the empty SDU")
+                assert await asyncio.wait_for(cat.stdout.readexactly(19), 10) == b"after the empty SDU"
+                cat.stdin.write(b"from stdin")
+                await cat.stdin.drain()
+                assert await received.wait_for(1, 10) == [b"from stdin"]
+                await asyncio.wait_for(channel.disconnect(), 10)
+            # The central closed the channel: cat ends.
+            assert await asyncio.wait_for(cat.wait(), 10) == 0
+        finally:
+            if cat.returncode is None:
+                cat.kill()
+                await cat.wait()
+
+    run(body(), 60)
+
+
 # Bytes each way: 10 MB on Bumble's link (the volume: no buffer on the way holds a fraction of
 # it); on rootcanal, the stricter link layer, 0.5 MB (its timing, at ~25 KB/s, not its volume).
 STREAM_BYTES = {"bumble": 10_000_000, "rootcanal": 500_000}
