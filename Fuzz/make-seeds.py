@@ -50,6 +50,25 @@ write("att", "control-full-example", [FULL_EXAMPLE, 0xFF, 0x40] + discovery[:30]
 write("att", "two-connections", [GATT_FULL, 0x81, 0x10] + pdu([0x02] + u16(100), 1) + writes
       + [0x0F] + [0x1E] + pdu([0x0A] + u16(3), 1) + [0x1C])
 
+# Enhanced ATT bearers (bits 6-7 of an operation name one; op 14 on one opens, reconfigures or
+# closes it): requests on each, Exchange MTU refused on one, updates that may take any bearer,
+# a Multiple Handle Value Notification (op 11 with bit 5), a bearer closed under a deferred read.
+def bpdu(b, slot, conn=0):
+    return [slot << 6 | conn << 4, len(b)] + list(b)
+
+
+bearers = (
+    [0x4E, 20, 0] + [0x8E, 120, 0]  # open bearers 1 (MTU 104) and 2 (MTU 304) on connection 1
+    + bpdu([0x0A] + u16(3), 1) + bpdu([0x0A] + u16(3), 2) + bpdu([0x02] + u16(100), 1)
+    + pdu([0x12] + u16(0x13) + [1, 0]) + bpdu([0x12] + u16(0x16) + [2, 0], 2)  # CCCDs, maybe
+    + pdu([0x52] + u16(0x11) + [0x06])  # Client Supported Features, maybe
+    + [0x0B, 5, 2, 0xAA, 0xBB] + [0x2B, 1, 5, 1, 0xCC, 2, 2, 0xDD, 0xEE]  # notify, notify several
+    + [0x8C] + [0x4E, 200, 1]  # a confirmation on bearer 2; bearer 1 reconfigured to MTU 464
+    + bpdu([0x0A] + u16(0x1F), 2) + [0x8E, 0, 2]  # a read on bearer 2, then it closes
+    + [0x0D, 50]
+)
+write("att", "eatt-bearers", [GATT_FULL, 0xFF, 0x40] + bearers)
+
 
 # --- Host: flags byte, then an H4 stream -----------------------------------------
 def event(code, params):
@@ -88,3 +107,40 @@ enhanced = event(0x3E, [0x0A, 0x00] + u16(H) + [0x01, 0x00, 0x66, 0x55, 0x44, 0x
 terminated = event(0x3E, [0x12, 0x00, 0x00] + u16(H) + [0x00])
 write("host", "session-extended-advertising", [0x40] + enhanced + terminated + session[len(connect):])
 write("host", "session-extended-advertising-smp", [0x63] + enhanced + terminated + session[len(connect):])
+
+# Flags bit 7: credit-based channels (PSM 0x0080 open, 0x0081 encrypted) and Enhanced ATT.
+# An app channel (LE Credit Based Connection Request; our CID is 0x0040): an SDU over two
+# K-frames, credits, then the central disconnects the channel.
+def signal(code, ident, params):
+    return acl(H, [code, ident] + u16(len(params)) + list(params), cid=0x0005)
+
+
+channel = (
+    connect
+    + signal(0x14, 1, u16(0x0080) + u16(0x0040) + u16(100) + u16(64) + u16(5)) + nocp
+    + acl(H, u16(70) + [0xAA] * 60, cid=0x0040) + acl(H, [0xBB] * 10, cid=0x0040) + nocp
+    + signal(0x16, 2, u16(0x0040) + u16(3))  # Flow Control Credit Indication
+    + signal(0x14, 3, u16(0x0081) + u16(0x0041) + u16(100) + u16(64) + u16(5))  # encrypted: refused
+    + signal(0x06, 4, u16(0x0040) + u16(0x0040)) + nocp  # Disconnection Request
+)
+write("host", "channel", [0x83] + channel)
+# With bit 5 (the Security Manager, a bond for C0:00:00:00:00:01): the bonded central connects,
+# encrypts with its LTK, opens two Enhanced ATT bearers (Enhanced Credit Based Connection
+# Request on PSM 0x0027; our CIDs 0x0040 and 0x0041), reads on both, reconfigures them, and
+# closes one.
+bonded = event(0x3E, [0x01, 0x00] + u16(H) + [0x01, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0xC0]
+               + u16(0x18) + u16(0) + u16(0x48) + [0x00])
+ltk_request = event(0x3E, [0x05] + u16(H) + [0] * 8 + u16(0))
+encrypted = event(0x08, [0x00] + u16(H) + [0x01])
+eatt = (
+    bonded + ltk_request + encrypted
+    + signal(0x17, 1, u16(0x0027) + u16(64) + u16(64) + u16(5) + u16(0x0040) + u16(0x0041)) + nocp
+    + acl(H, u16(3) + [0x0A] + u16(0x0003), cid=0x0040) + nocp  # Read Request on bearer 1
+    + acl(H, u16(7) + [0x08] + u16(0x0001) + u16(0xFFFF) + u16(0x2803), cid=0x0041) + nocp  # Read By Type on bearer 2
+    + acl(H, u16(3) + [0x02] + u16(100), cid=0x0041) + nocp  # Exchange MTU: not on an Enhanced bearer
+    + signal(0x19, 2, u16(100) + u16(64) + u16(0x0040) + u16(0x0041)) + nocp  # Credit Based Reconfigure Request
+    + signal(0x06, 3, u16(0x0041) + u16(0x0041)) + nocp  # Disconnection Request for bearer 2
+    + acl(H, u16(3) + [0x0A] + u16(0x0003), cid=0x0040) + nocp
+    + event(0x05, [0x00] + u16(H) + [0x13])
+)
+write("host", "eatt", [0xA3] + eatt)

@@ -1,19 +1,23 @@
 import FuzzSupport
 import GattCore
 
-/// Fuzzes `ATTServer` with two connections over one of the configs under config/,
-/// some characteristics switched to `.deferred` values, and an oracle that traps on:
-/// - a request answered by anything but exactly one reply: its response opcode or
-///   an Error Response naming it (none missing once no deferred access is pending,
-///   none extra, in order);
+/// Fuzzes `ATTServer` with two connections over one of the configs under config/, each
+/// with its fixed bearer and up to two Enhanced ATT bearers opened, reconfigured and closed
+/// by the input (Vol 3 Part F §3.2.11), some characteristics switched to `.deferred` values,
+/// and an oracle that traps on:
+/// - a request answered by anything but exactly one reply on its own bearer: its response
+///   opcode or an Error Response naming it (none missing once no deferred access is
+///   pending, none extra, in order);
 /// - any reply to a command, a Handle Value Confirmation or an empty PDU;
 /// - a PDU above the bearer's ATT_MTU, or one that does not decode and re-encode
 ///   to the same bytes;
-/// - a notification or indication that `notify` did not queue, or a second
-///   indication before the first was confirmed.
+/// - a notification or indication (on any of the client's bearers) that `notify` or
+///   `notifyMultiple` did not queue, or a second indication on a bearer before the
+///   first was confirmed there.
 ///
 /// Input: 3 setup bytes (config, deferred mask, server MTU), then operations;
-/// the low nibble of each operation byte selects it (see `step`).
+/// the low nibble of each operation byte selects it, bit 4 the connection, bits 6–7
+/// the bearer (see `step`).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzATT(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var input = FuzzInput(data, size)
@@ -23,12 +27,10 @@ public func fuzzATT(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     return 0
 }
 
-/// What the oracle knows about one connection.
-struct ConnectionModel {
+/// What the oracle knows about one bearer.
+struct BearerModel {
     /// Request opcodes sent and not answered yet, oldest first.
     var awaiting: [UInt8] = []
-    /// Notifications/indications `notify` queued and not seen yet.
-    var queuedUpdates = 0
     var indicationOutstanding = false
 }
 
@@ -36,9 +38,18 @@ struct ATTFuzzHarness {
     var server: ATTServer
     let database: GATTDatabase
     let ids = [ConnectionID(1), ConnectionID(2)]
-    var models: [ConnectionID: ConnectionModel] = [:]
+    /// The Enhanced ATT bearers' CIDs an operation may name (bits 6–7: 1 and 2; 0 and 3 the
+    /// fixed bearer).
+    static let enhancedCIDs: [UInt16] = [0x0040, 0x0041]
+    var models: [BearerID: BearerModel] = [:]
+    /// Per connection: notifications/indications queued and not seen yet (any bearer may
+    /// carry them; a Multiple Handle Value Notification counts as one, so this is an upper
+    /// bound).
+    var queuedUpdates: [ConnectionID: Int] = [:]
     /// Deferred accesses the server is waiting on (from its events), oldest first.
-    var pending: [(id: PendingRequestID, connection: ConnectionID)] = []
+    /// (Each waits on one bearer: a bearer's operation answers or fails as a whole, and a
+    /// bearer with one pending holds its later requests; the others go on.)
+    var pending: [(id: PendingRequestID, bearer: BearerID)] = []
     var now: Duration = .zero
 
     init(_ input: inout FuzzInput) {
@@ -67,21 +78,33 @@ struct ATTFuzzHarness {
 
     mutating func connect(_ id: ConnectionID) {
         server.connect(id, security: .low)
-        models[id] = ConnectionModel()
-        pending.removeAll { $0.connection == id }
+        models = models.filter { $0.key.connection != id }
+        models[.fixed(id)] = BearerModel()
+        queuedUpdates[id] = 0
+        pending.removeAll { $0.bearer.connection == id }
+    }
+
+    /// The bearer an operation names: the connection (bit 4) and bits 6–7.
+    func bearer(_ op: UInt8) -> BearerID {
+        let id = ids[Int(op >> 4) & 1]
+        switch op >> 6 {
+        case 1, 2: return BearerID(id, channel: Self.enhancedCIDs[Int(op >> 6) - 1])
+        default: return .fixed(id)
+        }
     }
 
     mutating func step(_ input: inout FuzzInput) {
         let op = input.byte()
         trace("op \(hex([op]))")
-        let id = ids[Int(op >> 4) & 1]
+        let b = bearer(op)
+        let id = b.connection
         switch op & 0x0F {
         case 0...8:
-            send(input.chunk(), from: id)
+            send(input.chunk(), from: b)
         case 9:
             // A request of a known opcode with fuzzed parameters (reaches deeper than random bytes).
             let requests: [UInt8] = [0x02, 0x04, 0x06, 0x08, 0x0A, 0x0C, 0x0E, 0x10, 0x12, 0x16, 0x18, 0x20, 0x52, 0xD2]
-            send([requests[Int(input.byte()) % requests.count]] + input.chunk(), from: id)
+            send([requests[Int(input.byte()) % requests.count]] + input.chunk(), from: b)
         case 10:
             guard !pending.isEmpty else { return }
             let p = pending.removeFirst()
@@ -89,7 +112,7 @@ struct ATTFuzzHarness {
                 op & 0x20 == 0 ? .success(input.chunk()) : .failure(ATTError.allCases[Int(input.byte()) % ATTError.allCases.count])
             if case .failure = result {
                 // A failure answers the whole operation: its other ids are void.
-                pending.removeAll { $0.connection == p.connection }
+                pending.removeAll { $0.bearer == p.bearer }
             }
             do {
                 absorb(try server.respond(to: p.id, result: result, now: now))
@@ -99,15 +122,39 @@ struct ATTFuzzHarness {
         case 11:
             let count = database.characteristics.count
             guard count > 0 else { return }
-            let characteristic = CharacteristicIndex(Int(input.byte()) % count)
-            let (result, outputs) = server.notify(characteristic: characteristic, value: input.chunk(), only: id, now: now)
-            if case .queued(let n) = result { models[id]?.queuedUpdates += n }
-            absorb(outputs)
+            if op & 0x20 == 0 {
+                let characteristic = CharacteristicIndex(Int(input.byte()) % count)
+                let (result, outputs) = server.notify(characteristic: characteristic, value: input.chunk(), only: id, now: now)
+                if case .queued(let n) = result { queuedUpdates[id, default: 0] += n }
+                absorb(outputs)
+            } else {
+                // Several values at once: one Multiple Handle Value Notification to a client
+                // that set Client Supported Features bit 2, else one PDU per value.
+                let updates = (0..<(2 + Int(input.byte()) % 3)).map { _ in
+                    (characteristic: CharacteristicIndex(Int(input.byte()) % count), value: input.chunk())
+                }
+                let (result, outputs) = server.notifyMultiple(updates, only: id, now: now)
+                if case .queued(let n) = result { queuedUpdates[id, default: 0] += n * updates.count }
+                absorb(outputs)
+            }
         case 12:
-            send([ATTOpcode.handleValueConfirmation.rawValue], from: id)
+            send([ATTOpcode.handleValueConfirmation.rawValue], from: b)
         case 13:
             now += .milliseconds(100 * Int(input.byte()))
             absorb(server.tick(now: now))
+        case 14 where b.isEnhanced:
+            // The Enhanced ATT bearer's L2CAP channel opens, is reconfigured or closes.
+            let mtu = 64 + Int(input.byte()) * 2
+            switch input.byte() % 3 {
+            case 0:
+                if server.openBearer(b, mtu: mtu) { models[b] = BearerModel() }
+            case 1:
+                server.reconfigureBearer(b, mtu: mtu)
+            default:
+                guard models[b] != nil else { return }
+                models[b] = nil
+                absorb(server.closeBearer(b))
+            }
         case 14:
             server.setSecurity(id, [SecurityLevel.low, .medium, .high][Int(input.byte()) % 3])
         default:
@@ -119,11 +166,14 @@ struct ATTFuzzHarness {
                 connect(id)
             }
         }
+        // A closed Enhanced bearer's deferred accesses are gone with it.
+        pending.removeAll { server.bearer(waitingOn: $0.id) == nil }
         checkAnswered()
     }
 
-    mutating func send(_ pdu: [UInt8], from id: ConnectionID) {
+    mutating func send(_ pdu: [UInt8], from id: BearerID) {
         trace("\(id) <- \(hex(pdu))")
+        guard models[id] != nil else { return }  // an Enhanced bearer not open
         if let first = pdu.first {
             if first == ATTOpcode.handleValueConfirmation.rawValue {
                 if pdu.count == 1 { models[id]?.indicationOutstanding = false }
@@ -141,25 +191,27 @@ struct ATTFuzzHarness {
             if case .outgoingAvailable = output {} else { trace("  \(output)") }
             switch output {
             case .event(.deferredAccess(let rid, let id, _)):
-                pending.append((rid, id))
+                // Known while the server waits on it (it just said so).
+                pending.append((rid, server.bearer(waitingOn: rid) ?? .fixed(id)))
             case .event(.requestTimedOut(let rid)):
                 pending.removeAll { $0.id == rid }
             case .event:
                 break
             case .closeBearer(let id, _):
                 connect(id)
-            case .outgoingAvailable(let id):
-                while let (pdu, more) = server.dequeueOutgoing(for: id) {
-                    check(pdu, on: id)
+            case .closeEnhancedBearer(let b, _):
+                models[b] = nil
+            case .outgoingAvailable, .enhancedOutgoingAvailable:
+                guard let b = output.outgoingBearer else { break }
+                while let (pdu, more) = server.dequeueOutgoing(for: b) {
+                    check(pdu, on: b)
                     absorb(more)
                 }
-            case .enhancedOutgoingAvailable, .closeEnhancedBearer:
-                break  // the fuzzer opens no Enhanced ATT bearer
             }
         }
     }
 
-    mutating func check(_ pdu: [UInt8], on id: ConnectionID) {
+    mutating func check(_ pdu: [UInt8], on id: BearerID) {
         trace("\(id) -> \(hex(pdu))")
         guard var model = models[id], let first = pdu.first else { oracleViolation("empty or unexpected PDU on \(id)") }
         let mtu = server.mtu(for: id) ?? 23
@@ -169,8 +221,8 @@ struct ATTFuzzHarness {
         }
         switch ATTOpcode(rawValue: first) {
         case .handleValueNotification, .handleValueIndication, .multipleHandleValueNotification:
-            if model.queuedUpdates == 0 { oracleViolation("unsolicited update \(hex(pdu)) on \(id)") }
-            model.queuedUpdates -= 1
+            if queuedUpdates[id.connection, default: 0] == 0 { oracleViolation("unsolicited update \(hex(pdu)) on \(id)") }
+            queuedUpdates[id.connection, default: 0] -= 1
             if first == ATTOpcode.handleValueIndication.rawValue {
                 if model.indicationOutstanding { oracleViolation("second indication before confirmation on \(id): \(hex(pdu))") }
                 model.indicationOutstanding = true
@@ -187,12 +239,10 @@ struct ATTFuzzHarness {
         models[id] = model
     }
 
-    /// Without a pending deferred access on a connection, every request has its reply.
+    /// Without a pending deferred access on a bearer, every request on it has its reply.
     func checkAnswered() {
-        for id in ids where !pending.contains(where: { $0.connection == id }) {
-            if let waiting = models[id]?.awaiting, !waiting.isEmpty {
-                oracleViolation("no reply to request(s) \(hex(waiting)) on \(id)")
-            }
+        for (id, model) in models where !model.awaiting.isEmpty && !pending.contains(where: { $0.bearer == id }) {
+            oracleViolation("no reply to request(s) \(hex(model.awaiting)) on \(id)")
         }
     }
 
@@ -203,6 +253,7 @@ struct ATTFuzzHarness {
         repeat {
             now += .seconds(60)
             absorb(server.tick(now: now))
+            pending.removeAll { server.bearer(waitingOn: $0.id) == nil }
             rounds += 1
         } while !pending.isEmpty && rounds < 100_000
         if !pending.isEmpty { oracleViolation("deferred accesses still pending after \(rounds) timeouts") }

@@ -18,7 +18,9 @@ import GattTestSupport
 /// - bit 6 set: the scripted controller is a Bluetooth 5 one with LE Extended Advertising
 ///   (the host advertises with an advertising set), else a legacy one;
 /// - bit 7 set: credit-based channels are accepted (PSM 0x0080 open, 0x0081 encrypted):
-///   every SDU received is consumed and every channel invited sends an SDU back.
+///   every SDU received is consumed and every channel invited sends an SDU back; and
+///   Enhanced ATT is on (PSM 0x0027 on encrypted links: with bit 5 a bonded central can
+///   encrypt, and each channel is an ATT bearer of the core, Server Supported Features says so).
 ///
 /// The oracle traps when the host sends a command whose parameter length is wrong, a
 /// legacy advertising command after an extended one since the last Reset or the other
@@ -38,6 +40,8 @@ public func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         harness.stack.below.setL2CAPChannelServers([
             L2CAPChannelServer(id: "open", psm: 0x80, mtu: 100), L2CAPChannelServer(id: "secret", psm: 0x81, security: .encryption),
         ])
+        harness.stack.below.setEnhancedATT(true)
+        harness.stack.core.setEnhancedATT(true)
     }
     if flags & 0x08 == 0 { harness.bringUp() }
     var deframer = H4Deframer()
