@@ -62,14 +62,19 @@ import Testing
         try second.stop().wait()
     }
 
-    @Test func aListeningClientGetsEachChannelsSocketAndNobodyListeningClosesIt() throws {
-        let (d, transport) = try daemon()
+    /// The daemon's control server, started, and a client connected to it.
+    func controlServer(_ d: PeripheralDaemon) throws -> (ControlServer, LineClient) {
         let path = state + "/control.sock"
         let server = ControlServer(peripheral: d, eventLoop: d.eventLoop, options: .init(path: path), logger: Logger(label: "test"))
         try server.start().wait()
+        return (server, try LineClient(path: path))
+    }
+
+    @Test func aListeningClientGetsEachChannelsSocketAndNobodyListeningClosesIt() throws {
+        let (d, transport) = try daemon()
+        let (server, client) = try controlServer(d)
         defer { try? server.stop().wait() }
 
-        let client = try LineClient(path: path)
         let reply = try #require(client.request(#"{"op":"l2cap_listen","channel":"stream"}"#))
         #expect(reply.contains(#""ok":true"#) && reply.contains(#""id":"stream""#), "\(reply)")
         let servers = try d.eventLoop.submit { transport.l2capServers.last ?? [] }.wait()
@@ -112,11 +117,8 @@ import Testing
 
     @Test func aClientThatDoesNotReadHoldsAtMostEightChannelsAndTheRestAreClosed() throws {
         let (d, transport) = try daemon()
-        let path = state + "/control.sock"
-        let server = ControlServer(peripheral: d, eventLoop: d.eventLoop, options: .init(path: path), logger: Logger(label: "test"))
-        try server.start().wait()
+        let (server, client) = try controlServer(d)
         defer { try? server.stop().wait() }
-        let client = try LineClient(path: path)
         #expect(try #require(client.request(#"{"op":"l2cap_listen","channel":"stream"}"#)).contains(#""ok":true"#))
         let psm = try d.eventLoop.submit { transport.l2capServers.last?.first?.psm ?? 0 }.wait()
         // gattd's side of the control connection holds a few lines only: the client, not
