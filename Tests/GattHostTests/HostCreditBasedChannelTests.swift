@@ -303,6 +303,21 @@ import GattTestFixtures
         #expect(t.host.host.disconnecting.isEmpty)
     }
 
+    @Test func anUnansweredDisconnectionRequestFreesItsCIDAfterTheRTXTimer() {
+        var t = Self.opened()
+        t.hostCall { $0.close(Self.channel, now: $1) }
+        #expect(t.host.host.nextDeadline == t.now + .seconds(2))
+        t.advance(to: t.now + .milliseconds(1999))
+        #expect(t.host.host.disconnecting.count == 1)
+        // The RTX timer (Vol 3 Part A §6.2.1) runs out: the CID serves a new channel.
+        t.advance(to: t.now + .milliseconds(1))
+        #expect(t.host.host.disconnecting.isEmpty)
+        #expect(t.warnings == ["connection 64 CID 0x0040: no Disconnection Response within 2.0 seconds; its CID is free again"])
+        t.clearLogs()
+        t.signal("14 02 0A 00 80 00 41 00 00 02 F7 00 0A 00")
+        #expect(t.signalling == [h("15 02 0A 00 40 00 00 08 F7 00 12 00 00 00")])
+    }
+
     @Test func theLinkDroppingClosesEveryChannel() {
         var t = Self.opened()
         t.signal("14 02 0A 00 80 00 41 00 00 02 F7 00 0A 00")

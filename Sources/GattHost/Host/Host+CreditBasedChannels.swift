@@ -77,9 +77,18 @@ extension Host {
         guard let ch = channels.removeValue(forKey: id) else { return }
         eattBearers.remove(id)
         acl.closeChannel(id.cid, on: id.connection.rawValue)
-        disconnecting[id] = ch.peer.cid
+        disconnecting[id] = PendingDisconnection(peerCID: ch.peer.cid, deadline: now + PendingDisconnection.rtx)
         let pdu = LESignallingPDU(identifier: nextSignallingIdentifier(), command: .disconnectionRequest(destinationCID: ch.peer.cid, sourceCID: id.cid))
         acl.queue(frame: pdu.frame, on: id.connection.rawValue)
+    }
+
+    /// Disconnection Requests the central did not answer within the RTX timer: their CIDs
+    /// are free again (the channels are gone for everyone above already).
+    mutating func expireDisconnections(now: Duration) -> [HostOutput] {
+        guard !disconnecting.isEmpty else { return [] }
+        let expired = disconnecting.filter { $0.value.deadline <= now }.keys.sorted { ($0.connection.rawValue, $0.cid) < ($1.connection.rawValue, $1.cid) }
+        for id in expired { disconnecting[id] = nil }
+        return expired.map { .event(.warning("\($0): no Disconnection Response within \(PendingDisconnection.rtx); its CID is free again")) }
     }
 
     /// The link dropped: every channel of it closes.
@@ -137,7 +146,7 @@ extension Host {
             }
         case .disconnectionRequest(let dcid, let scid):
             let id = CreditBasedChannelID(connection: link, cid: dcid)
-            let peer = channels[id]?.peer.cid ?? disconnecting[id]
+            let peer = channels[id]?.peer.cid ?? disconnecting[id]?.peerCID
             guard peer == scid else { return nil }  // Command Reject, invalid CID (`peripheralResponse`)
             let wasOpen = channels.removeValue(forKey: id) != nil
             disconnecting[id] = nil
@@ -288,4 +297,12 @@ extension Host {
         }
         return .successful
     }
+}
+
+/// A Disconnection Request of ours waiting for its response (Vol 3 Part A §4.6, §6.2.1).
+struct PendingDisconnection: Sendable {
+    /// The RTX timer of a signalling request: 1–60 s (§6.2.1); 2 s, as Zephyr.
+    static let rtx: Duration = .seconds(2)
+    let peerCID: UInt16
+    let deadline: Duration
 }

@@ -31,8 +31,9 @@ public struct Host: Sendable {
     var channelServers: [L2CAPChannelServer] = []
     /// The open credit-based channels of every link.
     var channels: [CreditBasedChannelID: CreditBasedChannel] = [:]
-    /// Channels we asked the central to disconnect, until its response: the peer's CID.
-    var disconnecting: [CreditBasedChannelID: UInt16] = [:]
+    /// Channels we asked the central to disconnect, until its response or the RTX timer:
+    /// the peer's CID and when the CID is freed without a response.
+    var disconnecting: [CreditBasedChannelID: PendingDisconnection] = [:]
     /// Accept Enhanced ATT bearers (PSM 0x0027, `setEnhancedATT`).
     var enhancedATT = false
     /// The open channels that are Enhanced ATT bearers (never sockets: their events go to the core).
@@ -203,7 +204,7 @@ public struct Host: Sendable {
     public mutating func tick(now: Duration) -> [HostOutput] {
         self.now = now
         guard !hasFailed else { return [] }
-        let smp = tickSecurity(now: now)
+        let smp = tickSecurity(now: now) + expireDisconnections(now: now)
         var renewed = renewPrivateAddressIfDue()
         if isReady, let turn = advertising.tick(now: now) {
             commands.append(contentsOf: turn)
@@ -235,6 +236,7 @@ public struct Host: Sendable {
         if let d = securityDeadline, next.map({ d < $0 }) ?? true { next = d }
         if isReady, let d = addressRenewal, next.map({ d < $0 }) ?? true { next = d }
         if isReady, let d = advertising.deadline, next.map({ d < $0 }) ?? true { next = d }
+        for p in disconnecting.values where next.map({ p.deadline < $0 }) ?? true { next = p.deadline }
         return next
     }
 
