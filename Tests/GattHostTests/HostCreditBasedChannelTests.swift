@@ -303,6 +303,23 @@ import GattTestFixtures
         #expect(t.host.host.disconnecting.isEmpty)
     }
 
+    @Test func refusalsAreLoggedEightTimesPerLinkAtMost() {
+        var t = Self.connected()
+        for i in 1...12 { t.signal("14 0\(String(i, radix: 16, uppercase: true)) 0A 00 90 00 40 00 00 02 F7 00 0A 00") }
+        // Each is answered (LE_PSM not supported)…
+        #expect(t.signalling.count == 12 && t.signalling.allSatisfy { $0.suffix(2) == [0x02, 0x00] })
+        // …but the log has eight of them and one line saying the rest are not logged.
+        #expect(t.warnings.count == 9)
+        #expect(t.warnings.first == "connection 64: L2CAP channel to PSM 144 refused: LE_PSM not supported (0x0002)")
+        #expect(t.warnings.last == "connection 64: further refused L2CAP channel requests on this link are not logged")
+        // A new link has its own share.
+        t.disconnected(0x40)
+        t.connect(0x40)
+        t.clearLogs()
+        t.signal("14 01 0A 00 90 00 40 00 00 02 F7 00 0A 00")
+        #expect(t.warnings.count == 1)
+    }
+
     @Test func anUnansweredDisconnectionRequestFreesItsCIDAfterTheRTXTimer() {
         var t = Self.opened()
         t.hostCall { $0.close(Self.channel, now: $1) }
