@@ -25,6 +25,8 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
     /// Characteristics whose `set`/`notify` wait for `persistPromises` (answered by the test).
     var persistedCharacteristics: Set<CharacteristicIndex> = []
     var persistPromises: [EventLoopPromise<PersistOutcome>] = []
+    /// Called (on the loop) when a durable write is asked for.
+    var onPersist: (() -> Void)?
     var eventLoop: (any EventLoop)?
 
     init() {
@@ -93,6 +95,7 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
         guard let eventLoop, writes.contains(where: { persistedCharacteristics.contains($0.characteristic) }) else { return nil }
         let p = eventLoop.makePromise(of: PersistOutcome.self)
         persistPromises.append(p)
+        onPersist?()
         return p.futureResult
     }
 }
@@ -256,12 +259,13 @@ struct ControlServerTests {
             ])
             f.peripheral.persistedCharacteristics = [CharacteristicIndex(6), CharacteristicIndex(7)]
         }
+        let asked = DispatchSemaphore(value: 0)
+        try f.onLoop { f.peripheral.onPersist = { asked.signal() } }
         c.send(#"{"op":"notify","values":[{"characteristic":"hr","value":{"hex":"01"}},{"characteristic":"t","value":{"hex":"02"}}],"id":1}"# + "\n")
         // The request reaches the loop: one durable write for both values.
-        var asked = 0
-        for _ in 0..<10_000 where asked == 0 { asked = try f.onLoop { f.peripheral.persistPromises.count } }
-        #expect(asked == 1)
-        guard asked == 1 else { return }
+        #expect(asked.wait(timeout: .now() + 10) == .success)
+        #expect(try f.onLoop { f.peripheral.persistPromises.count } == 1)
+        guard try f.onLoop({ f.peripheral.persistPromises.count }) == 1 else { return }
         try f.onLoop { f.peripheral.persistPromises[0].succeed(.overtaken([CharacteristicIndex(6)])) }
         #expect(c.line() == #"{"ok":true,"sent":1,"id":1}"#)
         let sent = try f.onLoop { f.peripheral.notifiedValues.map { $0.map { "\($0.0.rawValue):\($0.1)" } } }

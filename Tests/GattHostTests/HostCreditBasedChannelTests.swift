@@ -303,7 +303,7 @@ import GattTestFixtures
         #expect(t.host.host.disconnecting.isEmpty)
     }
 
-    @Test func refusalsAreLoggedEightTimesPerLinkAtMost() {
+    @Test func warningsAboutACentralAreLoggedEightTimesPerLinkAtMost() {
         var t = Self.connected()
         for i in 1...12 { t.signal("14 0\(String(i, radix: 16, uppercase: true)) 0A 00 90 00 40 00 00 02 F7 00 0A 00") }
         // Each is answered (LE_PSM not supported)…
@@ -311,7 +311,11 @@ import GattTestFixtures
         // …but the log has eight of them and one line saying the rest are not logged.
         #expect(t.warnings.count == 9)
         #expect(t.warnings.first == "connection 64: L2CAP channel to PSM 144 refused: LE_PSM not supported (0x0002)")
-        #expect(t.warnings.last == "connection 64: further refused L2CAP channel requests on this link are not logged")
+        #expect(t.warnings.last == "connection 64: further warnings about what this central sends are not logged (8 so far)")
+        // Frames for CIDs that are not open count too: nothing more is logged.
+        t.receive([0x01, 0x00, 0xAA], channel: L2CAPChannelID(0x50), handle: 0x40)
+        t.receive([0x01], channel: L2CAPChannelID(0x0020), handle: 0x40)
+        #expect(t.warnings.count == 9)
         // A new link has its own share.
         t.disconnected(0x40)
         t.connect(0x40)

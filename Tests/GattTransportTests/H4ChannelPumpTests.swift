@@ -166,6 +166,7 @@ struct H4ChannelPumpTests {
         #expect(Self.write(program, [2]))
         close(program)
         // What it wrote before closing still goes (an empty SDU too), then the close.
+        #expect(await rig.next() == .readyWhenSent)
         for sdu: [UInt8] in [[1], [], [2]] {
             _ = try await rig.on(.ready(Self.id))
             #expect(await rig.next() == .send(sdu))
@@ -201,6 +202,24 @@ struct H4ChannelPumpTests {
         try await rig.shutdown()
     }
 
+    /// The program writes SDUs and leaves before any is read (no credits yet): each goes as
+    /// `.ready` comes, which the pump asked to come once the previous SDU left, credits or not.
+    @Test(.timeLimit(.minutes(1))) func theProgramLeavingWithSDUsUnreadEndsTheChannelAfterTheLast() async throws {
+        let rig = Rig()
+        let program = try await rig.open()
+        #expect(Self.write(program, [1]))
+        #expect(Self.write(program, [2]))
+        close(program)
+        #expect(await rig.next() == .readyWhenSent)
+        for sdu: [UInt8] in [[1], [2]] {
+            _ = try await rig.on(.ready(Self.id))
+            #expect(await rig.next() == .send(sdu))
+        }
+        _ = try await rig.on(.ready(Self.id))
+        #expect(await rig.next() == .close)
+        try await rig.shutdown()
+    }
+
     /// shutdown(SHUT_WR) is the program's end of data too: the channel disconnects, and no
     /// empty SDUs follow (a half-closed AF_UNIX socket reads 0 with POLLRDHUP, no POLLHUP).
     @Test func theProgramShuttingDownItsSendingSideDisconnectsTheChannel() async throws {
@@ -209,6 +228,7 @@ struct H4ChannelPumpTests {
         defer { close(program) }
         #expect(Self.write(program, [1]))
         #expect(shutdown(program, Int32(SHUT_WR)) == 0)
+        #expect(await rig.next() == .readyWhenSent)
         _ = try await rig.on(.ready(Self.id))
         #expect(await rig.next() == .send([1]))
         _ = try await rig.on(.ready(Self.id))

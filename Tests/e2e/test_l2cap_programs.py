@@ -59,25 +59,29 @@ async def psm_characteristic(peer):
     raise AssertionError("no PSM characteristic")
 
 
-async def published_psm(peer) -> int:
+async def published_psm(peer, characteristic=None) -> int:
     """The PSM the gattd characteristic publishes (as a phone app reads it)."""
-    value = bytes(await (await psm_characteristic(peer)).read_value())
+    value = bytes(await (characteristic or await psm_characteristic(peer)).read_value())
     assert len(value) == 2
     return int.from_bytes(value, "little")
 
 
-async def settled(channel, characteristic) -> tuple[int, int]:
+async def settled(channel, characteristic, timeout: float = 60.0) -> tuple[int, int]:
     """The phone's channel once it stops moving: (SDUs queued, credits), the same before and
     after a read on the same link (a round trip: gattd has taken all the phone sent before its
-    request, and any credits it gave back for them have reached the phone)."""
-    before = None
-    for _ in range(200):
-        await characteristic.read_value()
-        now = (len(channel.out_queue), channel.credits)
-        if now == before:
-            return now
-        before = now
-    raise AssertionError(f"the phone's channel never settled: {before}")
+    request, and any credits it gave back for them have reached the phone first)."""
+    async def rounds() -> tuple[int, int]:
+        before = None
+        while True:
+            await characteristic.read_value()
+            now = (len(channel.out_queue), channel.credits)
+            if now == before:
+                return now
+            before = now
+    try:
+        return await asyncio.wait_for(rounds(), timeout)
+    except asyncio.TimeoutError:
+        raise AssertionError(f"the phone's channel never settled: {len(channel.out_queue)} SDUs queued") from None
 
 
 class Collector:
@@ -143,7 +147,7 @@ asyncio.run(main())
             async with central_device(controllers[1]) as device:
                 peer = await connect_peer(device, gattd_address(controllers))
                 characteristic = await psm_characteristic(peer)
-                psm = await published_psm(peer)
+                psm = await published_psm(peer, characteristic)
                 assert psm == int(line.split()[1]), "the characteristic publishes the channel's PSM"
                 channel = await peer.connection.create_l2cap_channel(
                     spec=l2cap.LeCreditBasedChannelSpec(psm=psm, mtu=2048, mps=247, max_credits=8))

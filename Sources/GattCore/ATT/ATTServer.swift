@@ -32,6 +32,9 @@ import DequeModule
 ///   deferred access, every later PDU of that bearer (requests and commands alike, so
 ///   their effects keep their order) is held and processed after the answer; only a
 ///   Handle Value Confirmation is processed at once. Unexpected confirmations are ignored.
+///   Otherwise a request that arrives while the bearer's answer to the previous one is still
+///   in its queue (not pulled yet: the client cannot have seen it) is ignored, as Zephyr
+///   does, so a client that pipelines requests cannot grow the queue without bound.
 /// - Bearers (§3.2.11): each has its own transaction, ATT_MTU, queue and indication in
 ///   flight; a request waiting on one holds nothing on another. Exchange MTU on an Enhanced
 ///   ATT bearer gets Request Not Supported (Vol 3 Part G §4.3.1). Notifications and

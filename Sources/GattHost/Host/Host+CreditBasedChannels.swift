@@ -93,7 +93,7 @@ extension Host {
 
     /// The link dropped: every channel of it closes.
     mutating func closeChannels(of handle: UInt16) -> [HostOutput] {
-        refusalsLogged[handle] = nil
+        peerWarnings[handle] = nil
         for id in disconnecting.keys where id.connection.rawValue == handle { disconnecting[id] = nil }
         let closing = channels.keys.filter { $0.connection.rawValue == handle }.sorted { $0.cid < $1.cid }
         for id in closing { channels[id] = nil }
@@ -120,21 +120,6 @@ extension Host {
         return [.event(.warning("\(id): \(v); channel disconnected")), closed]
     }
 
-    /// Refused connection requests logged per link at most: a central that keeps asking must
-    /// not make the log grow without bound.
-    static let refusalsLoggedPerLink = 8
-
-    /// The warning for a refused connection request, while the link has not had its share.
-    private mutating func refusalLogged(_ text: String, handle: UInt16) -> [HostOutput] {
-        let n = refusalsLogged[handle, default: 0]
-        guard n <= Self.refusalsLoggedPerLink else { return [] }
-        refusalsLogged[handle] = n + 1
-        guard n < Self.refusalsLoggedPerLink else {
-            return [.event(.warning("connection \(handle): further refused L2CAP channel requests on this link are not logged"))]
-        }
-        return [.event(.warning(text))]
-    }
-
     /// The signalling commands of credit-based channels; nil for the others.
     mutating func handleChannelSignalling(_ pdu: LESignallingPDU, handle: UInt16) -> [HostOutput]? {
         let link = ConnectionID(handle)
@@ -143,12 +128,12 @@ extension Host {
             let (response, out) = leConnectionRequested(psm: psm, scid: scid, mtu: mtu, mps: mps, credits: credits, handle: handle)
             acl.queue(frame: LESignallingPDU(identifier: pdu.identifier, command: response).frame, on: handle)
             guard case .leCreditBasedConnectionResponse(_, _, _, _, let result) = response, result != .successful else { return out }
-            return out + refusalLogged("connection \(handle): L2CAP channel to PSM \(psm) refused: \(result)", handle: handle)
+            return out + peerWarning("connection \(handle): L2CAP channel to PSM \(psm) refused: \(result)", handle: handle)
         case .creditBasedConnectionRequest(let spsm, let mtu, let mps, let credits, let scids):
             let (response, out) = enhancedConnectionRequested(spsm: spsm, mtu: mtu, mps: mps, credits: credits, scids: scids, handle: handle)
             acl.queue(frame: LESignallingPDU(identifier: pdu.identifier, command: response).frame, on: handle)
             guard case .creditBasedConnectionResponse(_, _, _, let result, _) = response, result != .successful else { return out }
-            return out + refusalLogged(
+            return out + peerWarning(
                 "connection \(handle): \(scids.count) L2CAP channel(s) to PSM \(spsm) asked, some or all refused: \(result)", handle: handle)
         case .creditBasedReconfigureRequest(let mtu, let mps, let cids):
             let result = reconfigure(mtu: Int(mtu), mps: Int(mps), peerCIDs: cids, handle: handle)

@@ -65,7 +65,7 @@ extension Host {
         var out: [HostOutput] = []
         for o in outputs {
             switch o {
-            case .error(let e): out.append(.event(.warning("connection \(packet.handle): \(e)")))
+            case .error(let e): out += peerWarning("connection \(packet.handle): \(e)", handle: packet.handle)
             case .frame(let f) where f.channelID == .att: out.append(.event(.transport(.received(ConnectionID(packet.handle), f.payload))))
             case .frame(let f): out += handle(frame: f, handle: packet.handle)
             }
@@ -97,6 +97,22 @@ extension Host {
         return out
     }
 
+    /// Warnings about what a central sent (frames dropped, requests refused) logged per link
+    /// at most: a central that keeps sending them must not make the log grow without bound.
+    static let peerWarningsPerLink = 8
+
+    /// `text` as a warning while the link has not had its share; then one line saying that
+    /// the rest are not logged; then nothing (until the link drops).
+    mutating func peerWarning(_ text: String, handle: UInt16) -> [HostOutput] {
+        let n = peerWarnings[handle, default: 0]
+        guard n <= Self.peerWarningsPerLink else { return [] }
+        peerWarnings[handle] = n + 1
+        guard n < Self.peerWarningsPerLink else {
+            return [.event(.warning("connection \(handle): further warnings about what this central sends are not logged (\(n) so far)"))]
+        }
+        return [.event(.warning(text))]
+    }
+
     private mutating func handle(frame: L2CAPBasicFrame, handle: UInt16) -> [HostOutput] {
         switch frame.channelID {
         case .att:
@@ -107,9 +123,9 @@ extension Host {
             return handleSMP(frame.payload, handle: handle)
         case _ where Self.dynamicCIDs.contains(frame.channelID.rawValue):
             if let out = receiveKFrame(frame, handle: handle) { return out }
-            return [.event(.warning("connection \(handle): K-frame for \(frame.channelID), which is not open, dropped"))]
+            return peerWarning("connection \(handle): K-frame for \(frame.channelID), which is not open, dropped", handle: handle)
         default:
-            return [.event(.warning("connection \(handle): L2CAP frame for unsupported CID \(frame.channelID) dropped"))]
+            return peerWarning("connection \(handle): L2CAP frame for unsupported CID \(frame.channelID) dropped", handle: handle)
         }
     }
 
@@ -120,9 +136,9 @@ extension Host {
             pdu = try LESignallingPDU(decoding: payload)
         } catch {
             // Without a decodable identifier there is nothing to reject (§4: silently discard).
-            guard payload.count >= 2 else { return [.event(.warning("connection \(handle): malformed LE signalling frame dropped"))] }
+            guard payload.count >= 2 else { return peerWarning("connection \(handle): malformed LE signalling frame dropped", handle: handle) }
             acl.queue(frame: LESignallingPDU.commandNotUnderstood(identifier: payload[1]).frame, on: handle)
-            return [.event(.warning("connection \(handle): malformed LE signalling command rejected: \(error)"))]
+            return peerWarning("connection \(handle): malformed LE signalling command rejected: \(error)", handle: handle)
         }
         if case .connectionParameterUpdateResponse(let result) = pdu.command, result != 0 {
             return [.event(.warning("connection \(handle): the central rejected the preferred connection parameters"))]

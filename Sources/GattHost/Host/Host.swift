@@ -34,8 +34,8 @@ public struct Host: Sendable {
     /// Channels we asked the central to disconnect, until its response or the RTX timer:
     /// the peer's CID and when the CID is freed without a response.
     var disconnecting: [CreditBasedChannelID: PendingDisconnection] = [:]
-    /// Refused credit-based connection requests logged, per link (`refusalsLoggedPerLink`).
-    var refusalsLogged: [UInt16: Int] = [:]
+    /// Warnings about what a central sent, logged per link (`peerWarningsPerLink`).
+    var peerWarnings: [UInt16: Int] = [:]
     /// Accept Enhanced ATT bearers (PSM 0x0027, `setEnhancedATT`).
     var enhancedATT = false
     /// The open channels that are Enhanced ATT bearers (never sockets: their events go to the core).

@@ -196,14 +196,14 @@ final class H4ChannelPump: @unchecked Sendable {
 
     /// The program hung up, perhaps while it was not read (no credits from the central):
     /// with nothing of its on the way and nothing left to read, the channel ends now. What it
-    /// wrote before leaving still goes first, as credits come (then EOF ends the channel);
-    /// with an SDU of its on the way, `.ready` comes once that SDU has left even if it took
-    /// the central's last credit, and the read that follows finds the end.
+    /// wrote before leaving still goes first, as credits come (then EOF ends the channel):
+    /// from now on `.ready` comes as soon as each SDU has left, even one that took the
+    /// central's last credit, so the read after the last one finds the end (this handler
+    /// runs once).
     private func programHungUp(_ id: CreditBasedChannelID, fd: Int32) {
         guard let pipe = pipes[id], pipe.fd == fd, !pipe.closing else { return }
-        if pipe.sending { return calls.readyWhenSent(id) }
-        guard Self.hungUp(fd) else { return }
-        programClosed(id)
+        if !pipe.sending, Self.hungUp(fd) { return programClosed(id) }
+        calls.readyWhenSent(id)
     }
 
     /// A zero-length read is EOF when the peer hung up or shut its sending side down and

@@ -241,8 +241,6 @@ public final class KernelATTBearer: Sendable {
         }
     }
 
-    /// The link's security level (getsockopt SOL_BLUETOOTH/BT_SECURITY): encrypted once the
-    /// kernel's SMP has paired or restored a bond.
     /// The central's MTU now (BT_SNDMTU), nil when the socket does not say (or is closed): on
     /// an Enhanced ATT channel it grows when the central reconfigures it (the kernel answers
     /// the L2CAP Credit Based Reconfigure Request itself).
@@ -257,6 +255,8 @@ public final class KernelATTBearer: Sendable {
         }
     }
 
+    /// The link's security level (getsockopt SOL_BLUETOOTH/BT_SECURITY): encrypted once the
+    /// kernel's SMP has paired or restored a bond.
     public func securityLevel() throws(KernelTransportError) -> SecurityLevelValue {
         let fd = self.fd
         return try isOpen.withLock { (open: inout Bool) throws(KernelTransportError) -> SecurityLevelValue in
