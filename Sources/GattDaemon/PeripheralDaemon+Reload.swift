@@ -1,4 +1,5 @@
 import GattCore
+import GattTransport
 import NIOCore
 
 // SIGHUP: a new config served without dropping connections.
@@ -36,12 +37,18 @@ extension PeripheralDaemon {
         }
     }
 
+    /// Server Supported Features' EATT bit: the config's `eatt` where the transport can serve
+    /// it now (asked at start, on reload and whenever the adapter is ready).
+    static func servesEnhancedATT(_ configuration: GattConfiguration, _ transport: any PeripheralTransport) -> Bool {
+        configuration.enhancedATT && transport.supportsEnhancedATT
+    }
+
     /// The config's `eatt` where the transport can: Server Supported Features' EATT bit, and
     /// whether the transport accepts Enhanced ATT bearers (new channels only; open ones stay).
     func applyEnhancedATT() {
         let wanted = configuration.enhancedATT
         transport.setEnhancedATT(wanted)
-        core.setEnhancedATT(wanted && transport.supportsEnhancedATT)
+        core.setEnhancedATT(Self.servesEnhancedATT(configuration, transport))
         // The transport logs why, once; this line only says what follows from it.
         if wanted, !transport.supportsEnhancedATT, !loggedNoEnhancedATT {
             loggedNoEnhancedATT = true

@@ -99,7 +99,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         var core = Peripheral(
             database: database, payloads: payloads, otherSets: Self.otherSets(configuration), maxConnections: configuration.advertising.maxConnections, att: att)
         core.securityOnConnect = configuration.security.securityOnConnect
-        core.setEnhancedATT(configuration.enhancedATT && transport.supportsEnhancedATT)
+        core.setEnhancedATT(Self.servesEnhancedATT(configuration, transport))
         self.stack = PeripheralStack(core: core, below: TransportBelow(transport: transport))
         self.restoration = restoration
         stack.onEvent = { [unowned self] in emit($0) }
@@ -243,7 +243,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         if case .ready(_, let description, let c?) = event, !advertisingSetsFit(c, description: description) { return }
         // The adapter is up: whether the transport could listen for Enhanced ATT is known now
         // (Server Supported Features must not promise what it refuses).
-        if case .ready = event { core.setEnhancedATT(configuration.enhancedATT && transport.supportsEnhancedATT) }
+        if case .ready = event { core.setEnhancedATT(Self.servesEnhancedATT(configuration, transport)) }
         stack.handle(event, now: now)
     }
 

@@ -93,7 +93,6 @@ extension Host {
 
     /// The link dropped: every channel of it closes.
     mutating func closeChannels(of handle: UInt16) -> [HostOutput] {
-        peerWarnings[handle] = nil
         for id in disconnecting.keys where id.connection.rawValue == handle { disconnecting[id] = nil }
         let closing = channels.keys.filter { $0.connection.rawValue == handle }.sorted { $0.cid < $1.cid }
         for id in closing { channels[id] = nil }

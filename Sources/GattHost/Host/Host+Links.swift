@@ -53,6 +53,7 @@ extension Host {
         acl.close(handle)
         reassemblers[handle] = nil
         responders[handle] = nil
+        peerWarnings[handle] = nil
         return closeChannels(of: handle) + [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
     }
 
@@ -103,14 +104,15 @@ extension Host {
 
     /// `text` as a warning while the link has not had its share; then one line saying that
     /// the rest are not logged; then nothing (until the link drops).
-    mutating func peerWarning(_ text: String, handle: UInt16) -> [HostOutput] {
+    /// (`text` is made only when logged: a central flooding frames costs no strings.)
+    mutating func peerWarning(_ text: @autoclosure () -> String, handle: UInt16) -> [HostOutput] {
         let n = peerWarnings[handle, default: 0]
         guard n <= Self.peerWarningsPerLink else { return [] }
         peerWarnings[handle] = n + 1
         guard n < Self.peerWarningsPerLink else {
             return [.event(.warning("connection \(handle): further warnings about what this central sends are not logged (\(n) so far)"))]
         }
-        return [.event(.warning(text))]
+        return [.event(.warning(text()))]
     }
 
     private mutating func handle(frame: L2CAPBasicFrame, handle: UInt16) -> [HostOutput] {
