@@ -86,6 +86,28 @@ import GattTestFixtures
         #expect(!timeout.contains { if case .disconnect = $0 { true } else { false } })
     }
 
+    /// §3.3.3: an unconfirmed indication on the unenhanced bearer closes it, and it closes
+    /// with its connection: the link goes, not a channel.
+    @Test mutating func anIndicationTimeoutOnTheUnenhancedBearerClosesTheLink() {
+        connectedWithTwoBearers()
+        _ = core.handle(.received(.fixed(Self.a), [0x12, 0x15, 0x00, 0x02, 0x00]), now: .zero)  // indications on
+        _ = core.handle(.readyToSend(.fixed(Self.a)), now: .zero)
+        let first = core.notify(characteristic: ATTFixture.notify, value: [1], now: .zero).1
+        #expect(PeripheralTests.sends(first).map(\.0) == [.fixed(Self.a)])
+        let timeout = core.tick(now: .seconds(31))
+        #expect(timeout.contains(.disconnect(Self.a, reason: .remoteUserTerminatedConnection)))
+        #expect(!timeout.contains { if case .closeEnhancedBearer = $0 { true } else { false } })
+    }
+
+    @Test mutating func readinessOfABearerNotOpenIsIgnored() {
+        connectedWithTwoBearers()
+        let unopened = BearerID(Self.a, channel: 0x0042)
+        #expect(core.handle(.readyToSend(unopened), now: .zero) == [])
+        #expect(!core.readyBearers.contains(unopened))
+        #expect(core.handle(.readyToSend(.fixed(ConnectionID(0x99))), now: .zero) == [])
+        #expect(core.readyBearers.allSatisfy { $0.connection == Self.a })
+    }
+
     @Test mutating func aDisconnectionForgetsTheConnectionsBearers() {
         connectedWithTwoBearers()
         _ = core.handle(.readyToSend(Self.e1), now: .zero)

@@ -107,8 +107,8 @@ public struct Peripheral: Sendable {
             guard connections.index(forKey: id.connection) != nil else { return [] }
             return absorb(att.receive(pdu, from: id, now: now))
         case .readyToSend(let id):
-            // Only for a bearer the ATT server has (a known connection's, or an open Enhanced one).
-            guard connections.index(forKey: id.connection) != nil, att.mtu(for: id) != nil else { return [] }
+            // Only for a known connection's bearer: its unenhanced one, or an Enhanced one still open.
+            guard connections.index(forKey: id.connection) != nil, !id.isEnhanced || att.mtu(for: id) != nil else { return [] }
             readyBearers.insert(id)
             var out: [PeripheralOutput] = []
             pump(id, into: &out)
