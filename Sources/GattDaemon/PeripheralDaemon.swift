@@ -105,7 +105,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         stack.onEvent = { [unowned self] in emit($0) }
         stack.onTurnEnd = { [unowned self] in turnEnded() }
         if logsPDUs {
-            stack.onATTPDU = { [unowned self] id, pdu, sent in eventLog.attPDU(pdu, sent: sent, central: centralName(id)) }
+            stack.onATTPDU = { [unowned self] id, pdu, sent in eventLog.attPDU(pdu, sent: sent, central: centralName(id.connection)) }
         }
         restoreAdvertising(kept)
     }

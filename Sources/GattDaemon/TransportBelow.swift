@@ -10,7 +10,6 @@ struct TransportBelow: BelowSeam {
 
     static func route(_ output: Never) -> BelowSeamRoute {}
 
-    func send(_ pdu: [UInt8], on id: ConnectionID) { transport.send(pdu, on: id) }
     func send(_ pdu: [UInt8], on bearer: BearerID) { transport.send(pdu, on: bearer) }
     func closeEnhancedBearer(_ id: BearerID, now: Duration) -> [Never] {
         transport.closeEnhancedBearer(id)

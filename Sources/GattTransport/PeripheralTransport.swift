@@ -20,10 +20,7 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     /// Connects to the controller and brings it up; `.ready` follows. Fails with a
     /// `TransportOpenFailure` that says whether and when to try again.
     func open() -> EventLoopFuture<Void>
-    /// One ATT PDU, after a `.readyToSend` for that connection; it may wait for `flush`.
-    func send(_ pdu: [UInt8], on id: ConnectionID)
-    /// One ATT PDU on an Enhanced ATT bearer, after an `.enhancedBearer(id, .readyToSend)`;
-    /// it may wait for `flush`.
+    /// One ATT PDU on a bearer, after a `.readyToSend` for it; it may wait for `flush`.
     func send(_ pdu: [UInt8], on bearer: BearerID)
     /// Closes an Enhanced ATT bearer's channel (L2CAP Disconnection Request); the link stays.
     func closeEnhancedBearer(_ id: BearerID)
@@ -64,29 +61,6 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     func probe(timeout: TimeAmount) -> EventLoopFuture<ControllerProbe>
 }
 
-extension PeripheralTransport {
-    /// Transports that own their controller open it, as the daemon would (`probeByOpening`).
-    public func probe(timeout: TimeAmount) -> EventLoopFuture<ControllerProbe> { probeByOpening(timeout: timeout) }
-}
-
-extension PeripheralTransport {
-    /// A transport without app channels refuses every PSM.
-    public func setL2CAPChannelServers(_ servers: [L2CAPChannelServer]) {}
-}
-
-extension PeripheralTransport {
-    /// A transport without Enhanced ATT reports no bearer, so gets no PDU for one.
-    public func send(_ pdu: [UInt8], on bearer: BearerID) {}
-    public func closeEnhancedBearer(_ id: BearerID) {}
-    public var supportsEnhancedATT: Bool { false }
-    public func setEnhancedATT(_ enabled: Bool) {}
-}
-
-extension PeripheralTransport {
-    /// A transport whose keys are only `setBonds`' set has nothing more to forget.
-    public func removeBond(_ bond: Bond) {}
-}
-
 /// Why a transport could not be opened, and what the daemon should do about it.
 public struct TransportOpenFailure: Error, Sendable, CustomStringConvertible {
     public enum Retry: Sendable, Equatable {
@@ -106,9 +80,4 @@ public struct TransportOpenFailure: Error, Sendable, CustomStringConvertible {
         self.retry = retry
     }
     public var description: String { message }
-}
-
-extension PeripheralTransport {
-    /// Transports whose stack keeps its own identity (the kernel's) ignore ours.
-    public func setLocalIRK(_ irk: [UInt8]) {}
 }

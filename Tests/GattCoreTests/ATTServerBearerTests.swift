@@ -43,14 +43,14 @@ import GattTestFixtures
         #expect(h.send([0x0A, 0x03, 0x00]) == [])
         // …one on the Enhanced ATT bearer is answered at once, on that bearer.
         let out = h.server.receive([0x0A, 0x12, 0x00], from: e, now: .zero)
-        #expect(out == [.enhancedOutgoingAvailable(e)])
+        #expect(out == [.outgoingAvailable(e)])
         #expect(h.drain(e) == [[0x0B, 0x01, 0x02]])
         // And a deferred read on the Enhanced bearer waits without blocking anything else.
         #expect(h.send([0x0A, 0x1F, 0x00], on: e) == [])
         #expect(h.events == [.deferredAccess(id: PendingRequestID(2), h.c1, .read(characteristic: ATTFixture.control, offset: 0))])
         // Each answer goes to the bearer its request came on, then its held PDUs are processed.
         let first = try h.server.respond(to: PendingRequestID(1), result: .success([0xAA]), now: .seconds(1))
-        #expect(first == [.outgoingAvailable(h.c1)])
+        #expect(first == [.outgoingAvailable(.fixed(h.c1))])
         #expect(h.drain(h.c1) == [[0x0B, 0xAA], [0x0B] + Array("gattd".utf8)])
         #expect(h.drain(e) == [])
         _ = try h.server.respond(to: PendingRequestID(2), result: .success([0xBB]), now: .seconds(1))
@@ -84,9 +84,9 @@ import GattTestFixtures
         // The fixed bearer reads the client's CCCD value.
         #expect(h.request([0x0A, 0x15, 0x00]) == [0x0B, 0x01, 0x00])
         // A notification goes to the least loaded bearer, the fixed one on a tie…
-        #expect(h.server.notify(characteristic: ATTFixture.notify, value: [1], now: .zero).outputs == [.outgoingAvailable(h.c1)])
+        #expect(h.server.notify(characteristic: ATTFixture.notify, value: [1], now: .zero).outputs == [.outgoingAvailable(.fixed(h.c1))])
         // …and the next to the Enhanced one while the first is not pulled yet.
-        #expect(h.server.notify(characteristic: ATTFixture.notify, value: [2], now: .zero).outputs == [.enhancedOutgoingAvailable(e)])
+        #expect(h.server.notify(characteristic: ATTFixture.notify, value: [2], now: .zero).outputs == [.outgoingAvailable(e)])
         #expect(h.drain(h.c1) == [[0x1B, 0x14, 0x00, 1]])
         #expect(h.drain(e) == [[0x1B, 0x14, 0x00, 2]])
         #expect(h.server.queuedUpdates(for: h.c1) == 0)
@@ -106,7 +106,7 @@ import GattTestFixtures
         // A confirmation is matched to its own bearer's indication.
         #expect(h.server.receive([0x1E], from: e, now: .seconds(1)) == [.event(.indicationConfirmed(h.c1, characteristic: ATTFixture.notify))])
         #expect(h.drain(e) == [])
-        _ = h.server.receive([0x1E], from: h.c1, now: .seconds(1))
+        _ = h.server.receive([0x1E], from: .fixed(h.c1), now: .seconds(1))
         #expect(h.drain(h.c1) == [[0x1D, 0x14, 0x00, 3]])
     }
 
@@ -115,11 +115,11 @@ import GattTestFixtures
         h.subscribe(0x15, 0x02)
         _ = h.server.notify(characteristic: ATTFixture.notify, value: [1], now: .seconds(10))
         _ = h.server.notify(characteristic: ATTFixture.notify, value: [2], now: .seconds(20))
-        _ = h.server.receive([0x1E], from: h.c1, now: .seconds(21))
+        _ = h.server.receive([0x1E], from: .fixed(h.c1), now: .seconds(21))
         #expect(h.server.nextDeadline == .seconds(50))
         #expect(h.server.tick(now: .seconds(50)) == [
             .event(.indicationTimedOut(h.c1, characteristic: ATTFixture.notify)),
-            .closeEnhancedBearer(e, .transactionTimeout),
+            .closeBearer(e, .transactionTimeout),
         ])
         #expect(h.server.connections == [h.c1])
         #expect(h.server.bearers(of: h.c1) == [.fixed(h.c1)])
@@ -151,7 +151,7 @@ import GattTestFixtures
         h.server.databaseChanged(from: [1], range: .all)
         _ = h.server.indicateServiceChangedOwed(h.c1, now: .zero)
         #expect(h.drain(h.c1) == [[0x1D, 0x08, 0x00, 0x01, 0x00, 0xFF, 0xFF]])
-        _ = h.server.receive([0x1E], from: h.c1, now: .zero)
+        _ = h.server.receive([0x1E], from: .fixed(h.c1), now: .zero)
         // Settled (nothing owed), but change-aware only with exactly one bearer (§2.5.2.1).
         #expect(h.server.clientState(for: h.c1)?.serviceChangedOwed == nil)
         #expect(h.server.changeAwareness(for: h.c1) == .changeUnaware)
@@ -181,7 +181,7 @@ import GattTestFixtures
         // The client keeps its state and its fixed bearer.
         #expect(h.request([0x0A, 0x12, 0x00]) == [0x0B, 0x01, 0x02])
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.notify) == 0x0001)
-        #expect(h.server.notify(characteristic: ATTFixture.notify, value: [9], now: .zero).outputs == [.outgoingAvailable(h.c1)])
+        #expect(h.server.notify(characteristic: ATTFixture.notify, value: [9], now: .zero).outputs == [.outgoingAvailable(.fixed(h.c1))])
         #expect(h.server.pendingRequests.isEmpty)
         // The channel may be opened again.
         let opened5 = h.server.openBearer(e, mtu: 64)
@@ -192,7 +192,7 @@ import GattTestFixtures
         var (h, e) = twoBearers()
         // Two Read Requests on the Enhanced bearer without the first answer pulled (a client
         // pipelining, against §3.3.2): the second is ignored, so the queue stays bounded.
-        #expect(h.server.receive([0x0A, 0x12, 0x00], from: e, now: .zero) == [.enhancedOutgoingAvailable(e)])
+        #expect(h.server.receive([0x0A, 0x12, 0x00], from: e, now: .zero) == [.outgoingAvailable(e)])
         #expect(h.server.receive([0x0C, 0x12, 0x00, 0x00, 0x00], from: e, now: .zero) == [])
         // A command still counts, and the other bearer is not held up.
         h.absorb(h.server.receive([0x52, 0x12, 0x00, 0x07], from: e, now: .zero))

@@ -53,7 +53,7 @@ import GattTestFixtures
             if i % 1000 == 999 { server.setSecurity(c, i % 2000 == 999 ? .medium : .low) }
             let pdu = Self.generate(&rng)
             let now = Duration.milliseconds(i)
-            var outputs = server.receive(pdu, from: c, now: now)
+            var outputs = server.receive(pdu, from: .fixed(c), now: now)
             // Deferred accesses are answered at once, at random.
             var k = 0
             while k < outputs.count {
@@ -69,7 +69,7 @@ import GattTestFixtures
                 k += 1
             }
             var responses: [[UInt8]] = []
-            while let out = server.dequeueOutgoing(for: c) { responses.append(out.pdu) }
+            while let out = server.dequeueOutgoing(for: .fixed(c)) { responses.append(out.pdu) }
             let mtu = server.mtu(for: c) ?? 0
 
             guard let first = pdu.first, !ATTOpcode.isCommand(first), first != ATTOpcode.handleValueConfirmation.rawValue else {

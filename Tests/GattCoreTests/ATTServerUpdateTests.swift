@@ -14,7 +14,7 @@ import GattTestFixtures
         h.subscribe(0x15, 0x02, from: h.c2)
         let (result, outputs) = h.server.notify(characteristic: ATTFixture.notify, value: [1, 2, 3], now: Self.t0)
         #expect(result == .queued(2))
-        #expect(outputs == [.outgoingAvailable(h.c1), .outgoingAvailable(h.c2)])
+        #expect(outputs == [.outgoingAvailable(.fixed(h.c1)), .outgoingAvailable(.fixed(h.c2))])
         #expect(h.drain(h.c1) == [[0x1B, 0x14, 0x00, 1, 2, 3]])
         #expect(h.drain(h.c2) == [[0x1D, 0x14, 0x00, 1, 2, 3]])
         #expect(h.drain(ConnectionID(3)) == [])
@@ -65,17 +65,17 @@ import GattTestFixtures
         #expect(busy.result == .busy && busy.outputs == [])
         #expect(h.server.database.value(ofCharacteristic: ATTFixture.notify) == [2])
         // Responses still enter a full queue.
-        _ = h.server.receive([0x0A, 0x14, 0x00], from: h.c1, now: Self.t0)
+        _ = h.server.receive([0x0A, 0x14, 0x00], from: .fixed(h.c1), now: Self.t0)
         // Room on c1 only: not ready yet.
-        #expect(h.server.dequeueOutgoing(for: h.c1)?.outputs == [])
-        #expect(h.server.dequeueOutgoing(for: h.c1)?.outputs == [])
-        #expect(h.server.dequeueOutgoing(for: h.c1)?.pdu == [0x0B, 0x02])
+        #expect(h.server.dequeueOutgoing(for: .fixed(h.c1))?.outputs == [])
+        #expect(h.server.dequeueOutgoing(for: .fixed(h.c1))?.outputs == [])
+        #expect(h.server.dequeueOutgoing(for: .fixed(h.c1))?.pdu == [0x0B, 0x02])
         // The first pull that gives c2 room fires `.ready`, once.
-        let first = h.server.dequeueOutgoing(for: h.c2)
+        let first = h.server.dequeueOutgoing(for: .fixed(h.c2))
         #expect(first?.pdu == [0x1B, 0x14, 0x00, 1])
         #expect(first?.outputs == [.event(.ready)])
-        #expect(h.server.dequeueOutgoing(for: h.c2)?.outputs == [])
-        #expect(h.server.dequeueOutgoing(for: h.c2) == nil)
+        #expect(h.server.dequeueOutgoing(for: .fixed(h.c2))?.outputs == [])
+        #expect(h.server.dequeueOutgoing(for: .fixed(h.c2)) == nil)
         #expect(h.server.notify(characteristic: ATTFixture.notify, value: [3], now: Self.t0).result == .queued(2))
     }
 
@@ -89,9 +89,9 @@ import GattTestFixtures
         }
         #expect(h.server.notify(characteristic: ATTFixture.notify, value: [5], now: Self.t0).result == .busy)
         // 3 queued: room for one, but not ready yet (the low-water mark is 4 / 2 = 2).
-        #expect(h.server.dequeueOutgoing(for: h.c1)?.outputs == [])
-        #expect(h.server.dequeueOutgoing(for: h.c1)?.outputs == [.event(.ready)])
-        #expect(h.server.dequeueOutgoing(for: h.c1)?.outputs == [])
+        #expect(h.server.dequeueOutgoing(for: .fixed(h.c1))?.outputs == [])
+        #expect(h.server.dequeueOutgoing(for: .fixed(h.c1))?.outputs == [.event(.ready)])
+        #expect(h.server.dequeueOutgoing(for: .fixed(h.c1))?.outputs == [])
     }
 
     @Test func readyAfterBusyConnectionDisconnects() {
@@ -133,8 +133,8 @@ import GattTestFixtures
         _ = h.server.notify(characteristic: ATTFixture.notify, value: [3], now: Self.t0)
         #expect(h.server.notify(characteristic: ATTFixture.notify, value: [4], now: Self.t0).result == .busy)
         // Confirmation moves one waiting indication into the queue (still 2 counted).
-        #expect(h.server.receive([0x1E], from: h.c1, now: .seconds(1)).contains(.event(.indicationConfirmed(h.c1, characteristic: ATTFixture.notify))))
-        let pulled = h.server.dequeueOutgoing(for: h.c1)
+        #expect(h.server.receive([0x1E], from: .fixed(h.c1), now: .seconds(1)).contains(.event(.indicationConfirmed(h.c1, characteristic: ATTFixture.notify))))
+        let pulled = h.server.dequeueOutgoing(for: .fixed(h.c1))
         #expect(pulled?.pdu == [0x1D, 0x14, 0x00, 2])
         #expect(pulled?.outputs == [.event(.ready)])
     }
@@ -147,10 +147,10 @@ import GattTestFixtures
         #expect(h.server.tick(now: .seconds(39)) == [])
         #expect(h.server.tick(now: .seconds(40)) == [
             .event(.indicationTimedOut(h.c1, characteristic: ATTFixture.notify)),
-            .closeBearer(h.c1, .transactionTimeout),
+            .closeBearer(.fixed(h.c1), .transactionTimeout),
         ])
         #expect(h.server.connections == [h.c2])
-        #expect(h.server.receive([0x0A, 0x03, 0x00], from: h.c1, now: .seconds(41)) == [])
+        #expect(h.server.receive([0x0A, 0x03, 0x00], from: .fixed(h.c1), now: .seconds(41)) == [])
         #expect(h.server.nextDeadline == nil)
     }
 
@@ -200,7 +200,7 @@ import GattTestFixtures
         #expect(h.send([0x0A, 0x1F, 0x00]) == [])
         #expect(h.events == [.deferredAccess(id: PendingRequestID(1), h.c1, .read(characteristic: ATTFixture.control, offset: 0))])
         let out = try h.server.respond(to: PendingRequestID(1), result: .success([1, 2, 3]), now: .seconds(1))
-        #expect(out == [.outgoingAvailable(h.c1)])
+        #expect(out == [.outgoingAvailable(.fixed(h.c1))])
         #expect(h.drain(h.c1) == [[0x0B, 1, 2, 3]])
         #expect(throws: ATTRespondError.unknownRequest) { try h.server.respond(to: PendingRequestID(1), result: .success([]), now: .seconds(1)) }
         // Read Blob carries the offset; errors go back with the handle.
@@ -300,24 +300,24 @@ import GattTestFixtures
         // Values 0x0012 (deferred) and 0x0015 (stored); each answer pulled before the next
         // request, as a client waits for it (§3.3.2).
         var pdus: [[UInt8]] = []
-        func pull() { while let p = server.dequeueOutgoing(for: c) { pdus.append(p.pdu) } }
-        _ = server.receive([0x16, 0x12, 0x00, 0x00, 0x00, 0x01], from: c, now: .zero)
+        func pull() { while let p = server.dequeueOutgoing(for: .fixed(c)) { pdus.append(p.pdu) } }
+        _ = server.receive([0x16, 0x12, 0x00, 0x00, 0x00, 0x01], from: .fixed(c), now: .zero)
         pull()
-        _ = server.receive([0x16, 0x15, 0x00, 0x00, 0x00, 0x02], from: c, now: .zero)
+        _ = server.receive([0x16, 0x15, 0x00, 0x00, 0x00, 0x02], from: .fixed(c), now: .zero)
         pull()
-        let out = server.receive([0x18, 0x01], from: c, now: .zero)
+        let out = server.receive([0x18, 0x01], from: .fixed(c), now: .zero)
         #expect(out == [.event(.deferredAccess(id: PendingRequestID(1), c, .write(characteristic: CharacteristicIndex(6), value: [0x01], offset: 0)))])
         _ = try server.respond(to: PendingRequestID(1), result: .failure(.writeRequestRejected), now: .zero)
         #expect(server.database.value(ofCharacteristic: CharacteristicIndex(7)) == [0])
         pull()
         #expect(pdus == [[0x17, 0x12, 0x00, 0x00, 0x00, 0x01], [0x17, 0x15, 0x00, 0x00, 0x00, 0x02], [0x01, 0x18, 0x12, 0x00, 0xFC]])
-        _ = server.receive([0x16, 0x12, 0x00, 0x00, 0x00, 0x01], from: c, now: .zero)
+        _ = server.receive([0x16, 0x12, 0x00, 0x00, 0x00, 0x01], from: .fixed(c), now: .zero)
         pull()
-        _ = server.receive([0x16, 0x15, 0x00, 0x00, 0x00, 0x02], from: c, now: .zero)
+        _ = server.receive([0x16, 0x15, 0x00, 0x00, 0x00, 0x02], from: .fixed(c), now: .zero)
         pull()
-        _ = server.receive([0x18, 0x01], from: c, now: .zero)
+        _ = server.receive([0x18, 0x01], from: .fixed(c), now: .zero)
         let done = try server.respond(to: PendingRequestID(2), result: .success([]), now: .zero)
-        #expect(done == [.event(.written(c, characteristic: CharacteristicIndex(7), value: [0x02])), .outgoingAvailable(c)])
+        #expect(done == [.event(.written(c, characteristic: CharacteristicIndex(7), value: [0x02])), .outgoingAvailable(.fixed(c))])
         #expect(server.database.value(ofCharacteristic: CharacteristicIndex(7)) == [0x02])
     }
 

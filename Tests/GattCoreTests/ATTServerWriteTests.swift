@@ -130,11 +130,11 @@ import GattTestFixtures
         let c = ConnectionID(9)
         server.connect(c, security: .low)
         // Value 0x0010, CCCD 0x0011.
-        _ = server.receive([0x12, 0x13, 0x00, 0x01, 0x00], from: c, now: .zero)
-        #expect(server.dequeueOutgoing(for: c)?.pdu == [0x01, 0x12, 0x13, 0x00, 0x0F])
+        _ = server.receive([0x12, 0x13, 0x00, 0x01, 0x00], from: .fixed(c), now: .zero)
+        #expect(server.dequeueOutgoing(for: .fixed(c))?.pdu == [0x01, 0x12, 0x13, 0x00, 0x0F])
         server.setSecurity(c, .medium)
-        _ = server.receive([0x12, 0x13, 0x00, 0x01, 0x00], from: c, now: .zero)
-        #expect(server.dequeueOutgoing(for: c)?.pdu == [0x13])
+        _ = server.receive([0x12, 0x13, 0x00, 0x01, 0x00], from: .fixed(c), now: .zero)
+        #expect(server.dequeueOutgoing(for: .fixed(c))?.pdu == [0x13])
     }
 
     // MARK: Client Supported Features
@@ -278,8 +278,8 @@ import GattTestFixtures
         let c = ConnectionID(3)
         server.connect(c, security: .low)
         // Value 0x0010, Extended Properties 0x0011, User Description 0x0012.
-        let out = server.receive([0x12, 0x14, 0x00, 0x62, 0x63], from: c, now: .zero)
-        #expect(out == [.event(.descriptorWritten(c, handle: 0x14, value: [0x62, 0x63])), .outgoingAvailable(c)])
-        #expect(server.dequeueOutgoing(for: c)?.pdu == [0x13])
+        let out = server.receive([0x12, 0x14, 0x00, 0x62, 0x63], from: .fixed(c), now: .zero)
+        #expect(out == [.event(.descriptorWritten(c, handle: 0x14, value: [0x62, 0x63])), .outgoingAvailable(.fixed(c))])
+        #expect(server.dequeueOutgoing(for: .fixed(c))?.pdu == [0x13])
     }
 }

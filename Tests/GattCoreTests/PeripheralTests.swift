@@ -19,7 +19,7 @@ import GattTestFixtures
 
     var core = Peripheral(database: ATTFixture.database(), payloads: PeripheralTests.payloads, maxConnections: 2)
 
-    static func sends(_ o: [PeripheralOutput]) -> [(ConnectionID, [UInt8])] {
+    static func sends(_ o: [PeripheralOutput]) -> [(BearerID, [UInt8])] {
         o.compactMap { if case .send(let id, let pdu) = $0 { (id, pdu) } else { nil } }
     }
     static func events(_ o: [PeripheralOutput]) -> [PeripheralEvent] {
@@ -31,8 +31,8 @@ import GattTestFixtures
         _ = core.handle(.ready(address: Self.address, description: "test"), now: .zero)
         _ = core.handle(.advertisingChanged(true), now: .zero)
         _ = core.handle(.connected(Self.a, Self.centralA), now: .zero)
-        _ = core.handle(.received(Self.a, Self.subscribe), now: .zero)
-        let out = core.handle(.readyToSend(Self.a), now: .zero)
+        _ = core.handle(.received(.fixed(Self.a), Self.subscribe), now: .zero)
+        let out = core.handle(.readyToSend(.fixed(Self.a)), now: .zero)
         #expect(Self.sends(out).map(\.1) == [[0x13]])  // Write Response
     }
 
@@ -46,12 +46,12 @@ import GattTestFixtures
 
     @Test mutating func nothingIsSentBeforeTheTransportHasRoom() {
         connected()
-        let out = core.handle(.received(Self.a, [0x0A, 0x03, 0x00]), now: .zero)  // Read Request
+        let out = core.handle(.received(.fixed(Self.a), [0x0A, 0x03, 0x00]), now: .zero)  // Read Request
         #expect(Self.sends(out).isEmpty)
-        let sent = Self.sends(core.handle(.readyToSend(Self.a), now: .zero))
-        #expect(sent.count == 1 && sent[0].0 == Self.a && sent[0].1.first == 0x0B)
+        let sent = Self.sends(core.handle(.readyToSend(.fixed(Self.a)), now: .zero))
+        #expect(sent.count == 1 && sent[0].0 == .fixed(Self.a) && sent[0].1.first == 0x0B)
         // One PDU per readyToSend: the next one waits for the next.
-        #expect(Self.sends(core.handle(.readyToSend(Self.a), now: .zero)).isEmpty)
+        #expect(Self.sends(core.handle(.readyToSend(.fixed(Self.a)), now: .zero)).isEmpty)
     }
 
     @Test mutating func notifyWithBackpressureAnswersBusyThenReady() {
@@ -67,7 +67,7 @@ import GattTestFixtures
         var delivered: [[UInt8]] = []
         var sawReady = false
         for _ in 0..<40 {
-            let out = core.handle(.readyToSend(Self.a), now: .zero)
+            let out = core.handle(.readyToSend(.fixed(Self.a)), now: .zero)
             delivered += Self.sends(out).map(\.1)
             if Self.events(out).contains(.att(.ready, central: nil)) { sawReady = true }
         }
@@ -113,16 +113,16 @@ import GattTestFixtures
         connected()
         let secure = ATTFixture.database()[ATTFixture.secure].valueHandle.rawValue
         let read: [UInt8] = [0x0A, UInt8(secure & 0xFF), UInt8(secure >> 8)]
-        _ = core.handle(.received(Self.a, read), now: .zero)
-        let out = core.handle(.readyToSend(Self.a), now: .zero)
+        _ = core.handle(.received(.fixed(Self.a), read), now: .zero)
+        let out = core.handle(.readyToSend(.fixed(Self.a)), now: .zero)
         #expect(Self.sends(out).map(\.1) == [[0x01, 0x0A, read[1], read[2], 0x0F]])
         #expect(out.contains(.requestSecurity(Self.a, .medium, reason: .insufficientEncryption)))
-        _ = core.handle(.received(Self.a, read), now: .zero)
-        #expect(!core.handle(.readyToSend(Self.a), now: .zero).contains(.requestSecurity(Self.a, .medium, reason: .insufficientEncryption)))
+        _ = core.handle(.received(.fixed(Self.a), read), now: .zero)
+        #expect(!core.handle(.readyToSend(.fixed(Self.a)), now: .zero).contains(.requestSecurity(Self.a, .medium, reason: .insufficientEncryption)))
         // The central paired: the same read succeeds.
         _ = core.handle(.securityChanged(Self.a, .medium), now: .zero)
-        _ = core.handle(.received(Self.a, read), now: .zero)
-        #expect(Self.sends(core.handle(.readyToSend(Self.a), now: .zero)).map(\.1) == [[0x0B, 0x55]])
+        _ = core.handle(.received(.fixed(Self.a), read), now: .zero)
+        #expect(Self.sends(core.handle(.readyToSend(.fixed(Self.a)), now: .zero)).map(\.1) == [[0x0B, 0x55]])
     }
 
     @Test mutating func securityRequestedOnConnectOnlyWhenConfigured() {
@@ -147,8 +147,8 @@ import GattTestFixtures
         connected()
         // Central A subscribes to Service Changed indications (its CCCD follows the value).
         let sc = core.database.serviceChangedHandle.rawValue + 1
-        _ = core.handle(.received(Self.a, [0x12, UInt8(sc & 0xFF), UInt8(sc >> 8), 0x02, 0x00]), now: .zero)
-        _ = core.handle(.readyToSend(Self.a), now: .zero)
+        _ = core.handle(.received(.fixed(Self.a), [0x12, UInt8(sc & 0xFF), UInt8(sc >> 8), 0x02, 0x00]), now: .zero)
+        _ = core.handle(.readyToSend(.fixed(Self.a)), now: .zero)
         var services = [ServiceDefinition(id: "new", uuid: 0xBBB0, characteristics: [CharacteristicDefinition(uuid: 0xBBB1, properties: [.read], value: [1])])]
         services.insert(contentsOf: [], at: 0)
         let db = GATTDatabase(deviceName: "gattd", services: services)
@@ -162,7 +162,7 @@ import GattTestFixtures
         let range = try #require(GATTDatabase.changedRange(from: before.serviceFingerprints, to: db.serviceFingerprints))
         #expect(range == HandleRange(start: 0x0010, end: 0x002B))
         #expect(outcome.changedRange == range)
-        #expect(Self.sends(core.handle(.readyToSend(Self.a), now: .zero)).map(\.1) == [[0x1D, UInt8(h & 0xFF), UInt8(h >> 8)] + range.serviceChangedValue])
+        #expect(Self.sends(core.handle(.readyToSend(.fixed(Self.a)), now: .zero)).map(\.1) == [[0x1D, UInt8(h & 0xFF), UInt8(h >> 8)] + range.serviceChangedValue])
         // The same database again: nothing indicated.
         let again = core.reload(database: db, payloads: Self.payloads, maxConnections: 2, now: .zero)
         #expect(Self.events(again).contains(.reloaded(ReloadOutcome(databaseHashes: nil, serviceChanged: nil, advertisingChanged: false))))

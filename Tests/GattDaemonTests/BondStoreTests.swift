@@ -180,31 +180,31 @@ import Testing
         }
         try run { daemon, transport in
             try transport.report(.connected(id, TransportPeer(address: central, addressType: .random, handle: 0x40)))
-            try transport.report(.received(id, Self.signedWrite(handle, [0x01], counter: 3)))
+            try transport.report(.received(.fixed(id), Self.signedWrite(handle, [0x01], counter: 3)))
             #expect(try value(daemon) == [0x00], "counter 3 is not above the stored 3: refused")
             #expect(store.load().bonds.first?.lastSeen == nil)
             try transport.report(.securityChanged(id, .medium, keySize: 16))
             #expect((store.load().bonds.first?.lastSeen ?? 0) >= 1_790_000_000, "last seen when it encrypted")
-            try transport.report(.received(id, Self.signedWrite(handle, [0x02], counter: 4)))
+            try transport.report(.received(.fixed(id), Self.signedWrite(handle, [0x02], counter: 4)))
             #expect(try value(daemon) == [0x02])
             #expect(store.load().bonds.first?.peerSignCounter == 4, "kept in the bond file")
             var forged = Self.signedWrite(handle, [0x03], counter: 5)
             forged[forged.count - 1] ^= 1
-            try transport.report(.received(id, forged))
+            try transport.report(.received(.fixed(id), forged))
             #expect(try value(daemon) == [0x02], "a bad MAC is ignored")
         }
         try run { daemon, transport in
             // After a restart: the replay of counter 4 is refused, 5 accepted.
             try transport.report(.connected(id, TransportPeer(address: central, addressType: .random, handle: 0x40)))
-            try transport.report(.received(id, Self.signedWrite(handle, [0x04], counter: 4)))
+            try transport.report(.received(.fixed(id), Self.signedWrite(handle, [0x04], counter: 4)))
             #expect(try value(daemon) == [0x00])
-            try transport.report(.received(id, Self.signedWrite(handle, [0x05], counter: 5)))
+            try transport.report(.received(.fixed(id), Self.signedWrite(handle, [0x05], counter: 5)))
             #expect(try value(daemon) == [0x05])
             #expect(store.load().bonds.first?.peerSignCounter == 5)
             // Another central (no bond) cannot sign.
             let other = ConnectionID(0x41)
             try transport.report(.connected(other, TransportPeer(address: BluetoothAddress("C4:00:00:00:00:09")!, addressType: .random, handle: 0x41)))
-            try transport.report(.received(other, Self.signedWrite(handle, [0x06], counter: 9)))
+            try transport.report(.received(.fixed(other), Self.signedWrite(handle, [0x06], counter: 9)))
             #expect(try value(daemon) == [0x05])
         }
     }

@@ -40,10 +40,10 @@ struct DatabaseReloadTests {
 
         let (result, _) = server.notify(characteristic: CharacteristicIndex(2), value: [0x01, 0x00, 0xFF, 0xFF], now: .zero)
         #expect(result == .queued(1))
-        let pdu = server.dequeueOutgoing(for: a)?.pdu
+        let pdu = server.dequeueOutgoing(for: .fixed(a))?.pdu
         let h = db.serviceChangedHandle.rawValue
         #expect(pdu == [0x1D, UInt8(h & 0xFF), UInt8(h >> 8), 0x01, 0x00, 0xFF, 0xFF])
-        let none = server.dequeueOutgoing(for: b)
+        let none = server.dequeueOutgoing(for: .fixed(b))
         #expect(none == nil)
     }
 

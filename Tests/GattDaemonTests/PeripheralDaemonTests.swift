@@ -19,7 +19,7 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     /// What `.ready` says the controller can do (nil: not reported).
     var controller: ControllerInfo?
     private(set) var opens = 0
-    private(set) var sent: [(ConnectionID, [UInt8])] = []
+    private(set) var sent: [(BearerID, [UInt8])] = []
     private(set) var advertising: [AdvertisingPayloads?] = []
     private(set) var advertisingRequests: [[AdvertisingSet]] = []
     private(set) var disconnects: [ConnectionID] = []
@@ -38,7 +38,13 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
         onEvent?(.ready(address: BluetoothAddress("C0:FF:EE:00:00:01")!, description: "fake", controller: controller))
         return eventLoop.makeSucceededVoidFuture()
     }
-    func send(_ pdu: [UInt8], on id: ConnectionID) { sent.append((id, pdu)) }
+    func send(_ pdu: [UInt8], on id: BearerID) { sent.append((id, pdu)) }
+    func closeEnhancedBearer(_ id: BearerID) {}
+    /// No Enhanced ATT: a fake reports no bearer but the unenhanced one.
+    var supportsEnhancedATT: Bool { false }
+    func setEnhancedATT(_ enabled: Bool) {}
+    func setLocalIRK(_ irk: [UInt8]) {}
+    func probe(timeout: TimeAmount) -> EventLoopFuture<ControllerProbe> { probeByOpening(timeout: timeout) }
     func flush() {}
     /// Records the primary set's payloads (nil: not asked for) and every request whole.
     func setAdvertising(_ sets: [AdvertisingSet]) {
@@ -93,7 +99,7 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     func subscribe() throws {
         let db = try on { self.daemon.database }
         let cccd = db[try #require(db.characteristicIndex(named: "hr"))].valueHandle.rawValue + 1
-        try transport.report(.connected(Self.a, Self.central), .received(Self.a, [0x12, UInt8(cccd & 0xFF), UInt8(cccd >> 8), 0x01, 0x00]), .readyToSend(Self.a))
+        try transport.report(.connected(Self.a, Self.central), .received(.fixed(Self.a), [0x12, UInt8(cccd & 0xFF), UInt8(cccd >> 8), 0x01, 0x00]), .readyToSend(.fixed(Self.a)))
     }
 
     @Test func startAdvertisesAndANotificationReachesTheSubscriber() throws {
@@ -104,7 +110,7 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
         try subscribe()
         #expect(transport.sent.map(\.1) == [[0x13]])
         let hr = try on { self.daemon.database.characteristicIndex(named: "hr")! }
-        try transport.report(.readyToSend(Self.a))
+        try transport.report(.readyToSend(.fixed(Self.a)))
         let r = try on { self.daemon.notify(characteristic: hr, value: [0x48], only: nil) }
         #expect(r == .queued(1))
         #expect(transport.sent.last?.1.suffix(1) == [0x48])

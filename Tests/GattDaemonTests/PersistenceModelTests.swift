@@ -87,7 +87,7 @@ import Testing
             self.handles = handles
             self.indices = indices
             try daemon.start().wait()
-            for (id, peer) in PersistenceModelTests.centrals { try transport.report(.connected(id, peer), .readyToSend(id)) }
+            for (id, peer) in PersistenceModelTests.centrals { try transport.report(.connected(id, peer), .readyToSend(.fixed(id))) }
         }
 
         func on<T: Sendable>(_ body: @escaping @Sendable () -> T) throws -> T { try loop.submit(body).wait() }
@@ -110,15 +110,16 @@ import Testing
         /// A central sends `pdus`; `values` are acknowledged by its response (if a request).
         func central(_ id: ConnectionID, _ pdus: [[UInt8]], request values: [(String, UInt32)]?) throws {
             if let values { outstanding[id] = values }
-            for p in pdus { try transport.report(.received(id, p), .readyToSend(id)) }
+            for p in pdus { try transport.report(.received(.fixed(id), p), .readyToSend(.fixed(id))) }
             try collectResponses()
         }
 
         /// Write Responses and Execute Write Responses acknowledge; errors do not.
         func collectResponses() throws {
-            for (id, _) in PersistenceModelTests.centrals { try transport.report(.readyToSend(id)) }
+            for (id, _) in PersistenceModelTests.centrals { try transport.report(.readyToSend(.fixed(id))) }
             let sent = try on { self.transport.sent }
-            for (id, pdu) in sent[seen...] {
+            for (bearer, pdu) in sent[seen...] {
+                let id = bearer.connection
                 switch pdu.first {
                 case 0x13, 0x19:
                     responses += 1

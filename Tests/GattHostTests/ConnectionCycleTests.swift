@@ -59,10 +59,10 @@ import GattTestFixtures
             let peer = TransportPeer(address: PeripheralFixture.centralA.address, addressType: .random, handle: UInt16(cycle % 0x0EFF + 1))
             _ = core.handle(.advertisingChanged(false), now: .zero)
             _ = core.handle(.connected(id, peer), now: .zero)
-            _ = core.handle(.received(id, PeripheralFixture.subscribe), now: .zero)
-            _ = core.handle(.readyToSend(id), now: .zero)
+            _ = core.handle(.received(.fixed(id), PeripheralFixture.subscribe), now: .zero)
+            _ = core.handle(.readyToSend(.fixed(id)), now: .zero)
             for i in 0..<40 { _ = core.notify(characteristic: ATTFixture.notify, value: [UInt8(i)], now: .zero) }
-            _ = core.handle(.received(id, [0x0A, 0x1F, 0x00]), now: .zero)  // control read: pending
+            _ = core.handle(.received(.fixed(id), [0x0A, 0x1F, 0x00]), now: .zero)  // control read: pending
             #expect(core.connections.count == 1 && core.att.bearers.count == 1)
             #expect(core.att.pendingRequests.count == 1 && core.att.busyConnections.count == 1)
             _ = core.handle(.disconnected(id, reason: .remoteUserTerminatedConnection), now: .zero)

@@ -231,7 +231,7 @@ import GattTestFixtures
         let big = [UInt8](repeating: 1, count: 500)  // 3 K-frames each
         t.hostCall { $0.send(sdu: big, on: Self.channel, now: $1) }
         t.hostCall { $0.send(sdu: big, on: second, now: $1) }
-        t.host.host.send([0x1B, 0x03, 0x00, 0x01], on: ConnectionID(0x40))
+        t.host.host.send([0x1B, 0x03, 0x00, 0x01], on: .fixed(ConnectionID(0x40)))
         t.clearLogs()
         for _ in 0..<20 { t.completed([(0x40, 1)]) }
         // One frame each in turn: ATT is never starved (K-frames go on the central's CIDs).

@@ -74,10 +74,10 @@ import GattTestFixtures
         let (stack, _) = Self.stack()
         var events: [ScriptedBelow.Output] = []
         for (id, n) in [(Self.a, UInt8(1)), (Self.b, 2), (Self.c, 3)] {
-            events += [.event(.connected(id, Self.peer(n))), .event(.readyToSend(id)), .event(.received(id, Self.read))]
+            events += [.event(.connected(id, Self.peer(n))), .event(.readyToSend(.fixed(id))), .event(.received(.fixed(id), Self.read))]
         }
         // The flush frees room on every link: a second batch (nothing to send), a second flush.
-        stack.below.flushes = [[.event(.readyToSend(Self.a)), .event(.readyToSend(Self.b)), .event(.readyToSend(Self.c))]]
+        stack.below.flushes = [[.event(.readyToSend(.fixed(Self.a))), .event(.readyToSend(.fixed(Self.b))), .event(.readyToSend(.fixed(Self.c)))]]
         stack.callBelow(now: .zero) { _ in events }
         #expect(stack.below.calls == ["send \(Self.a) opcode 11", "send \(Self.b) opcode 11", "send \(Self.c) opcode 11", "flush", "flush"])
     }
@@ -133,10 +133,10 @@ import GattTestFixtures
         #expect(stack.nextDeadline == .seconds(40))
         // Indications on (CCCD 0x0013); an indication waits for its confirmation: the ATT transaction timeout (30 s) is earlier.
         stack.callBelow(now: .zero) { _ in
-            [.event(.connected(Self.a, Self.peer(1))), .event(.readyToSend(Self.a)), .event(.received(Self.a, [0x12, 0x15, 0x00, 0x02, 0x00]))]
+            [.event(.connected(Self.a, Self.peer(1))), .event(.readyToSend(.fixed(Self.a))), .event(.received(.fixed(Self.a), [0x12, 0x15, 0x00, 0x02, 0x00]))]
         }
         stack.perform(stack.core.notify(characteristic: ATTFixture.notify, value: [1], now: .seconds(1)).1, now: .seconds(1))
-        stack.handle(.readyToSend(Self.a), now: .seconds(1))
+        stack.handle(.readyToSend(.fixed(Self.a)), now: .seconds(1))
         #expect(stack.nextDeadline == .seconds(31))
         stack.below.calls = []
         stack.tick(now: .seconds(31))
@@ -169,7 +169,11 @@ struct ScriptedBelow: BelowSeam {
         }
     }
 
-    mutating func send(_ pdu: [UInt8], on id: ConnectionID) { calls.append("send \(id) opcode \(pdu.first ?? 0)") }
+    mutating func send(_ pdu: [UInt8], on id: BearerID) { calls.append("send \(id) opcode \(pdu.first ?? 0)") }
+    mutating func closeEnhancedBearer(_ id: BearerID, now: Duration) -> [Output] {
+        calls.append("close \(id)")
+        return []
+    }
     mutating func flush(now: Duration) -> [Output] {
         calls.append("flush")
         return flushes.isEmpty ? [] : flushes.removeFirst()

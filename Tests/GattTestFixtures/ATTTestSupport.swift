@@ -57,6 +57,7 @@ package struct ATTHarness {
     package let c2 = ConnectionID(2)
     /// Events of the last call.
     package var events: [ATTServerEvent] = []
+    /// Connections whose unenhanced bearer the server asked to close (their links).
     package var closed: [(ConnectionID, ATTBearerCloseReason)] = []
     /// Enhanced ATT bearers the server asked to close.
     package var closedBearers: [(BearerID, ATTBearerCloseReason)] = []
@@ -71,9 +72,9 @@ package struct ATTHarness {
         for o in outputs {
             switch o {
             case .event(let e): events.append(e)
-            case .closeBearer(let id, let r): closed.append((id, r))
-            case .closeEnhancedBearer(let id, let r): closedBearers.append((id, r))
-            case .outgoingAvailable, .enhancedOutgoingAvailable: break
+            case .closeBearer(let id, let r) where id.isEnhanced: closedBearers.append((id, r))
+            case .closeBearer(let id, let r): closed.append((id.connection, r))
+            case .outgoingAvailable: break
             }
         }
     }
@@ -82,7 +83,7 @@ package struct ATTHarness {
     package mutating func send(_ pdu: [UInt8], from id: ConnectionID? = nil, now: Duration = .zero) -> [[UInt8]] {
         events = []
         let conn = id ?? c1
-        absorb(server.receive(pdu, from: conn, now: now))
+        absorb(server.receive(pdu, from: .fixed(conn), now: now))
         return drain(conn)
     }
 
@@ -94,7 +95,7 @@ package struct ATTHarness {
 
     package mutating func drain(_ id: ConnectionID) -> [[UInt8]] {
         var out: [[UInt8]] = []
-        while let (pdu, outputs) = server.dequeueOutgoing(for: id) {
+        while let (pdu, outputs) = server.dequeueOutgoing(for: .fixed(id)) {
             out.append(pdu)
             absorb(outputs)
         }

@@ -197,12 +197,11 @@ struct ATTFuzzHarness {
                 pending.removeAll { $0.id == rid }
             case .event:
                 break
-            case .closeBearer(let id, _):
-                connect(id)
-            case .closeEnhancedBearer(let b, _):
+            case .closeBearer(let b, _) where b.isEnhanced:
                 models[b] = nil
-            case .outgoingAvailable, .enhancedOutgoingAvailable:
-                guard let b = output.outgoingBearer else { break }
+            case .closeBearer(let b, _):
+                connect(b.connection)
+            case .outgoingAvailable(let b):
                 while let (pdu, more) = server.dequeueOutgoing(for: b) {
                     check(pdu, on: b)
                     absorb(more)

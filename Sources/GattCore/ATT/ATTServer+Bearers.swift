@@ -65,16 +65,10 @@ extension ATTServer {
 
     // MARK: Outgoing queue
 
-    public func hasOutgoing(_ id: ConnectionID) -> Bool { hasOutgoing(.fixed(id)) }
     public func hasOutgoing(_ id: BearerID) -> Bool { !(bearers[id]?.outgoing.isEmpty ?? true) }
 
-    /// The next PDU to transmit on the connection's fixed bearer, with outputs that pulling it
-    /// caused (`.ready` once every queue that made `notify` busy has room).
-    public mutating func dequeueOutgoing(for id: ConnectionID) -> (pdu: [UInt8], outputs: [ATTServerOutput])? {
-        dequeueOutgoing(for: .fixed(id))
-    }
-
-    /// The next PDU to transmit on a bearer (`dequeueOutgoing(for:)` of a connection).
+    /// The next PDU to transmit on a bearer, with outputs that pulling it caused (`.ready`
+    /// once every queue that made `notify` busy has room).
     public mutating func dequeueOutgoing(for id: BearerID) -> (pdu: [UInt8], outputs: [ATTServerOutput])? {
         outputs = []
         // In place: a copy of the bearer would copy its queue for every PDU.
@@ -105,7 +99,7 @@ extension ATTServer {
     mutating func enqueue(_ bytes: [UInt8], isUpdate: Bool, at i: Dictionary<BearerID, ATTBearer>.Index, _ id: BearerID) {
         bearers.values[i].outgoing.append(.init(bytes: bytes, isUpdate: isUpdate))
         if isUpdate { bearers.values[i].queuedUpdates += 1 }
-        let available: ATTServerOutput = id.isEnhanced ? .enhancedOutgoingAvailable(id) : .outgoingAvailable(id.connection)
+        let available = ATTServerOutput.outgoingAvailable(id)
         if !outputs.contains(available) { outputs.append(available) }
     }
 
@@ -175,13 +169,8 @@ extension ATTServer {
             guard let b = bearers[id] else { continue }
             if let o = b.outstandingIndication, o.deadline <= now {
                 emit(.indicationTimedOut(id.connection, characteristic: o.characteristic))
-                if id.isEnhanced {
-                    removeBearer(id)
-                    outputs.append(.closeEnhancedBearer(id, .transactionTimeout))
-                } else {
-                    removeClient(id.connection)
-                    outputs.append(.closeBearer(id.connection, .transactionTimeout))
-                }
+                if id.isEnhanced { removeBearer(id) } else { removeClient(id.connection) }
+                outputs.append(.closeBearer(id, .transactionTimeout))
                 continue
             }
             if let p = b.pending, p.deadline <= now { failPending(id, now: now) }

@@ -182,11 +182,6 @@ public struct ATTServer: Sendable {
 
     // MARK: Receiving
 
-    /// Handles one PDU from a connection's fixed bearer (unknown connections are ignored).
-    public mutating func receive(_ pdu: [UInt8], from id: ConnectionID, now: Duration) -> [ATTServerOutput] {
-        receive(pdu, from: .fixed(id), now: now)
-    }
-
     /// Handles one PDU from a bearer (unknown bearers are ignored). Each bearer has its own
     /// transaction (Vol 3 Part F §3.3.2): a request waiting on one bearer holds no other.
     public mutating func receive(_ pdu: [UInt8], from id: BearerID, now: Duration) -> [ATTServerOutput] {

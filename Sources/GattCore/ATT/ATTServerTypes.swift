@@ -83,24 +83,12 @@ public struct CommittedValue: Equatable, Sendable {
 /// What a server call asks its caller to do.
 public enum ATTServerOutput: Equatable, Sendable {
     case event(ATTServerEvent)
-    /// PDUs are queued on this connection's fixed ATT bearer: pull them with `dequeueOutgoing(for:)`.
-    case outgoingAvailable(ConnectionID)
-    /// PDUs are queued on this Enhanced ATT bearer: pull them with `dequeueOutgoing(for:)`.
-    case enhancedOutgoingAvailable(BearerID)
-    /// The transport must disconnect this connection (its client state is already gone).
-    case closeBearer(ConnectionID, ATTBearerCloseReason)
-    /// The transport must disconnect this Enhanced ATT bearer's L2CAP channel (the bearer is
-    /// already gone; the client and its other bearers stay).
-    case closeEnhancedBearer(BearerID, ATTBearerCloseReason)
-
-    /// The bearer an `outgoingAvailable` or `enhancedOutgoingAvailable` names.
-    public var outgoingBearer: BearerID? {
-        switch self {
-        case .outgoingAvailable(let c): .fixed(c)
-        case .enhancedOutgoingAvailable(let b): b
-        default: nil
-        }
-    }
+    /// PDUs are queued on this bearer: pull them with `dequeueOutgoing(for:)`.
+    case outgoingAvailable(BearerID)
+    /// The transport must close this bearer (the bearer is already gone): the unenhanced
+    /// bearer by disconnecting its connection (the client state is gone too), an Enhanced
+    /// ATT bearer by disconnecting its L2CAP channel (the client and its other bearers stay).
+    case closeBearer(BearerID, ATTBearerCloseReason)
 }
 
 /// Result of `ATTServer.notify(...)` (Core Bluetooth's `updateValue` return value).

@@ -6,10 +6,7 @@ public protocol BelowSeam {
     associatedtype Output
     /// Whether the core hears `output`: a transport event, or the end of the controller.
     static func route(_ output: Output) -> BelowSeamRoute
-    /// One ATT PDU (after a `.readyToSend` for `id`); it may wait for `flush`.
-    mutating func send(_ pdu: [UInt8], on id: ConnectionID)
-    /// One ATT PDU on an Enhanced ATT bearer (after an `.enhancedBearer(id, .readyToSend)`);
-    /// it may wait for `flush`.
+    /// One ATT PDU on a bearer (after a `.readyToSend` for it); it may wait for `flush`.
     mutating func send(_ pdu: [UInt8], on bearer: BearerID)
     /// Closes an Enhanced ATT bearer's channel (L2CAP Disconnection Request).
     mutating func closeEnhancedBearer(_ id: BearerID, now: Duration) -> [Output]
@@ -25,12 +22,6 @@ public protocol BelowSeam {
     mutating func tick(now: Duration) -> [Output]
     /// When `tick` should next be called.
     var nextDeadline: Duration? { get }
-}
-
-extension BelowSeam {
-    /// A half below without Enhanced ATT never reports a bearer, so never gets a PDU for one.
-    public mutating func send(_ pdu: [UInt8], on bearer: BearerID) {}
-    public mutating func closeEnhancedBearer(_ id: BearerID, now: Duration) -> [Output] { [] }
 }
 
 /// Where one output of the half below the seam goes besides the shell.

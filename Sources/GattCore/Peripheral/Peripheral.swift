@@ -4,14 +4,14 @@
 /// and application calls go in; `PeripheralOutput`s (PDUs to send, advertising intents,
 /// disconnections, events) come out, in order.
 ///
-/// Backpressure: a PDU goes to a connection only after the transport's `readyToSend`
+/// Backpressure: a PDU goes to a bearer only after the transport's `readyToSend`
 /// for it, one PDU per `readyToSend`; the rest waits in the ATT server's bounded queues,
 /// which is what makes `notify` answer `.busy`.
 public struct Peripheral: Sendable {
     public internal(set) var att: ATTServer
     public internal(set) var connections: [ConnectionID: PeripheralConnection] = [:]
-    /// The Enhanced ATT bearers whose transport said it can take a PDU and none was sent yet.
-    var enhancedReady: Set<BearerID> = []
+    /// The bearers whose transport said it can take a PDU and none was sent yet.
+    var readyBearers: Set<BearerID> = []
     /// Ask each central for this level as soon as it connects (`security.request_security_on_connect`).
     public var securityOnConnect: SecurityLevel?
     public internal(set) var advertising: AdvertisingState = .noController
@@ -104,13 +104,14 @@ public struct Peripheral: Sendable {
             if case .pairingComplete(let bond, _) = e, let csrk = bond.peerCSRK { att.setCSRK(id, key: csrk) }
             return [.event(.pairing(c, e))]
         case .received(let id, let pdu):
-            guard connections.index(forKey: id) != nil else { return [] }
+            guard connections.index(forKey: id.connection) != nil else { return [] }
             return absorb(att.receive(pdu, from: id, now: now))
         case .readyToSend(let id):
-            guard let i = connections.index(forKey: id) else { return [] }
-            connections.values[i].readyToSend = true
+            // Only for a known connection's bearer: its unenhanced one, or an Enhanced one still open.
+            guard connections.index(forKey: id.connection) != nil, !id.isEnhanced || att.mtu(for: id) != nil else { return [] }
+            readyBearers.insert(id)
             var out: [PeripheralOutput] = []
-            pump(id, at: i, into: &out)
+            pump(id, into: &out)
             return out
         case .advertisingChanged(let on, let set) where set != AdvertisingSet.primaryID:
             return otherSetChanged(set, on: on)
@@ -219,7 +220,7 @@ public struct Peripheral: Sendable {
         guard let c = connections.removeValue(forKey: id) else { return [] }
         if advertising == .refusedWhileConnected { advertising = .idle }
         otherSetsRefused = []
-        enhancedReady = enhancedReady.filter { $0.connection != id }
+        readyBearers = readyBearers.filter { $0.connection != id }
         return [.event(.disconnected(c, reason: reason, detail: detail))] + absorb(att.disconnect(id))
     }
 
@@ -238,35 +239,31 @@ public struct Peripheral: Sendable {
                 out.append(.event(.att(e, central: e.connection.flatMap { connections[$0]?.address })))
             case .outgoingAvailable(let id):
                 pump(id, into: &out)
-            case .closeBearer(let id, let reason):
-                guard connections[id] != nil else { continue }
-                out.append(.event(.warning("\(id): closing the link to \(connections[id]!.address) (\(reason))")))
-                out.append(.disconnect(id, reason: .remoteUserTerminatedConnection))
-            case .enhancedOutgoingAvailable(let id):
-                pumpEnhanced(id, into: &out)
-            case .closeEnhancedBearer(let id, let reason):
-                enhancedReady.remove(id)
+            case .closeBearer(let id, let reason) where id.isEnhanced:
+                readyBearers.remove(id)
                 guard let c = connections[id.connection] else { continue }
                 out.append(.event(.warning("\(id): closing an Enhanced ATT bearer of \(c.address) (\(reason))")))
                 out.append(.closeEnhancedBearer(id))
+            case .closeBearer(let id, let reason):
+                // The unenhanced bearer closes with its connection.
+                guard let c = connections[id.connection] else { continue }
+                out.append(.event(.warning("\(id.connection): closing the link to \(c.address) (\(reason))")))
+                out.append(.disconnect(id.connection, reason: .remoteUserTerminatedConnection))
             }
         }
     }
 
-    /// Sends the connection's next PDU if its transport has room.
+    /// Sends the bearer's next PDU if its transport has room (one PDU per `.readyToSend`).
     /// (In place: the connection is looked up once and not copied.)
-    private mutating func pump(_ id: ConnectionID, into out: inout [PeripheralOutput]) {
-        guard let i = connections.index(forKey: id) else { return }
-        pump(id, at: i, into: &out)
-    }
-
-    private mutating func pump(_ id: ConnectionID, at i: Dictionary<ConnectionID, PeripheralConnection>.Index, into out: inout [PeripheralOutput]) {
-        guard connections.values[i].readyToSend, let next = att.dequeueOutgoing(for: id) else { return }
-        connections.values[i].readyToSend = false
+    private mutating func pump(_ id: BearerID, into out: inout [PeripheralOutput]) {
+        guard readyBearers.contains(id), let i = connections.index(forKey: id.connection),
+            let next = att.dequeueOutgoing(for: id)
+        else { return }
+        readyBearers.remove(id)
         out.append(.send(id, next.pdu))
         if let reason = Self.securityError(next.pdu), !connections.values[i].securityRequested {
             connections.values[i].securityRequested = true
-            out.append(.requestSecurity(id, .medium, reason: reason))
+            out.append(.requestSecurity(id.connection, .medium, reason: reason))
         }
         absorb(next.outputs, into: &out)
     }

@@ -6,8 +6,6 @@ public struct PeripheralConnection: Sendable, Equatable {
     /// The LE connection handle, when the transport knows it.
     public let handle: UInt16?
     public var security: SecurityLevel
-    /// The transport said it can take a PDU and none was sent yet.
-    var readyToSend = false
     /// Security was asked for once already (after Insufficient Encryption/Authentication).
     var securityRequested = false
 
@@ -22,10 +20,8 @@ public struct PeripheralConnection: Sendable, Equatable {
 
 /// What the core asks its transport to do.
 public enum PeripheralOutput: Sendable, Equatable {
-    /// Send one ATT PDU (only after a `readyToSend` for that connection).
-    case send(ConnectionID, [UInt8])
-    /// Send one ATT PDU on an Enhanced ATT bearer (only after a `.readyToSend` for that bearer).
-    case sendEnhanced(BearerID, [UInt8])
+    /// Send one ATT PDU on a bearer (only after a `.readyToSend` for that bearer).
+    case send(BearerID, [UInt8])
     /// Close an Enhanced ATT bearer's channel (L2CAP Disconnection Request); the link stays.
     case closeEnhancedBearer(BearerID)
     /// Advertise exactly these sets (reconfiguring those whose payloads changed); a set not

@@ -26,7 +26,7 @@ public final class PeripheralStack<Below: BelowSeam> {
     /// its way, after the outputs before them).
     public var onBelowOutput: (Below.Output) -> Void = { _ in }
     /// Every ATT PDU, as it is fed to the core (`sent` false) or sent (`sent` true); nil: not watched.
-    public var onATTPDU: ((_ id: ConnectionID, _ pdu: [UInt8], _ sent: Bool) -> Void)?
+    public var onATTPDU: ((_ id: BearerID, _ pdu: [UInt8], _ sent: Bool) -> Void)?
     /// A turn is over: everything drained and flushed (re-arm the timer at `nextDeadline`).
     public var onTurnEnd: () -> Void = {}
     private var pending: Deque<TransportEvent> = []
@@ -91,10 +91,7 @@ public final class PeripheralStack<Below: BelowSeam> {
         body()
         repeat {
             while let e = pending.popFirst() {
-                if let onATTPDU {
-                    if case .received(let id, let pdu) = e { onATTPDU(id, pdu, false) }
-                    if case .enhancedBearer(let id, .received(let pdu)) = e { onATTPDU(id.connection, pdu, false) }
-                }
+                if let onATTPDU, case .received(let id, let pdu) = e { onATTPDU(id, pdu, false) }
                 perform(core.handle(e, now: self.now))
             }
             route(below.flush(now: self.now))
@@ -109,9 +106,6 @@ public final class PeripheralStack<Below: BelowSeam> {
             switch o {
             case .send(let id, let pdu):
                 onATTPDU?(id, pdu, true)
-                below.send(pdu, on: id)
-            case .sendEnhanced(let id, let pdu):
-                onATTPDU?(id.connection, pdu, true)
                 below.send(pdu, on: id)
             case .closeEnhancedBearer(let id): route(below.closeEnhancedBearer(id, now: now))
             case .setAdvertising(let sets): route(below.setAdvertising(sets, now: now))

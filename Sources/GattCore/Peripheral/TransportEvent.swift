@@ -34,11 +34,12 @@ public enum TransportEvent: Sendable, Equatable {
     /// completion carries the bond for the store: `.pairingComplete(bond, bonded: true)`).
     /// (Indirect: a large, rare payload would make every value of the enum as large and as costly to copy.)
     indirect case pairing(ConnectionID, SecurityManagerEvent)
-    /// One ATT PDU from the central.
-    case received(ConnectionID, [UInt8])
-    /// The transport can take one more ATT PDU on this connection (backpressure:
-    /// the core sends exactly one PDU per `readyToSend`).
-    case readyToSend(ConnectionID)
+    /// One ATT PDU from the central on one of its bearers (`BearerID.fixed` for the
+    /// unenhanced bearer).
+    case received(BearerID, [UInt8])
+    /// The transport can take one more ATT PDU on this bearer (backpressure: the core sends
+    /// exactly one PDU per `readyToSend`).
+    case readyToSend(BearerID)
     /// The controller started or stopped advertising `set` (a connection stops a connectable set too).
     case advertisingChanged(Bool, set: String = AdvertisingSet.primaryID)
     /// The controller refused to start advertising; `whileConnected`: it cannot
@@ -47,8 +48,9 @@ public enum TransportEvent: Sendable, Equatable {
     /// A central opened an L2CAP channel to one of the servers `setL2CAPChannelServers`
     /// named; the receiver owns `channel.socket`.
     case l2capChannelOpened(ConnectionID, L2CAPChannelOpened)
-    /// An Enhanced ATT bearer opened, carried a PDU, has room, was reconfigured or closed
-    /// (`BearerID.channel`: the L2CAP channel's local CID).
+    /// An Enhanced ATT bearer opened, was reconfigured or closed (`BearerID.channel`: the
+    /// L2CAP channel's local CID). The unenhanced bearer has no such events: it opens with
+    /// its connection (`.connected`) and closes with it (`.disconnected`).
     case enhancedBearer(BearerID, EnhancedBearerEvent)
     /// Something worth a log line that changes nothing (malformed packet dropped...).
     case warning(String)

@@ -12,8 +12,8 @@ public enum PersistOutcome: Sendable, Equatable {
     case overtaken(Set<CharacteristicIndex>)
 }
 
-/// What the control socket drives: the running peripheral, whatever its transport
-/// (H4 `PeripheralDaemon`, the kernel transport). Every member is called on, and
+/// What the control socket drives: the running peripheral (`PeripheralDaemon`), whatever
+/// its transport (the H4 host or the kernel's stack). Every member is called on, and
 /// every event is delivered on, the implementation's event loop (`ControlServer`
 /// runs its sockets on that same loop).
 ///
@@ -83,20 +83,5 @@ extension ControlStatus.Central {
         }
         self.init(address: address, addressType: addressType, mtu: att.mtu(for: id) ?? 23, security: security,
                   subscriptions: subs, queue: att.queuedUpdates(for: id) ?? 0)
-    }
-}
-
-extension PeripheralControl {
-    public func setControlWatched(_ watched: Bool) {}
-
-    /// One `notify` per value (for peripherals without Multiple Handle Value Notifications):
-    /// the centrals reached by the first value, or its refusal.
-    public func notify(values: [(characteristic: CharacteristicIndex, value: [UInt8])], only: ConnectionID?) -> NotifyResult {
-        var first: NotifyResult?
-        for (c, v) in values {
-            let r = notify(characteristic: c, value: v, only: only)
-            if first == nil { first = r }
-        }
-        return first ?? .queued(0)
     }
 }

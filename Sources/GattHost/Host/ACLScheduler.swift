@@ -176,7 +176,7 @@ struct ACLScheduler: Sendable {
             let i = (cursor + k) % links.count
             guard links[i].fragments.isEmpty, links[i].frames.isEmpty, links[i].att == nil, !links[i].attInvited else { continue }
             links[i].attInvited = true
-            out.append(.event(.transport(.readyToSend(ConnectionID(links[i].handle)))))
+            out.append(.event(.transport(.readyToSend(.fixed(ConnectionID(links[i].handle))))))
         }
         for i in links.indices {
             for c in links[i].channels.indices {

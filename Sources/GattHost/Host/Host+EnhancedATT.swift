@@ -2,9 +2,9 @@ import GattCore
 
 // Enhanced ATT bearers (Core Spec Vol 3 Part F §3.2.11, Part A §4.25–§4.27): Enhanced Credit
 // Based channels a central opens on PSM 0x0027 (only with EATT on, only on an encrypted link)
-// are ATT bearers of the core, never sockets: their SDUs go up as
-// `.enhancedBearer(id, .received)` with their credits returned at once (the core consumes
-// synchronously), readiness as `.readyToSend`, reconfiguration and closing both ways.
+// are ATT bearers of the core, never sockets: their SDUs go up as `.received` with their
+// credits returned at once (the core consumes synchronously), readiness as `.readyToSend`,
+// opening, reconfiguration and closing as `.enhancedBearer`; closing goes both ways.
 
 extension Host {
     /// The PSM of Enhanced ATT (Assigned Numbers, Vol 3 Part F §3.2.11).
@@ -20,37 +20,26 @@ extension Host {
     /// supported); bearers already open stay.
     public mutating func setEnhancedATT(_ enabled: Bool) { enhancedATT = enabled }
 
-    /// The bearer of an Enhanced ATT channel.
-    static func bearer(_ id: CreditBasedChannelID) -> BearerID { BearerID(id.connection, channel: id.cid) }
-
-    /// One ATT PDU on an Enhanced ATT bearer (after its `.readyToSend`); it goes out at the
-    /// next `flush`. Longer than the central's MTU (the core never makes one): dropped.
-    public mutating func send(_ pdu: [UInt8], on bearer: BearerID) {
-        let id = CreditBasedChannelID(connection: bearer.connection, cid: bearer.channel)
-        guard eattBearers.contains(id), let ch = channels[id], pdu.count <= ch.peer.mtu else { return }
-        acl.queue(kFrames: CreditBasedChannel.segment(pdu, mps: ch.peer.mps), cid: id.cid, on: id.connection.rawValue)
-    }
-
     /// Closes an Enhanced ATT bearer's channel (Disconnection Request); no `.closed` follows.
     public mutating func closeEnhancedBearer(_ bearer: BearerID, now: Duration) -> [HostOutput] {
-        let id = CreditBasedChannelID(connection: bearer.connection, cid: bearer.channel)
+        let id = CreditBasedChannelID(bearer)
         guard eattBearers.contains(id) else { return [] }
         return close(id, now: now)
     }
 
     /// A channel event as the layer above hears it: an app channel's as `.channel`, an
-    /// Enhanced ATT bearer's as the core's `.enhancedBearer` (a closed one is forgotten).
+    /// Enhanced ATT bearer's as the core's bearer events (a closed one is forgotten).
     mutating func channelEvent(_ e: CreditBasedChannelEvent) -> HostOutput {
         switch e {
         case .opened(let id, _, _, let peerMTU, let mtu) where eattBearers.contains(id):
-            return .event(.transport(.enhancedBearer(Self.bearer(id), .opened(mtu: min(peerMTU, mtu)))))
+            return .event(.transport(.enhancedBearer(BearerID(id), .opened(mtu: min(peerMTU, mtu)))))
         case .received(let id, let sdu) where eattBearers.contains(id):
-            return .event(.transport(.enhancedBearer(Self.bearer(id), .received(sdu))))
+            return .event(.transport(.received(BearerID(id), sdu)))
         case .ready(let id) where eattBearers.contains(id):
-            return .event(.transport(.enhancedBearer(Self.bearer(id), .readyToSend)))
+            return .event(.transport(.readyToSend(BearerID(id))))
         case .closed(let id, _) where eattBearers.contains(id):
             eattBearers.remove(id)
-            return .event(.transport(.enhancedBearer(Self.bearer(id), .closed)))
+            return .event(.transport(.enhancedBearer(BearerID(id), .closed)))
         default:
             return .event(.channel(e))
         }
@@ -72,7 +61,7 @@ extension Host {
     mutating func reconfiguredBearers(peerCIDs: [UInt16], handle: UInt16) -> [HostOutput] {
         channels.filter { $0.key.connection.rawValue == handle && peerCIDs.contains($0.value.peer.cid) && eattBearers.contains($0.key) }
             .sorted { $0.key.cid < $1.key.cid }
-            .map { .event(.transport(.enhancedBearer(Self.bearer($0.key), .reconfigured(mtu: min($0.value.peer.mtu, $0.value.local.mtu))))) }
+            .map { .event(.transport(.enhancedBearer(BearerID($0.key), .reconfigured(mtu: min($0.value.peer.mtu, $0.value.local.mtu))))) }
     }
 
     /// The ACL scheduler invites channels with `.channel(.ready)`: an Enhanced ATT bearer's
@@ -80,7 +69,7 @@ extension Host {
     func routeEnhancedATTReadiness(_ out: inout [HostOutput], from start: Int) {
         for i in start..<out.count {
             guard case .event(.channel(.ready(let id))) = out[i], eattBearers.contains(id) else { continue }
-            out[i] = .event(.transport(.enhancedBearer(Self.bearer(id), .readyToSend)))
+            out[i] = .event(.transport(.readyToSend(BearerID(id))))
         }
     }
 }

@@ -67,7 +67,7 @@ extension Host {
         for o in outputs {
             switch o {
             case .error(let e): out += peerWarning("connection \(packet.handle): \(e)", handle: packet.handle)
-            case .frame(let f) where f.channelID == .att: out.append(.event(.transport(.received(ConnectionID(packet.handle), f.payload))))
+            case .frame(let f) where f.channelID == .att: out.append(.event(.transport(.received(.fixed(ConnectionID(packet.handle)), f.payload))))
             case .frame(let f): out += handle(frame: f, handle: packet.handle)
             }
         }
@@ -93,7 +93,7 @@ extension Host {
             connections.index(forKey: handle) != nil, let r = reassemblers.index(forKey: handle),
             !reassemblers.values[r].hasPartialFrame, length <= reassemblers.values[r].maximumPayloadLength
         else { return nil }
-        var out: [HostOutput] = [.event(.transport(.received(ConnectionID(handle), Array(body[header...]))))]
+        var out: [HostOutput] = [.event(.transport(.received(.fixed(ConnectionID(handle)), Array(body[header...]))))]
         pumpACL(into: &out)
         return out
     }
@@ -118,7 +118,7 @@ extension Host {
     private mutating func handle(frame: L2CAPBasicFrame, handle: UInt16) -> [HostOutput] {
         switch frame.channelID {
         case .att:
-            return [.event(.transport(.received(ConnectionID(handle), frame.payload)))]
+            return [.event(.transport(.received(.fixed(ConnectionID(handle)), frame.payload)))]
         case .leSignalling:
             return handleSignalling(frame.payload, handle: handle)
         case .smp:

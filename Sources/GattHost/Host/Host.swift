@@ -244,10 +244,15 @@ public struct Host: Sendable {
 
     // MARK: - The core's intents
 
-    /// One ATT PDU for a connection (after `readyToSend` named it); it goes out at the
-    /// next `flush`, so that PDUs for several connections share the buffers round-robin.
-    public mutating func send(_ pdu: [UInt8], on id: ConnectionID) {
-        acl.queue(att: pdu, on: id.rawValue)
+    /// One ATT PDU on a bearer (after `readyToSend` named it): on the fixed ATT channel, or
+    /// segmented into K-frames on an Enhanced ATT bearer's channel. It goes out at the next
+    /// `flush`, so that PDUs for several connections share the buffers round-robin. Longer
+    /// than an Enhanced ATT channel's MTU (the core never makes one): dropped.
+    public mutating func send(_ pdu: [UInt8], on bearer: BearerID) {
+        guard bearer.isEnhanced else { return acl.queue(att: pdu, on: bearer.connection.rawValue) }
+        let id = CreditBasedChannelID(bearer)
+        guard eattBearers.contains(id), let ch = channels[id], pdu.count <= ch.peer.mtu else { return }
+        acl.queue(kFrames: CreditBasedChannel.segment(pdu, mps: ch.peer.mps), cid: id.cid, on: id.connection.rawValue)
     }
 
     /// Sends the queued ATT PDUs as far as the controller's buffers allow.
@@ -265,12 +270,6 @@ public struct Host: Sendable {
         let (events, batch) = advertising.setDesired(sets, randomAddress: advertisingRandomAddress, now: now)
         if let batch { commands.append(contentsOf: batch) }
         return events.map { .event(.transport($0)) } + pumpCommands()
-    }
-
-    /// Advertise with these payloads as the primary set alone, or stop (nil).
-    public mutating func setAdvertising(_ payloads: AdvertisingPayloads?, now: Duration) -> [HostOutput] {
-        let primary = payloads.map { AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: $0) }
-        return setAdvertising(primary.map { [$0] } ?? [], now: now)
     }
 
     /// Reload: a new random address or preferred connection parameters apply from now on.

@@ -3,6 +3,10 @@ import GattCore
 
 /// One credit-based channel of the H4 host: the link and our (source) CID, which is
 /// unique on its link (Core Spec Vol 3 Part A §2.1).
+///
+/// An L2CAP channel, not an ATT bearer (`BearerID`): an app's channel carries SDUs for a
+/// program and is no bearer at all, the fixed ATT bearer is no credit-based channel, and
+/// only a channel on PSM 0x0027 is also an Enhanced ATT bearer (`BearerID(_:)`, `init(_:)`).
 public struct CreditBasedChannelID: Sendable, Hashable, CustomStringConvertible {
     public var connection: ConnectionID
     public var cid: UInt16
@@ -12,7 +16,16 @@ public struct CreditBasedChannelID: Sendable, Hashable, CustomStringConvertible 
         self.cid = cid
     }
 
+    /// The channel of an Enhanced ATT bearer (the unenhanced bearer's CID, 0x0004, names no
+    /// credit-based channel).
+    public init(_ bearer: BearerID) { self.init(connection: bearer.connection, cid: bearer.channel) }
+
     public var description: String { "connection \(connection.rawValue) CID \(codecHex(cid, digits: 4))" }
+}
+
+extension BearerID {
+    /// The Enhanced ATT bearer a credit-based channel on PSM 0x0027 is.
+    public init(_ channel: CreditBasedChannelID) { self.init(channel.connection, channel: channel.cid) }
 }
 
 /// The two credit-based modes on LE (Vol 3 Part A §3.4, §4.22, §4.25).

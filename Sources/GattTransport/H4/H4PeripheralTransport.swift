@@ -94,11 +94,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
         }
     }
 
-    public func send(_ pdu: [UInt8], on id: ConnectionID) {
-        host.send(pdu, on: id)
-        sendQueued = true
-    }
-    /// One ATT PDU on an Enhanced ATT bearer (the host's channel on PSM 0x0027).
+    /// One ATT PDU: on the fixed ATT channel, or an Enhanced ATT bearer's channel on PSM 0x0027.
     public func send(_ pdu: [UInt8], on bearer: BearerID) {
         host.send(pdu, on: bearer)
         sendQueued = true
@@ -136,6 +132,11 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
         channelServers = servers
         host.setL2CAPChannelServers(servers)
     }
+
+    /// The host keeps no keys besides `setBonds`' set: nothing more to forget.
+    public func removeBond(_ bond: Bond) {}
+    /// The host owns its controller: it opens it, as the daemon would.
+    public func probe(timeout: TimeAmount) -> EventLoopFuture<ControllerProbe> { probeByOpening(timeout: timeout) }
 
     public func setBonds(_ bonds: [Bond]) {
         self.bonds = bonds

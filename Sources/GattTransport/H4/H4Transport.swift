@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// A connection to a Bluetooth controller that speaks H4: whole HCI packets, each with its
-/// packet indicator (0x01 command, 0x02 ACL, 0x04 event, 0x05 ISO), as GattCore ``H4Packet``s.
+/// packet indicator (0x01 command, 0x02 ACL, 0x04 event, 0x05 ISO), as GattHost ``H4Packet``s.
 ///
 /// Open one with ``connect(to:group:onPacket:onReadComplete:onClose:)``. Inbound packets and the close
 /// notification are delivered on ``eventLoop``; the daemon retries with backoff after `onClose`.

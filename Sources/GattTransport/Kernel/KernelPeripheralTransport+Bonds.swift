@@ -114,6 +114,9 @@ extension KernelPeripheralTransport {
 
     /// The bond store's bonds: loaded into the kernel now when it lacks some, and at every
     /// open of the adapter (it forgets them when it is unregistered).
+    /// The kernel's stack keeps its own identity: ours is not used.
+    public func setLocalIRK(_ irk: [UInt8]) {}
+
     public func setBonds(_ bonds: [Bond]) {
         self.bonds = bonds
         if adapterState == .ready { loadBondsIntoKernel() }

@@ -109,7 +109,7 @@ extension KernelPeripheralTransport {
             on: eventLoop,
             onPDU: { [weak self] pdu in self?.enhancedReceived(pdu, on: id, from: bearer) },
             onClose: { [weak self] _ in self?.enhancedBearerClosed(id, bearer: bearer) })
-        onEvent(.enhancedBearer(id, .readyToSend))
+        onEvent(.readyToSend(id))
     }
 
     private func enhancedReceived(_ pdu: [UInt8], on id: BearerID, from bearer: KernelATTBearer) {
@@ -125,7 +125,7 @@ extension KernelPeripheralTransport {
             logger.debug("\(id): the central reconfigured the channel: ATT_MTU \(mtu)")
             onEvent?(.enhancedBearer(id, .reconfigured(mtu: mtu)))
         }
-        onEvent?(.enhancedBearer(id, .received(pdu)))
+        onEvent?(.received(id, pdu))
     }
 
     /// The central closed the channel, or its link went (EOF or an error on the socket).
@@ -135,32 +135,6 @@ extension KernelPeripheralTransport {
         bearer.close()
         logger.debug("\(id): Enhanced ATT bearer closed")
         onEvent?(.enhancedBearer(id, .closed))
-    }
-
-    /// Sends the PDU, or keeps it until the socket has room (the channel waits for the
-    /// central's credits); `.readyToSend` follows once it is out.
-    public func send(_ pdu: [UInt8], on id: BearerID) {
-        guard let entry = enhancedATT.bearers[id] else { return }
-        let bearer = entry.bearer
-        do {
-            guard try bearer.trySend(pdu) else {
-                enhancedATT.bearers[id]?.unsent = pdu
-                bearer.whenWritable(on: eventLoop) { [weak self] in self?.enhancedWritable(id, bearer: bearer) }
-                return
-            }
-        } catch {
-            // The channel is going: its onClose reports it.
-            logger.debug("\(id): \(error)")
-            return
-        }
-        logger.trace("\(id) > \(pdu.hexString)")
-        onEvent?(.enhancedBearer(id, .readyToSend))
-    }
-
-    private func enhancedWritable(_ id: BearerID, bearer: KernelATTBearer) {
-        guard let entry = enhancedATT.bearers[id], entry.bearer === bearer, let pdu = entry.unsent else { return }
-        enhancedATT.bearers[id]?.unsent = nil
-        send(pdu, on: id)
     }
 
     /// Closes the channel (the kernel sends the L2CAP Disconnection Request); the core has

@@ -26,7 +26,7 @@ extension KernelPeripheralTransport {
             on: eventLoop,
             onPDU: { [weak self] pdu in self?.received(pdu, on: id, from: bearer) },
             onClose: { [weak self] reason in self?.bearerClosed(id, bearer: bearer, reason: reason) })
-        onEvent?(.readyToSend(id))
+        onEvent?(.readyToSend(.fixed(id)))
     }
 
     /// The link's handle as its id when no link has it (nor waits for its disconnection to be
@@ -50,7 +50,7 @@ extension KernelPeripheralTransport {
         // The kernel's SMP may have encrypted the link since the last PDU (the central paired
         // after Insufficient Encryption): the core must know before it checks permissions.
         refreshSecurity(id, bearer: bearer)
-        onEvent?(.received(id, pdu))
+        onEvent?(.received(.fixed(id), pdu))
     }
 
     /// `refreshSecurity(_:bearer:)` for a connection's fixed bearer (a PDU on another bearer
@@ -115,21 +115,23 @@ extension KernelPeripheralTransport {
         onEvent?(.disconnected(id, reason: known ?? .connectionTimeout, detail: known == nil ? why ?? "unknown" : nil))
     }
 
-    /// Sends the PDU, or keeps it until the socket has room; `.readyToSend` follows once it
-    /// is out (backpressure: the rest waits in the core's queues).
-    public func send(_ pdu: [UInt8], on id: ConnectionID) {
-        guard var link = links[id] else { return }
-        capture?.writeATT(pdu, handle: link.handle ?? id.rawValue, direction: .sent)
+    /// Sends the PDU on the bearer's socket (the link's ATT socket, or the Enhanced ATT
+    /// channel's), or keeps it until the socket has room (an Enhanced ATT channel waits for
+    /// the central's credits); `.readyToSend` follows once it is out (backpressure: the rest
+    /// waits in the core's queues).
+    public func send(_ pdu: [UInt8], on id: BearerID) {
+        guard let socket = socket(of: id) else { return }
+        if !id.isEnhanced, let link = links[id.connection] {
+            capture?.writeATT(pdu, handle: link.handle ?? id.connection.rawValue, direction: .sent)
+        }
         do {
-            guard try link.bearer.trySend(pdu) else {
-                link.unsent = pdu
-                links[id] = link
-                let bearer = link.bearer
-                bearer.whenWritable(on: eventLoop) { [weak self] in self?.writable(id, bearer: bearer) }
+            guard try socket.trySend(pdu) else {
+                setUnsent(pdu, on: id)
+                socket.whenWritable(on: eventLoop) { [weak self] in self?.writable(id, socket: socket) }
                 return
             }
         } catch {
-            // The link is going: the bearer's onClose cleans up.
+            // The link or channel is going: the socket's onClose cleans up.
             logger.debug("\(id): \(error)")
             return
         }
@@ -137,10 +139,24 @@ extension KernelPeripheralTransport {
         onEvent?(.readyToSend(id))
     }
 
-    private func writable(_ id: ConnectionID, bearer: KernelATTBearer) {
-        guard let link = links[id], link.bearer === bearer, let pdu = link.unsent else { return }
-        links[id]?.unsent = nil
+    private func writable(_ id: BearerID, socket: KernelATTBearer) {
+        guard self.socket(of: id) === socket, let pdu = unsent(on: id) else { return }
+        setUnsent(nil, on: id)
         send(pdu, on: id)
+    }
+
+    /// A bearer's socket: its link's for the unenhanced bearer, its channel's for an Enhanced one.
+    private func socket(of id: BearerID) -> KernelATTBearer? {
+        id.isEnhanced ? enhancedATT.bearers[id]?.bearer : links[id.connection]?.bearer
+    }
+
+    /// The PDU a bearer's socket had no room for.
+    private func unsent(on id: BearerID) -> [UInt8]? {
+        id.isEnhanced ? enhancedATT.bearers[id]?.unsent : links[id.connection]?.unsent
+    }
+
+    private func setUnsent(_ pdu: [UInt8]?, on id: BearerID) {
+        if id.isEnhanced { enhancedATT.bearers[id]?.unsent = pdu } else { links[id.connection]?.unsent = pdu }
     }
 
     /// HCI Disconnect on the central's link; the bearer's ECONNRESET then reports it.
