@@ -15,7 +15,7 @@ extension KernelPeripheralTransport {
     // MARK: - mgmt events
 
     func managementEvent(_ event: KernelManagementEvent) {
-        guard !closing else { return }
+        guard !lifecycle.isClosed else { return }
         switch event {
         case .userConfirmationRequest(let peer, _, let value):
             // Just Works (Confirm_Hint 1) is answered by the agent itself: this is numeric comparison.
@@ -116,7 +116,7 @@ extension KernelPeripheralTransport {
     /// open of the adapter (it forgets them when it is unregistered).
     public func setBonds(_ bonds: [Bond]) {
         self.bonds = bonds
-        if adapterState == .ready { loadBondsIntoKernel() }
+        if lifecycle.isReady { loadBondsIntoKernel() }
     }
 
     /// Unbond: mgmt Unpair Device, so the kernel forgets the central's keys at once (and drops
@@ -124,7 +124,7 @@ extension KernelPeripheralTransport {
     public func removeBond(_ bond: Bond) {
         let peer = KernelBondMapping.peer(of: bond)
         kernelKeys?.remove(peer)
-        guard adapterState == .ready else { return }
+        guard lifecycle.isReady else { return }
         let index = self.index, logger = self.logger, adapter = adapterName
         commandThread.submit { _ in
             do {
@@ -134,7 +134,7 @@ extension KernelPeripheralTransport {
                 logger.warning("\(adapter): mgmt Unpair Device for \(peer.address) failed (\(error)); loading the remaining bonds instead")
                 self.eventLoop.execute {
                     self.kernelKeys = nil
-                    if self.adapterState == .ready { self.loadBondsIntoKernel() }
+                    if self.lifecycle.isReady { self.loadBondsIntoKernel() }
                 }
             }
         }
@@ -149,7 +149,7 @@ extension KernelPeripheralTransport {
         for address in keys.skipped {
             logger.warning("\(address): bond not loaded into the kernel (not an identity address: the kernel refuses it)")
         }
-        let index = self.index, logger = self.logger, adapter = adapterName, generation = self.generation
+        let index = self.index, logger = self.logger, adapter = adapterName, session = lifecycle.session
         commandThread.submit { _ in
             do {
                 let loaded = try KernelManagement.loadKeys(index: index, keys)
@@ -160,7 +160,7 @@ extension KernelPeripheralTransport {
                 if loaded.leftOut > 0 { logger.warning("\(adapter): \(loaded.leftOut) older key(s) did not fit one mgmt command and were not loaded") }
             } catch {
                 logger.warning("\(adapter): cannot load the bonds into the kernel (\(error)); bonded centrals must pair again")
-                self.eventLoop.execute { if generation == self.generation { self.kernelKeys = nil } }
+                self.eventLoop.execute { if self.lifecycle.isCurrent(session) { self.kernelKeys = nil } }
             }
         }
     }

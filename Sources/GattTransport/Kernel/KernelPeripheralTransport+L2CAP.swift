@@ -13,14 +13,14 @@ extension KernelPeripheralTransport {
     /// the kernel refuses other PSMs (LE_PSM not supported). Accepted channels stay open.
     public func setL2CAPChannelServers(_ servers: [L2CAPChannelServer]) {
         l2cap.wanted = servers
-        if adapterState == .ready { reconcileL2CAPServers() }
+        if lifecycle.isReady { reconcileL2CAPServers() }
     }
 
     /// Closes and opens listening sockets until they match `l2cap.wanted` (KernelL2CAPServerPlan).
     /// A server the kernel refuses (PSM taken, no capability) is logged once and tried again
     /// at the next call or open.
     func reconcileL2CAPServers() {
-        guard adapterState == .ready, !closing, let poller, let address = listener?.address else { return }
+        guard lifecycle.isReady, let poller, let address = listener?.address else { return }
         let plan = KernelL2CAPServerPlan(listening: l2cap.listeners.mapValues(\.server), wanted: l2cap.wanted)
         for id in plan.close {
             guard let old = l2cap.listeners.removeValue(forKey: id) else { continue }
@@ -63,7 +63,7 @@ extension KernelPeripheralTransport {
     /// the ATT bearer of a link before any channel of it, but the two sockets' accepts reach the
     /// loop in either order: a channel whose link is not known yet waits for it a little.
     private func l2capChannelAccepted(_ channel: KernelL2CAPChannel, from listener: KernelL2CAPListener, attemptsLeft: Int) {
-        guard adapterState == .ready, !closing, let onEvent else {
+        guard lifecycle.isReady, let onEvent else {
             _ = Glibc.close(channel.fd)
             return
         }

@@ -7,7 +7,7 @@ extension KernelPeripheralTransport {
     // MARK: - Links
 
     func accepted(_ bearer: KernelATTBearer) {
-        guard adapterState == .ready, !closing else {
+        guard lifecycle.isReady else {
             bearer.close()
             return
         }

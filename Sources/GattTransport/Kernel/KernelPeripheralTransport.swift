@@ -29,12 +29,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     var agent: KernelPairingAgent?
     var controller: KernelHCIController?
     var listener: KernelATTListener?
-    var adapterState: AdapterState = .closed
-    /// The adapter went down or away: wait for it instead of powering it on again.
-    private var adapterAway = false
-    /// Bumped whenever work in flight must be forgotten (the adapter went down meanwhile).
-    var generation = 0
-    var closing = false
+    /// Idle, opening, ready, away or closed; work in flight belongs to its session.
+    var lifecycle = KernelAdapterLifecycle()
 
     /// The connected centrals' ATT bearers.
     var links: [ConnectionID: KernelLink] = [:]
@@ -64,15 +60,6 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     var enhancedATT = KernelEnhancedATTBearers()
     /// Whether the kernel offers Enhanced ATT, decided once.
     let enhancedATTCheck = KernelEnhancedATTCheck()
-
-    enum AdapterState: Equatable {
-        /// Gone or down, or not opened yet.
-        case closed
-        /// Being brought up on the command thread.
-        case opening
-        /// Controller open, listening on the ATT channel.
-        case ready
-    }
 
     /// `connection.preferred`: set as the adapter's default connection parameters at open.
     var preferredConnection: LEConnectionParameters?
@@ -124,12 +111,12 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         if security != securitySettings {
             securitySettings = security
             securityWarnings = []
-            if adapterState == .ready { applySecurity() }
+            if lifecycle.isReady { applySecurity() }
         }
         let preferred = configuration.advertising.preferredConnection?.connectionParameters
         guard preferred != preferredConnection else { return }
         preferredConnection = preferred
-        if adapterState == .ready { applyPreferredConnection() }
+        if lifecycle.isReady { applyPreferredConnection() }
     }
 
     /// Makes the kernel ask each central for `connection.preferred`; a kernel without mgmt's
@@ -165,13 +152,15 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
                 return eventLoop.makeFailedFuture(TransportOpenFailure("\(error)", retry: .never(exitCode: permission ? 77 : 69)))
             }
         }
-        if adapterAway {
+        let session: Int
+        switch lifecycle.open() {
+        case .away:
             return eventLoop.makeFailedFuture(TransportOpenFailure("\(adapterName) is down; waiting for it to come back", retry: .whenAvailable))
+        case .nothing:
+            return eventLoop.makeSucceededVoidFuture()
+        case .start(let s):
+            session = s
         }
-        guard adapterState == .closed else { return eventLoop.makeSucceededVoidFuture() }
-        adapterState = .opening
-        generation += 1
-        let generation = self.generation
         let index = self.index
         return commandThread.runIfActive(eventLoop: eventLoop) { () throws -> (KernelHCIController, KernelAdapterInfo, Result<AdvertisingSupport, KernelTransportError>) in
             let controller = try KernelHCIController(index: index)
@@ -184,10 +173,10 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
                 throw error
             }
         }.flatMapErrorThrowing { error in
-            if generation == self.generation { self.adapterState = .closed }
+            self.lifecycle.openFailed(session: session)
             throw Self.openFailure(error, adapter: self.adapterName)
         }.flatMapThrowing { (controller, info, support) in
-            try self.adapterOpened(controller, info, support, generation: generation)
+            try self.adapterOpened(controller, info, support, session: session)
         }
     }
 
@@ -226,9 +215,9 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     }
 
     private func adapterOpened(
-        _ controller: KernelHCIController, _ info: KernelAdapterInfo, _ support: Result<AdvertisingSupport, KernelTransportError>, generation: Int
+        _ controller: KernelHCIController, _ info: KernelAdapterInfo, _ support: Result<AdvertisingSupport, KernelTransportError>, session: Int
     ) throws {
-        guard generation == self.generation, !closing, let poller else {
+        guard lifecycle.state == .opening(session: session), let poller else {
             commandThread.submit { _ in controller.close() }
             throw TransportOpenFailure("\(adapterName) went away while opening", retry: .whenAvailable)
         }
@@ -237,12 +226,12 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
             listener = try KernelATTListener(address: KernelBDAddress(controller.address.address, type: .lePublic), adapter: adapterName, poller: poller)
         } catch {
             commandThread.submit { _ in controller.close() }
-            adapterState = .closed
+            lifecycle.openFailed(session: session)
             throw Self.openFailure(error, adapter: adapterName)
         }
         self.controller = controller
         self.listener = listener
-        adapterState = .ready
+        _ = lifecycle.opened(session: session)
         advertisingBusyRetries = 0
         advertisingDrivers = [:]
         var unknownFeatures: KernelTransportError?
@@ -270,8 +259,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
 
     /// Closes every socket and the command thread.
     public func close() -> EventLoopFuture<Void> {
-        closing = true
-        generation += 1
+        // Our instance outlives the process in the kernel: take it off the air with us.
+        let ownInstances = lifecycle.close() ? self.ownInstances : []
         closeEnhancedATT()
         for id in links.keys.sorted(by: { $0.rawValue < $1.rawValue }) { links.removeValue(forKey: id)?.bearer.close() }
         listener?.close()
@@ -285,9 +274,6 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         self.poller = nil
         let controller = self.controller
         self.controller = nil
-        // Our instance outlives the process in the kernel: take it off the air with us.
-        let ownInstances = adapterState == .ready ? self.ownInstances : []
-        adapterState = .closed
         let index = self.index
         return commandThread.runIfActive(eventLoop: eventLoop) {
             for instance in ownInstances { try? KernelManagement.removeAdvertising(index: index, instance: instance) }
@@ -302,11 +288,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
 
     /// The adapter went down or away: its centrals are gone; wait for it.
     private func adapterLost(_ why: String) {
-        generation += 1
-        adapterAway = true
-        guard adapterState != .closed else { return }
-        let wasReady = adapterState == .ready
-        adapterState = .closed
+        guard let loss = lifecycle.lost(), loss != .nothing else { return }
+        let wasReady = loss == .ready
         if wasReady {
             logger.warning("\(adapterName) \(why): dropping \(links.count) central(s); waiting for it to come back")
         }
@@ -331,12 +314,11 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     }
 
     private func adapterEvent(_ event: KernelAdapterEvent) {
-        guard !closing else { return }
+        guard !lifecycle.isClosed else { return }
         switch event {
         case .registered, .up:
             logger.debug("\(adapterName): \(event)")
-            adapterAway = false
-            if adapterState == .closed { onAvailable?() }
+            if lifecycle.appeared() { onAvailable?() }
         case .down:
             adapterLost("went down")
         case .unregistered:
