@@ -148,7 +148,7 @@ extension KernelPeripheralTransport {
                 return
             }
             self.advertisingBusyRetries = 0
-            let connected = !self.links.isEmpty || !self.peripheralHandles.isEmpty
+            let connected = self.links.anyConnected
             guard let (events, next) = self.advertisingDrivers[id]?.finished(outcome, connected: connected) else { return }
             for e in events { self.onEvent?(e) }
             if let next { self.run(next, set: id) }

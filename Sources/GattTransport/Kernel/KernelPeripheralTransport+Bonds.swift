@@ -52,10 +52,7 @@ extension KernelPeripheralTransport {
     /// The connected central at `address` (its ATT socket's peer), or at `alias` (the RPA it
     /// paired with before it gave its identity).
     func connection(of address: BluetoothAddress, alias: BluetoothAddress? = nil) -> ConnectionID? {
-        links.keys.sorted { $0.rawValue < $1.rawValue }.first { id in
-            let peer = links[id]?.bearer.peer.address
-            return peer == address || (alias != nil && peer == alias)
-        }
+        links.connection(of: address, alias: alias)
     }
 
     private func prompt(_ p: KernelPairingPrompt, _ question: SecurityManagerEvent, _ peer: KernelBDAddress) {

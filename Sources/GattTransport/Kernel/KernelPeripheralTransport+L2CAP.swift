@@ -81,7 +81,7 @@ extension KernelPeripheralTransport {
         }
         // No ATT link for it (its bearer was refused, or is gone): an id no connection has, so the
         // peripheral reports the channel without a central (the handle's, as `accepted` would give).
-        let id = known ?? freeConnectionID(handle: channel.handle)
+        let id = known ?? links.freeConnectionID(handle: channel.handle)
         let opened = L2CAPChannelOpened(
             server: server.id, psm: server.psm, peerMTU: channel.peerMTU ?? L2CAPChannelServer.mtuRange.lowerBound,
             mtu: channel.mtu ?? server.mtu, socket: channel.fd)
@@ -94,11 +94,7 @@ extension KernelPeripheralTransport {
     /// The connection whose ATT bearer is on the channel's link: same connection handle, or
     /// (when the kernel did not tell a handle) same peer address and type.
     func l2capConnection(of channel: KernelL2CAPChannel) -> ConnectionID? {
-        let ordered = links.sorted { $0.key.rawValue < $1.key.rawValue }
-        if let handle = channel.handle {
-            return ordered.first { $0.value.handle == handle }?.key
-        }
-        return ordered.first { $0.value.bearer.peer == channel.peer }?.key
+        links.connection(handle: channel.handle, peer: channel.peer)
     }
 }
 

@@ -32,18 +32,12 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     /// Idle, opening, ready, away or closed; work in flight belongs to its session.
     var lifecycle = KernelAdapterLifecycle()
 
-    /// The connected centrals' ATT bearers.
-    var links: [ConnectionID: KernelLink] = [:]
+    /// The connected centrals, their ids and handles (data; their sockets are in `attSockets`).
+    var links = KernelLinkTable()
+    /// The connected centrals' ATT sockets (fixed bearers), by the id `links` gave each.
+    var attSockets: [KernelSocketID: KernelATTBearer] = [:]
     /// `--btsnoop` or the `capture` op: the ATT PDUs exchanged (see `PacketCapturing`).
     var capture: BtsnoopWriter?
-    /// Connection handles of LE links in the peripheral role (adapter monitor, accepted bearers).
-    var peripheralHandles: Set<UInt16> = []
-    /// Disconnection Complete reasons not yet reported, by connection handle.
-    var disconnectReasons: [UInt16: UInt8] = [:]
-    /// Closed links whose disconnection is not reported yet (their ids are not reused meanwhile).
-    var disconnecting: Set<ConnectionID> = []
-    /// ConnectionIDs for links whose handle is unknown or still in use start here.
-    var spareConnectionID: UInt16 = 0x1000
     /// One driver per advertising set (by `AdvertisingSet.id`), made when the set is first asked for.
     var advertisingDrivers: [String: KernelAdvertisingDriver] = [:]
     /// The instance number of each other set (the primary's is 1).
@@ -262,7 +256,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         // Our instance outlives the process in the kernel: take it off the air with us.
         let ownInstances = lifecycle.close() ? self.ownInstances : []
         closeEnhancedATT()
-        for id in links.keys.sorted(by: { $0.rawValue < $1.rawValue }) { links.removeValue(forKey: id)?.bearer.close() }
+        closeLinks()
         listener?.close()
         listener = nil
         closeL2CAPListeners()
@@ -291,20 +285,16 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         guard let loss = lifecycle.lost(), loss != .nothing else { return }
         let wasReady = loss == .ready
         if wasReady {
-            logger.warning("\(adapterName) \(why): dropping \(links.count) central(s); waiting for it to come back")
+            logger.warning("\(adapterName) \(why): dropping \(links.ids.count) central(s); waiting for it to come back")
         }
         listener?.close()
         listener = nil
         closeL2CAPListeners()
         closeEnhancedATT()
-        for id in links.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            guard let link = links.removeValue(forKey: id) else { continue }
-            link.bearer.close()
+        for (id, _) in closeLinks() {
             // Connection Terminated By Local Host: the adapter itself went.
             onEvent?(.disconnected(id, reason: HCIStatus(0x16), detail: "adapter \(why)"))
         }
-        peripheralHandles.removeAll()
-        disconnectReasons.removeAll()
         pendingPrompts.removeAll()
         kernelKeys = nil
         advertisingDrivers = [:]
@@ -326,18 +316,10 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         case .leConnectionComplete(let status, let handle, let role, _):
             // Role 0x01: we are the peripheral, so this connection (or failed attempt) ended
             // our advertising (Core Spec Vol 6 Part B §4.4.2). Role 0x00 links are not ours.
-            guard role == 0x01 else { return }
-            if status == 0 {
-                disconnectReasons[handle] = nil  // a stale reason of an earlier link with this handle
-                guard peripheralHandles.insert(handle).inserted else { return }
-            }
+            guard role == 0x01, links.connectionComplete(status: status, handle: handle) else { return }
             advertisingEndedByConnection()
         case .disconnectionComplete(let status, let handle, let reason):
-            guard status == 0 else { return }
-            peripheralHandles.remove(handle)
-            // Kept for the bearer's disconnection, which may come before or after this.
-            disconnectReasons[handle] = reason
-            if disconnectReasons.count > 64 { disconnectReasons.removeAll() }
+            links.disconnectionComplete(status: status, handle: handle, reason: reason)
         case .encryptionChanged(let status, let handle):
             encryptionEvent(status: status, handle: handle)
         }
