@@ -1,14 +1,6 @@
 import GattCore
 import NIOCore
 
-/// A pairing question the kernel asked about one central, waiting for the daemon's answer.
-enum KernelPairingPrompt: Sendable, Equatable {
-    /// User Confirmation Request with Confirm_Hint 0: numeric comparison.
-    case confirmation(KernelBDAddress)
-    /// User Passkey Request.
-    case passkey(KernelBDAddress)
-}
-
 // Bonds and pairing prompts on the kernel transport: the kernel pairs (its SMP), mgmt tells
 // the keys and asks the questions; the bond store's bonds are loaded into the kernel.
 extension KernelPeripheralTransport {
@@ -29,7 +21,7 @@ extension KernelPeripheralTransport {
         case .authenticationFailed(let peer, let status):
             logger.info("pairing with \(peer.address) failed (the kernel's mgmt status 0x\(String(status, radix: 16)))")
             guard let id = connection(of: peer.address) else { return }
-            pendingPrompts[id] = nil
+            prompts.ended(id)
             onEvent?(.pairing(id, .pairingFailed(.unspecifiedReason, remote: false)))
         case .newConnectionParameter(let entry, _):
             // Sent only when the kernel is the central of a peripheral that asked for parameters.
@@ -56,13 +48,13 @@ extension KernelPeripheralTransport {
     }
 
     private func prompt(_ p: KernelPairingPrompt, _ question: SecurityManagerEvent, _ peer: KernelBDAddress) {
-        guard let id = connection(of: peer.address) else {
+        switch prompts.asked(p, on: connection(of: peer.address)) {
+        case .ask(let id):
+            onEvent?(.pairing(id, question))
+        case .refuse(let command):
             logger.warning("\(peer.address): the kernel asks a pairing question about a central gattd has no ATT connection with; refused")
-            send(negativeAnswer(to: p))
-            return
+            send(command)
         }
-        pendingPrompts[id] = p
-        onEvent?(.pairing(id, question))
     }
 
     private func bondCompleted(_ done: KernelBondAssembler.Completed) {
@@ -72,7 +64,7 @@ extension KernelPeripheralTransport {
             logger.warning("\(bond.address): the kernel paired with a central gattd has no ATT connection with; its bond is not stored")
             return
         }
-        pendingPrompts[id] = nil
+        prompts.ended(id)
         onEvent?(.pairing(id, .pairingComplete(bond, bonded: done.bonded)))
     }
 
@@ -80,30 +72,16 @@ extension KernelPeripheralTransport {
 
     /// Passes the daemon's answer to the kernel (User Confirmation / Passkey (Negative) Reply).
     public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) {
-        guard let p = pendingPrompts.removeValue(forKey: id) else {
+        guard let command = prompts.answered(id, answer) else {
             logger.debug("\(id): no pairing question of the kernel is waiting; answer ignored")
             return
         }
-        switch (p, answer) {
-        case (.confirmation(let peer), .confirm(true)), (.confirmation(let peer), .accept):
-            send((.userConfirmationReply, KernelKeyCommands.address(peer)))
-        case (.passkey(let peer), .passkey(let n)) where n <= 999_999:
-            send((.userPasskeyReply, KernelKeyCommands.userPasskeyReply(peer, passkey: n)))
-        default:
-            send(negativeAnswer(to: p))
-        }
+        send(command)
     }
 
-    private func negativeAnswer(to p: KernelPairingPrompt) -> (KernelManagement.Opcode, [UInt8]) {
-        switch p {
-        case .confirmation(let peer): (.userConfirmationNegativeReply, KernelKeyCommands.address(peer))
-        case .passkey(let peer): (.userPasskeyNegativeReply, KernelKeyCommands.address(peer))
-        }
-    }
-
-    private func send(_ command: (KernelManagement.Opcode, [UInt8])) {
-        if agent?.send(command.0, parameters: command.1) != true {
-            logger.warning("\(adapterName): cannot send mgmt \(command.0.name); the kernel's pairing times out")
+    private func send(_ command: KernelPairingPrompts.Command) {
+        if agent?.send(command.opcode, parameters: command.parameters) != true {
+            logger.warning("\(adapterName): cannot send mgmt \(command.opcode.name); the kernel's pairing times out")
         }
     }
 

@@ -73,7 +73,7 @@ extension KernelPeripheralTransport {
 
     private func socketClosed(_ id: ConnectionID, socket: KernelSocketID, reason: KernelATTBearer.CloseReason) {
         guard let link = links.closed(id, socket: socket) else { return }
-        pendingPrompts[id] = nil
+        prompts.ended(id)
         attSockets.removeValue(forKey: socket)?.close()
         closeEnhancedBearers(of: id)
         var why: String?

@@ -69,7 +69,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     /// Merges a pairing's key events into one bond.
     var bondAssembler = KernelBondAssembler()
     /// Pairing questions from the kernel waiting for the daemon's answer, by connection.
-    var pendingPrompts: [ConnectionID: KernelPairingPrompt] = [:]
+    var prompts = KernelPairingPrompts()
 
     public init(index: Int, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger) {
         self.index = index
@@ -295,7 +295,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
             // Connection Terminated By Local Host: the adapter itself went.
             onEvent?(.disconnected(id, reason: HCIStatus(0x16), detail: "adapter \(why)"))
         }
-        pendingPrompts.removeAll()
+        prompts.removeAll()
         kernelKeys = nil
         advertisingDrivers = [:]
         if let controller { commandThread.submit { _ in controller.close() } }
