@@ -153,7 +153,7 @@ struct ATTFuzzHarness {
             default:
                 guard models[b] != nil else { return }
                 models[b] = nil
-                absorb(server.closeBearer(b))
+                absorb(server.closeBearer(b, now: now))
             }
         case 14:
             server.setSecurity(id, [SecurityLevel.low, .medium, .high][Int(input.byte()) % 3])

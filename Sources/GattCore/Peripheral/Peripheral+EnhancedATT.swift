@@ -23,7 +23,7 @@ extension Peripheral {
             return out
         case .closed:
             enhancedReady.remove(id)
-            return absorb(att.closeBearer(id))
+            return absorb(att.closeBearer(id, now: now))
         }
     }
 
