@@ -329,6 +329,9 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             logger.info("\(c.address): security \(c.security)")
             if c.security.isEncrypted { bondCoordinator.seen(c.address) }
             recogniseBondedCentral(c)
+        case .linkChanged(let c):
+            logger.info("\(c.address): link \(c.link)")
+            controlEventHandler?(.link(central: c.address.description, c.link))
         case .pairing(let c, let e):
             pairing(c, e)
         case .l2capChannel(let channel, let central):

@@ -319,7 +319,8 @@ STATUS = {
         {"central": "11:22:33:44:55:66", "address_type": "random", "mtu": 247, "security": "medium",
          "subscriptions": [{"characteristic": "hr_measurement", "notify": True, "indicate": False},
                            {"characteristic": "battery", "notify": True, "indicate": True}],
-         "queue": 3},
+         "queue": 3, "interval_ms": 11.25, "latency": 0, "timeout_ms": 2000, "tx_phy": "2m", "rx_phy": "2m",
+         "tx_octets": 251, "rx_octets": 251},
         {"central": "AA:BB:CC:DD:EE:FF", "address_type": "public", "mtu": 23, "security": "low",
          "subscriptions": [], "queue": 0},
     ],
@@ -335,9 +336,9 @@ def test_status_table(fake):
         "address      F0:F0:F0:F0:F0:00\n"
         "connections  2\n"
         "\n"
-        "CENTRAL            TYPE    MTU  SECURITY  QUEUE  SUBSCRIPTIONS\n"
-        "11:22:33:44:55:66  random  247  medium        3  hr_measurement (notify), battery (notify, indicate)\n"
-        "AA:BB:CC:DD:EE:FF  public   23  low           0  -\n"
+        "CENTRAL            TYPE    MTU  SECURITY  QUEUE  LINK                             SUBSCRIPTIONS\n"
+        "11:22:33:44:55:66  random  247  medium        3  11.25ms/0/2000ms 2M/2M 251/251B  hr_measurement (notify), battery (notify, indicate)\n"
+        "AA:BB:CC:DD:EE:FF  public   23  low           0  -                                -\n"
     )
     assert server.ops() == [{"op": "status"}]
 

@@ -50,6 +50,9 @@ public enum TransportEvent: Sendable, Equatable {
     /// An Enhanced ATT bearer opened, carried a PDU, has room, was reconfigured or closed
     /// (`BearerID.channel`: the L2CAP channel's local CID).
     case enhancedBearer(BearerID, EnhancedBearerEvent)
+    /// The link's parameters, PHYs or data length changed (reported after `.connected` with
+    /// what the transport knows of the new link; nil fields: not known).
+    case linkChanged(ConnectionID, LinkParameters)
     /// Something worth a log line that changes nothing (malformed packet dropped...).
     case warning(String)
 }

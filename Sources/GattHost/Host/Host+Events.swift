@@ -58,7 +58,9 @@ extension Host {
             return pumpCommands()
         case .advertisingSetTerminated(let status, let handle, let connection, _):
             return advertising.setTerminated(handle: handle, status: status, connectionHandle: connection).map { .event(.transport($0)) }
-        case .dataLengthChange, .phyUpdateComplete, .connectionUpdateComplete, .readRemoteFeaturesComplete, .unknown:
+        case .dataLengthChange, .phyUpdateComplete, .connectionUpdateComplete:
+            return linkChanged(meta)
+        case .readRemoteFeaturesComplete, .unknown:
             return []
         }
     }

@@ -19,11 +19,13 @@ extension Host {
         }
         let conn = HostConnection(handle: c.handle, peerAddress: c.peerAddress, peerAddressType: c.peerAddressType)
         connections[c.handle] = conn
+        let link = LinkParameters.atConnection(connectionInterval: c.connectionInterval, peripheralLatency: c.peripheralLatency, supervisionTimeout: c.supervisionTimeout)
+        links[c.handle] = link
         reassemblers[c.handle] = ACLReassembler()
         acl.open(c.handle)
         openSecurity(c)
         let peer = TransportPeer(address: c.peerAddress, addressType: c.peerAddressType, handle: c.handle)
-        var out: [HostOutput] = [.event(.transport(.connected(conn.id, peer)))]
+        var out: [HostOutput] = [.event(.transport(.connected(conn.id, peer))), .event(.transport(.linkChanged(conn.id, link)))]
         // A connection ends legacy advertising, or the extended set it came from (Vol 6 Part B §4.4.2).
         advertisingEnded(by: c, into: &out)
         if configuration.requestDataLengthAndPHY {
@@ -54,6 +56,7 @@ extension Host {
         reassemblers[handle] = nil
         responders[handle] = nil
         peerWarnings[handle] = nil
+        links[handle] = nil
         return closeChannels(of: handle) + [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
     }
 

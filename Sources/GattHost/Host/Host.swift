@@ -11,6 +11,9 @@ public struct Host: Sendable {
     public internal(set) var configuration: HostConfiguration
     public internal(set) var controller = ControllerInfo()
     public internal(set) var connections: [UInt16: HostConnection] = [:]
+    /// Each link's parameters, PHYs and data length as the controller reported them
+    /// (`Host+LinkParameters`).
+    public internal(set) var links: [UInt16: LinkParameters] = [:]
     /// True once bring-up is complete.
     public private(set) var isReady = false
     /// True after a `.fatal` event: the host sends nothing more until `start` again.
