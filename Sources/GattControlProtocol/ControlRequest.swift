@@ -49,6 +49,8 @@ public enum ControlCommand: Sendable, Equatable {
     /// `publish_l2cap_channel`: a channel object as in the config's `l2cap_channels`.
     case publishL2CAPChannel(channel: JSONValue)
     case unpublishL2CAPChannel(id: String)
+    /// New connection parameters for one central (`central`) or every connected one (nil).
+    case connectionParameters(central: String?, ControlConnectionParameters)
 
     /// The `"op"` member.
     public var op: String {
@@ -74,6 +76,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .listL2CAPChannels: "list_l2cap_channels"
         case .publishL2CAPChannel: "publish_l2cap_channel"
         case .unpublishL2CAPChannel: "unpublish_l2cap_channel"
+        case .connectionParameters: "connection_parameters"
         }
     }
 }
@@ -164,6 +167,9 @@ extension ControlRequest {
             break
         case .publishL2CAPChannel(let channel):
             m.append(("channel", JSONText(channel)))
+        case .connectionParameters(let central, let parameters):
+            if let central { m.append(("central", .string(central))) }
+            m += parameters.jsonMembers
         }
         if let id { m.append(("id", id)) }
         return .object(m)
@@ -293,8 +299,10 @@ extension ControlRequest {
             return .publishL2CAPChannel(channel: channel)
         case "unpublish_l2cap_channel":
             return .unpublishL2CAPChannel(id: try o.string("channel"))
+        case "connection_parameters":
+            return .connectionParameters(central: try o.optionalString("central"), try ControlConnectionParameters.decode(o))
         default:
-            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service, list_services, l2cap_listen, l2cap_unlisten, list_l2cap_channels, publish_l2cap_channel or unpublish_l2cap_channel")
+            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service, list_services, l2cap_listen, l2cap_unlisten, list_l2cap_channels, publish_l2cap_channel, unpublish_l2cap_channel or connection_parameters")
         }
     }
 }

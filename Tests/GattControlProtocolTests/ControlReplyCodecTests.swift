@@ -116,7 +116,7 @@ struct ControlReplyCodecTests {
         #expect(ControlErrorCode.allCases.map(\.rawValue) == [
             "bad_json", "unknown_op", "missing_field", "unknown_characteristic", "invalid_value", "value_too_long",
             "not_notifiable", "busy", "unknown_request", "unknown_central", "no_pairing_prompt", "unknown_bond", "unknown_service",
-            "persist_failed", "too_many_clients", "unknown_channel",
+            "persist_failed", "too_many_clients", "unknown_channel", "refused", "timeout",
         ])
     }
 

@@ -16,6 +16,7 @@ enum StackEvent: Equatable {
     case pairing(UInt16, SecurityManagerEvent)
     /// A credit-based L2CAP channel of the H4 host (the transport's, not the core's).
     case channel(CreditBasedChannelEvent)
+    case linkRequestFinished(UInt16, LinkRequestKind, LinkRequestResult)
 }
 
 enum StackOutput: Equatable {
@@ -153,6 +154,7 @@ struct H4Stack {
         case .pairing(let c, let e): return [.pairing(c.id.rawValue, e)]
         case .warning(let m): return [.warning(m)]
         case .controllerReady, .controllerLost, .securityChanged, .reloaded, .l2capChannel, .linkChanged: return []
+        case .linkRequestFinished(let c, let kind, let result): return [.linkRequestFinished(c.handle ?? c.id.rawValue, kind, result)]
         }
     }
 }

@@ -89,3 +89,109 @@ def test_status_and_link_events_show_each_links_parameters(controllers, gattd, t
         await control.close()
 
     run(body())
+
+
+OPCODE_LE_CONNECTION_UPDATE = 0x2013
+
+
+def refuse_parameter_updates(device) -> None:
+    """Make a Bumble central refuse every connection parameter change its peripheral asks
+    for: the L2CAP Connection Parameter Update Request (result 1, rejected) and the LL
+    Connection Parameters Request procedure (LE Remote Connection Parameter Request Negative
+    Reply, Unacceptable Connection Parameters)."""
+    from bumble import hci, l2cap
+
+    manager = device.l2cap_channel_manager
+
+    def reject(connection, cid, request):
+        manager.send_control_frame(connection, cid, l2cap.L2CAP_Connection_Parameter_Update_Response(
+            identifier=request.identifier, result=l2cap.L2CAP_CONNECTION_PARAMETERS_REJECTED_RESULT))
+
+    manager.on_l2cap_connection_parameter_update_request = reject
+
+    def negative_reply(event):
+        asyncio.get_running_loop().create_task(device.host.send_command(
+            hci.HCI_LE_Remote_Connection_Parameter_Request_Negative_Reply_Command(
+                connection_handle=event.connection_handle, reason=hci.HCI_UNACCEPTABLE_CONNECTION_PARAMETERS_ERROR)))
+
+    device.host.on_hci_le_remote_connection_parameter_request_event = negative_reply
+
+
+@both_link_layers
+def test_a_preset_accepted_by_the_central_is_seen_as_an_event_and_in_status(controllers, gattd, tmp_path):
+    gattd(CONFIG)
+
+    async def body():
+        control = await ControlClient.open(tmp_path / "control.sock")
+        assert await control.request({"op": "watch"}) == {"ok": True}
+        device_cm, peer = await connect_central(controllers)
+        await control.event("connected")
+        reply = await control.request({"op": "connection_parameters", "central": CENTRAL, "preset": "low_latency", "id": 1}, timeout=25)
+        assert reply == {"ok": True, "id": 1}
+        event = await link_event_where(control, lambda e: e["interval_ms"] == 15)
+        assert (event["central"], event["latency"], event["timeout_ms"]) == (CENTRAL, 0, 2000)
+        [central] = (await control.request({"op": "status"}))["connections"]
+        assert (central["interval_ms"], central["latency"], central["timeout_ms"]) == (15, 0, 2000)
+        assert peer.connection.parameters.connection_interval == 15
+        # Without "central": every connected central (here the one).
+        assert await control.request({"op": "connection_parameters", "preset": "balanced"}, timeout=25) == {"ok": True}
+        [central] = (await control.request({"op": "status"}))["connections"]
+        assert 30 <= central["interval_ms"] <= 50 and central["timeout_ms"] == 5000
+        await close_central(device_cm, peer)
+        await control.close()
+
+    run(body())
+
+
+@both_link_layers
+def test_parameters_outside_apples_rules_and_bad_requests_are_refused_before_anything_is_sent(controllers, gattd, tmp_path):
+    process = gattd(CONFIG)
+
+    async def body():
+        control = await ControlClient.open(tmp_path / "control.sock")
+        # No central connected: nobody to ask.
+        reply = await control.request({"op": "connection_parameters", "preset": "low_power"})
+        assert (reply["ok"], reply["error"]) == (False, "unknown_central")
+        device_cm, peer = await connect_central(controllers)
+        await wait_for_log(process, rf"connected: {CENTRAL}")
+        # 11.25 ms is within the Core Specification but below Apple's 15 ms.
+        reply = await control.request({"op": "connection_parameters", "central": CENTRAL, "interval_ms": [11.25, 30], "latency": 0, "timeout_ms": 2000})
+        assert reply["ok"] is False and reply["error"] == "invalid_value"
+        assert "Interval Min ≥ 15 ms" in reply["message"] and "nothing was sent" in reply["message"]
+        reply = await control.request({"op": "connection_parameters", "central": CENTRAL, "interval_ms": [30, 45], "latency": 0, "timeout_ms": 50})
+        assert reply["error"] == "invalid_value" and "supervision timeout" in reply["message"]
+        reply = await control.request({"op": "connection_parameters", "central": CENTRAL, "preset": "fast"})
+        assert reply["error"] == "invalid_value" and "low_latency" in reply["message"]
+        reply = await control.request({"op": "connection_parameters", "central": "C0:00:00:00:00:09", "preset": "low_power"})
+        assert reply["error"] == "unknown_central"
+        assert controllers[0].commands(OPCODE_LE_CONNECTION_UPDATE) == []
+        assert "asking for interval" not in process.log()
+        # Two at once for one central: the second is refused, the first goes on.
+        control.send({"op": "connection_parameters", "central": CENTRAL, "preset": "low_power", "id": "a"})
+        control.send({"op": "connection_parameters", "central": CENTRAL, "preset": "balanced", "id": "b"})
+        first, second = await control.reply(25), await control.reply(25)
+        assert first == {"ok": True, "id": "a"}
+        assert (second["ok"], second["error"], second["id"]) == (False, "busy", "b")
+        await close_central(device_cm, peer)
+        await control.close()
+
+    run(body())
+
+
+@both_link_layers
+def test_explicit_values_rejected_by_a_central_that_refuses(controllers, gattd, tmp_path, link_layer):
+    gattd(CONFIG)
+
+    async def body():
+        control = await ControlClient.open(tmp_path / "control.sock")
+        device_cm, peer = await connect_central(controllers)
+        refuse_parameter_updates(peer.connection.device)
+        reply = await control.request({"op": "connection_parameters", "central": CENTRAL, "interval_ms": [30, 45], "latency": 2, "timeout_ms": 4000}, timeout=25)
+        assert reply["ok"] is False and reply["error"] == "refused", reply
+        assert reply["message"].startswith(CENTRAL)
+        [central] = (await control.request({"op": "status"}))["connections"]
+        assert central["latency"] == 0
+        await close_central(device_cm, peer)
+        await control.close()
+
+    run(body())

@@ -140,6 +140,9 @@ public struct Peripheral: Sendable {
             c.link = c.link.merging(link)
             connections[id] = c
             return [.event(.linkChanged(c))]
+        case .linkRequestFinished(let id, let kind, let result):
+            guard let c = connections[id] else { return [] }
+            return [.event(.linkRequestFinished(c, kind, result))]
         case .warning(let message):
             return [.event(.warning(message))]
         }

@@ -52,6 +52,8 @@ public enum PeripheralEvent: Sendable, Equatable {
     case securityChanged(PeripheralConnection)
     /// The link's parameters, PHYs or data length changed (`connection.link`).
     case linkChanged(PeripheralConnection)
+    /// A `LinkRequest` on this central's link ended.
+    case linkRequestFinished(PeripheralConnection, LinkRequestKind, LinkRequestResult)
     /// A pairing prompt or result for this central (answer prompts through the transport).
     /// (Indirect: a large, rare payload would make every value of the enum as large and as costly to copy.)
     indirect case pairing(PeripheralConnection, SecurityManagerEvent)

@@ -53,6 +53,8 @@ public enum TransportEvent: Sendable, Equatable {
     /// The link's parameters, PHYs or data length changed (reported after `.connected` with
     /// what the transport knows of the new link; nil fields: not known).
     case linkChanged(ConnectionID, LinkParameters)
+    /// A `LinkRequest` (`BelowSeam.requestLink`) ended: carried out or refused.
+    case linkRequestFinished(ConnectionID, LinkRequestKind, LinkRequestResult)
     /// Something worth a log line that changes nothing (malformed packet dropped...).
     case warning(String)
 }

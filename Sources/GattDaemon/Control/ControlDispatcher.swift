@@ -98,6 +98,10 @@ public enum ControlDispatcher {
             return .now(try l2cap(p).unpublishL2CAPChannel(id))
         case .listL2CAPChannels:
             return .now(.l2capChannels(try l2cap(p).l2capChannelList))
+        case .connectionParameters(let central, let parameters):
+            guard let links = p as? any LinkControl else { throw ControlError(.unknownOp, "connection_parameters is not supported here") }
+            let ids = try central.map { a throws(ControlError) in [try connection(a, p)] }
+            return links.requestLink(.connectionParameters(parameters.parameters.connectionParameters), on: ids)
         case .l2capListen, .l2capUnlisten:
             // Per client: `ControlServer` keeps who listens.
             throw ControlError(.unknownOp, "\(command.op) is handled by the control server")

@@ -89,6 +89,7 @@ extension Host {
     }
 
     private mutating func failed(_ command: HCICommand, status: HCIStatus) -> [HostOutput] {
+        if let out = connectionUpdateCommandFailed(command, status: status) { return out }
         if command == .leReadBufferSizeV2 {
             commands.prepend(.leReadBufferSize)
             return []

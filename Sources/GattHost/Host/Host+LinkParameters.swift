@@ -10,9 +10,12 @@ extension Host {
         let update: LinkParameters
         switch event {
         case .connectionUpdateComplete(let status, let h, let interval, let latency, let timeout):
-            guard status == .success else { return linkProcedureFailed("connection update", handle: h, status: status) }
+            let answered = connectionUpdateEnded(h, status: status)
+            guard status == .success else { return answered ?? linkProcedureFailed("connection update", handle: h, status: status) }
             handle = h
             update = LinkParameters(connectionInterval: interval, peripheralLatency: latency, supervisionTimeout: timeout)
+            // The new parameters first, then the answer to the request that asked for them.
+            return linkUpdated(handle, update) + (answered ?? [])
         case .phyUpdateComplete(let status, let h, let tx, let rx):
             guard status == .success else { return linkProcedureFailed("PHY update", handle: h, status: status) }
             handle = h
@@ -23,6 +26,10 @@ extension Host {
         default:
             return []
         }
+        return linkUpdated(handle, update)
+    }
+
+    private mutating func linkUpdated(_ handle: UInt16, _ update: LinkParameters) -> [HostOutput] {
         guard let old = links[handle] else { return [] }
         let link = old.merging(update)
         guard link != old else { return [] }

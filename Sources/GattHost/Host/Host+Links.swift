@@ -57,6 +57,7 @@ extension Host {
         responders[handle] = nil
         peerWarnings[handle] = nil
         links[handle] = nil
+        connectionUpdates[handle] = nil
         return closeChannels(of: handle) + [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
     }
 
@@ -144,6 +145,11 @@ extension Host {
             guard payload.count >= 2 else { return peerWarning("connection \(handle): malformed LE signalling frame dropped", handle: handle) }
             acl.queue(frame: LESignallingPDU.commandNotUnderstood(identifier: payload[1]).frame, on: handle)
             return peerWarning("connection \(handle): malformed LE signalling command rejected: \(error)", handle: handle)
+        }
+        if case .connectionParameterUpdateResponse(let result) = pdu.command,
+            let out = connectionParameterUpdateResponse(pdu.identifier, result: result, handle: handle)
+        {
+            return out
         }
         if case .connectionParameterUpdateResponse(let result) = pdu.command, result != 0 {
             return [.event(.warning("connection \(handle): the central rejected the preferred connection parameters"))]

@@ -14,6 +14,8 @@ public struct Host: Sendable {
     /// Each link's parameters, PHYs and data length as the controller reported them
     /// (`Host+LinkParameters`).
     public internal(set) var links: [UInt16: LinkParameters] = [:]
+    /// The connection parameter update a program asked for on each link (`Host+LinkRequests`).
+    var connectionUpdates: [UInt16: PendingConnectionUpdate] = [:]
     /// True once bring-up is complete.
     public private(set) var isReady = false
     /// True after a `.fatal` event: the host sends nothing more until `start` again.

@@ -1,0 +1,111 @@
+import Testing
+@testable import GattCore
+@testable import GattHost
+import GattTestFixtures
+
+/// A program's connection parameter requests on the H4 host: LE Connection Update as
+/// peripheral where the controller has the Connection Parameters Request procedure (Vol 4
+/// Part E §7.8.18), else, or when the central's controller does not take part, the L2CAP
+/// Connection Parameter Update Request (Vol 3 Part A §4.20); answered by LE Connection Update
+/// Complete (§7.7.65.3) or the central's refusal.
+@Suite struct HostLinkRequestTests {
+    /// 15 ms (12 × 1.25), latency 0, 2 s (200 × 10 ms).
+    static let lowLatency = LEConnectionParameters(intervalMin: 12, intervalMax: 12, latency: 0, supervisionTimeout: 200)
+
+    static func harness(procedure: Bool) -> HostHarness {
+        var c = FakeController()
+        if procedure { c.leFeatures.insert(.connectionParametersRequestProcedure) }
+        var h = HostHarness(controller: c)
+        h.bringUp()
+        h.connect(0x40)
+        h.clearLogs()
+        h.host.linkReports = []
+        return h
+    }
+
+    static func request(_ h: inout HostHarness, _ p: LEConnectionParameters = lowLatency) {
+        h.take(h.host.call({ host, now in host.requestLink(ConnectionID(0x40), .connectionParameters(p), now: now) }, now: h.now))
+    }
+
+    static func updateComplete(status: HCIStatus = .success, interval: UInt16 = 12, timeout: UInt16 = 200) -> HCIEvent {
+        .leMeta(.connectionUpdateComplete(status: status, handle: 0x40, connectionInterval: interval, peripheralLatency: 0, supervisionTimeout: timeout))
+    }
+
+    var finished: (HostHarness) -> [StackEvent] = { h in
+        h.events.filter { if case .linkRequestFinished = $0 { true } else { false } }
+    }
+
+    @Test func withTheProcedureLEConnectionUpdateIsSentAndItsCompletionAnswers() {
+        var h = Self.harness(procedure: true)
+        Self.request(&h)
+        // LE Connection Update (0x2013): handle 0x0040, interval 12–12, latency 0, timeout 200, CE 0–0.
+        #expect(h.sent.map(\.encoded) == [[0x01, 0x13, 0x20, 0x0E, 0x40, 0x00, 0x0C, 0x00, 0x0C, 0x00, 0x00, 0x00, 0xC8, 0x00, 0x00, 0x00, 0x00, 0x00]])
+        #expect(finished(h).isEmpty)  // Command Status is not the answer
+        h.deliver(Self.updateComplete())
+        #expect(finished(h) == [.linkRequestFinished(0x40, .connectionParameters, .accepted)])
+        #expect(h.host.linkReports.last?.link.connectionInterval == 12)
+        // A later update the central makes on its own answers nothing.
+        h.clearLogs()
+        h.deliver(Self.updateComplete(interval: 24))
+        #expect(finished(h).isEmpty)
+        #expect(h.host.linkReports.last?.link.connectionInterval == 24)
+    }
+
+    @Test func aCentralWithoutTheProcedureGetsTheL2CAPRequestAndItsRejectionRefuses() throws {
+        var h = Self.harness(procedure: true)
+        Self.request(&h)
+        h.clearLogs()
+        h.deliver(Self.updateComplete(status: .unsupportedRemoteFeature))
+        #expect(finished(h).isEmpty)
+        // L2CAP Connection Parameter Update Request (code 0x12), length 8: 12, 12, 0, 200.
+        let requests = h.sentPayloads(handle: 0x40, channel: .leSignalling)
+        try #require(requests.count == 1)
+        let request = requests[0]
+        #expect(request.count == 12)
+        #expect(request[0] == 0x12 && Array(request[2...]) == [0x08, 0x00, 0x0C, 0x00, 0x0C, 0x00, 0x00, 0x00, 0xC8, 0x00])
+        // Connection Parameter Update Response (0x13), same identifier, result 1: rejected.
+        h.receive([0x13, request[1], 0x02, 0x00, 0x01, 0x00], channel: .leSignalling, handle: 0x40)
+        #expect(finished(h) == [.linkRequestFinished(0x40, .connectionParameters, .refused("the central rejected the L2CAP Connection Parameter Update Request (result 1)"))])
+        #expect(h.warnings.isEmpty)
+    }
+
+    @Test func withoutTheProcedureTheL2CAPRequestIsAcceptedThenTheUpdateAnswers() throws {
+        var h = Self.harness(procedure: false)
+        Self.request(&h)
+        #expect(h.sentCommands.isEmpty)
+        let requests = h.sentPayloads(handle: 0x40, channel: .leSignalling)
+        try #require(requests.count == 1)
+        let request = requests[0]
+        #expect(request[0] == 0x12)
+        // A response for another identifier is not ours; result 0 (accepted) waits for the update.
+        h.receive([0x13, request[1] &+ 1, 0x02, 0x00, 0x01, 0x00], channel: .leSignalling, handle: 0x40)
+        h.receive([0x13, request[1], 0x02, 0x00, 0x00, 0x00], channel: .leSignalling, handle: 0x40)
+        #expect(finished(h).isEmpty)
+        h.deliver(Self.updateComplete())
+        #expect(finished(h) == [.linkRequestFinished(0x40, .connectionParameters, .accepted)])
+    }
+
+    @Test func theCentralRefusingTheProcedureOrTheControllerRefusingTheCommandRefuses() {
+        var h = Self.harness(procedure: true)
+        Self.request(&h)
+        h.deliver(Self.updateComplete(status: .unacceptableConnectionParameters))
+        #expect(finished(h) == [.linkRequestFinished(0x40, .connectionParameters, .refused("the connection update failed: Unacceptable Connection Parameters (0x3B)"))])
+        #expect(h.fatals.isEmpty)
+
+        var h2 = Self.harness(procedure: true)
+        h2.controller.status[.leConnectionUpdate] = .commandDisallowed
+        Self.request(&h2)
+        #expect(finished(h2) == [.linkRequestFinished(0x40, .connectionParameters, .refused("the connection update failed: Command Disallowed (0x0C)"))])
+        #expect(h2.fatals.isEmpty && h2.warnings.isEmpty)
+    }
+
+    @Test func anUnknownConnectionIsRefusedAtOnceAndADisconnectionForgetsTheRequest() {
+        var h = Self.harness(procedure: true)
+        h.take(h.host.call({ host, now in host.requestLink(ConnectionID(0x41), .connectionParameters(Self.lowLatency), now: now) }, now: h.now))
+        #expect(h.host.host.connectionUpdates.isEmpty)
+        #expect(h.sent.isEmpty)
+        Self.request(&h)
+        h.disconnected(0x40)
+        #expect(h.host.host.connectionUpdates.isEmpty)
+    }
+}
