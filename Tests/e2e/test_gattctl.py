@@ -445,6 +445,30 @@ def test_advertise_and_disconnect(fake):
     assert gattctl("advertise", "maybe", socket_path=server.path).returncode == 64
 
 
+def test_connection_parameters(fake):
+    def responder(request, conn):
+        if request.get("preset") == "low_power":
+            error(request, conn, "refused", "11:22:33:44:55:66: the central rejected the L2CAP Connection Parameter Update Request (result 1)")
+        else:
+            ok(request, conn)
+
+    server = fake(responder)
+    assert gattctl("connection-parameters", "low_latency", "--central", "11:22:33:44:55:66", socket_path=server.path).returncode == 0
+    assert gattctl("connection-parameters", "--interval", "30,45", "--latency", "0", "--timeout", "4000",
+                   socket_path=server.path).returncode == 0
+    result = gattctl("connection-parameters", "low_power", socket_path=server.path)
+    assert (result.returncode, result.stderr) == (
+        1, "gattctl: 11:22:33:44:55:66: the central rejected the L2CAP Connection Parameter Update Request (result 1)\n")
+    assert server.ops() == [
+        {"op": "connection_parameters", "central": "11:22:33:44:55:66", "preset": "low_latency"},
+        {"op": "connection_parameters", "interval_ms": [30, 45], "latency": 0, "timeout_ms": 4000},
+        {"op": "connection_parameters", "preset": "low_power"},
+    ]
+    assert gattctl("connection-parameters", "fast", socket_path=server.path).returncode == 64
+    assert gattctl("connection-parameters", "--interval", "30,45", socket_path=server.path).returncode == 64
+    assert gattctl("connection-parameters", "balanced", "--latency", "1", socket_path=server.path).returncode == 64
+
+
 # ---------------------------------------------------------------- socket problems
 
 
