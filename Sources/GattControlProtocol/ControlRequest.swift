@@ -51,6 +51,8 @@ public enum ControlCommand: Sendable, Equatable {
     case unpublishL2CAPChannel(id: String)
     /// New connection parameters for one central (`central`) or every connected one (nil).
     case connectionParameters(central: String?, ControlConnectionParameters)
+    /// Preferred PHYs for one central (LE Set PHY): `tx` and `rx`, with the LE Coded coding.
+    case phy(central: String, tx: LEPHY, rx: LEPHY, coding: LECodedPHYCoding)
 
     /// The `"op"` member.
     public var op: String {
@@ -77,6 +79,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .publishL2CAPChannel: "publish_l2cap_channel"
         case .unpublishL2CAPChannel: "unpublish_l2cap_channel"
         case .connectionParameters: "connection_parameters"
+        case .phy: "phy"
         }
     }
 }
@@ -170,6 +173,9 @@ extension ControlRequest {
         case .connectionParameters(let central, let parameters):
             if let central { m.append(("central", .string(central))) }
             m += parameters.jsonMembers
+        case .phy(let central, let tx, let rx, let coding):
+            m.append(("central", .string(central)))
+            m += [("tx", .string(ControlPHY.name(tx, coding))), ("rx", .string(ControlPHY.name(rx, coding)))]
         }
         if let id { m.append(("id", id)) }
         return .object(m)
@@ -299,10 +305,12 @@ extension ControlRequest {
             return .publishL2CAPChannel(channel: channel)
         case "unpublish_l2cap_channel":
             return .unpublishL2CAPChannel(id: try o.string("channel"))
+        case "phy":
+            return try ControlPHY.decode(o)
         case "connection_parameters":
             return .connectionParameters(central: try o.optionalString("central"), try ControlConnectionParameters.decode(o))
         default:
-            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service, list_services, l2cap_listen, l2cap_unlisten, list_l2cap_channels, publish_l2cap_channel, unpublish_l2cap_channel or connection_parameters")
+            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service, list_services, l2cap_listen, l2cap_unlisten, list_l2cap_channels, publish_l2cap_channel, unpublish_l2cap_channel, connection_parameters or phy")
         }
     }
 }

@@ -90,7 +90,7 @@ final class ControlClient {
         try send(ControlRequest(id: .rawNumber(String(id)), command: command))
         while true {
             // A link request waits for the central's answer (gattd gives up after 20 s).
-            let timeout: Duration = command.op == "connection_parameters" ? .seconds(30) : Self.replyTimeout
+            let timeout: Duration = ["connection_parameters", "phy"].contains(command.op) ? .seconds(30) : Self.replyTimeout
             guard let message = try readMessage(timeout: timeout, answering: command.op) else {
                 throw .reply("gattd did not answer within \(timeout.components.seconds) s")
             }

@@ -62,6 +62,10 @@ struct ControlRequestCodecTests {
         (ControlRequest(command: .connectionParameters(central: nil, .preset(.lowPower))), #"{"op":"connection_parameters","preset":"low_power"}"#),
         (ControlRequest(command: .connectionParameters(central: nil, .explicit(PreferredConnectionParameters(intervalMinMs: 15, intervalMaxMs: 33.75, latency: 2, timeoutMs: 4000)))),
          #"{"op":"connection_parameters","interval_ms":[15,33.75],"latency":2,"timeout_ms":4000}"#),
+        (ControlRequest(command: .phy(central: "11:22:33:44:55:66", tx: .leCoded, rx: .le1M, coding: .s8)),
+         #"{"op":"phy","central":"11:22:33:44:55:66","tx":"coded_s8","rx":"1m"}"#),
+        (ControlRequest(command: .phy(central: "11:22:33:44:55:66", tx: .le2M, rx: .le2M, coding: .noPreference)),
+         #"{"op":"phy","central":"11:22:33:44:55:66","tx":"2m","rx":"2m"}"#),
     ])
     func roundTrip(request: ControlRequest, line: String) throws {
         #expect(request.text == line)
@@ -120,7 +124,13 @@ struct ControlRequestCodecTests {
         ("[]", ControlError(.badJSON, "a request must be a JSON object, got an array")),
         ("\"op\"", ControlError(.badJSON, "a request must be a JSON object, got a string")),
         (#"{"op":"get","characteristic":"a","characteristic":"b"}"#, ControlError(.badJSON, "duplicate member \"characteristic\"")),
-        (#"{"op":"fly"}"#, ControlError(.unknownOp, "unknown op \"fly\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service, list_services, l2cap_listen, l2cap_unlisten, list_l2cap_channels, publish_l2cap_channel, unpublish_l2cap_channel or connection_parameters")),
+        (#"{"op":"fly"}"#, ControlError(.unknownOp, "unknown op \"fly\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service, list_services, l2cap_listen, l2cap_unlisten, list_l2cap_channels, publish_l2cap_channel, unpublish_l2cap_channel, connection_parameters or phy")),
+        (#"{"op":"phy","central":"11:22:33:44:55:66"}"#,
+         ControlError(.missingField, "missing \"phy\" (or \"tx\" and \"rx\"): one of \"1m\", \"2m\", \"coded\", \"coded_s2\", \"coded_s8\"")),
+        (#"{"op":"phy","central":"11:22:33:44:55:66","phy":"3m"}"#,
+         ControlError(.invalidValue, "\"phy\" must be one of \"1m\", \"2m\", \"coded\", \"coded_s2\", \"coded_s8\", got \"3m\"")),
+        (#"{"op":"phy","central":"11:22:33:44:55:66","tx":"coded_s2","rx":"coded_s8"}"#,
+         ControlError(.invalidValue, "one LE Coded coding for both directions: \"coded_s2\" and \"coded_s8\" differ")),
         (#"{"op":"connection_parameters","central":"11:22:33:44:55:66"}"#,
          ControlError(.missingField, "missing \"preset\" (\"low_latency\", \"balanced\", \"low_power\") or \"interval_ms\", \"latency\" and \"timeout_ms\"")),
         (#"{"op":"connection_parameters","preset":"fast"}"#,

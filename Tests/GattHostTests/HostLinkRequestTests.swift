@@ -108,4 +108,56 @@ import GattTestFixtures
         h.disconnected(0x40)
         #expect(h.host.host.connectionUpdates.isEmpty)
     }
+
+    // MARK: - PHY
+
+    static func requestPHY(_ h: inout HostHarness, tx: LEPHY, rx: LEPHY, coding: LECodedPHYCoding = .noPreference) {
+        h.take(h.host.call({ host, now in host.requestLink(ConnectionID(0x40), .phy(tx: tx, rx: rx, coding: coding), now: now) }, now: h.now))
+    }
+
+    @Test func aPHYRequestIsLESetPHYAnsweredByPHYUpdateComplete() {
+        var c = FakeController()
+        c.leFeatures.insert(.leCodedPHY)
+        var h = HostHarness(controller: c)
+        h.bringUp()
+        h.connect(0x40)
+        h.clearLogs()
+        h.host.linkReports = []
+        Self.requestPHY(&h, tx: .leCoded, rx: .le2M, coding: .s8)
+        // LE Set PHY (0x2032): handle 0x0040, ALL_PHYS 0, TX LE Coded (bit 2), RX LE 2M (bit 1), options S=8.
+        #expect(h.sent.map(\.encoded) == [[0x01, 0x32, 0x20, 0x07, 0x40, 0x00, 0x00, 0x04, 0x02, 0x02, 0x00]])
+        #expect(finished(h).isEmpty)
+        h.deliver(.leMeta(.phyUpdateComplete(status: .success, handle: 0x40, txPHY: 3, rxPHY: 2)))
+        #expect(finished(h) == [.linkRequestFinished(0x40, .phy, .accepted)])
+        #expect(h.host.linkReports.last?.link.txPHY == .leCoded)
+        // Refused by the central: the status says so.
+        h.clearLogs()
+        Self.requestPHY(&h, tx: .le1M, rx: .le1M)
+        h.deliver(.leMeta(.phyUpdateComplete(status: .unsupportedRemoteFeature, handle: 0x40, txPHY: 3, rxPHY: 2)))
+        #expect(finished(h) == [.linkRequestFinished(0x40, .phy, .refused("the PHY update failed: Unsupported Remote Feature (0x1A)"))])
+    }
+
+    @Test func aPHYTheControllerLacksIsRefusedWithTheReasonBeforeAnythingIsSent() {
+        var h = Self.harness(procedure: false)  // LE 2M, no LE Coded
+        Self.requestPHY(&h, tx: .leCoded, rx: .leCoded, coding: .s2)
+        #expect(h.sent.isEmpty)
+        #expect(finished(h) == [.linkRequestFinished(0x40, .phy, .refused("the controller does not support LE Coded (its LE features lack it)"))])
+        var c = FakeController()
+        c.leFeatures = [.encryption]
+        var h2 = HostHarness(controller: c)
+        h2.bringUp()
+        h2.connect(0x40)
+        h2.clearLogs()
+        Self.requestPHY(&h2, tx: .le2M, rx: .le1M)
+        #expect(h2.sent.isEmpty)
+        #expect(finished(h2) == [.linkRequestFinished(0x40, .phy, .refused("the controller does not support LE 2M (its LE features lack it)"))])
+    }
+
+    @Test func theControllerRefusingLESetPHYAnswersTheRequest() {
+        var h = Self.harness(procedure: false)
+        h.controller.status[.leSetPHY] = .commandDisallowed
+        Self.requestPHY(&h, tx: .le2M, rx: .le2M)
+        #expect(finished(h) == [.linkRequestFinished(0x40, .phy, .refused("the PHY update failed: Command Disallowed (0x0C)"))])
+        #expect(h.warnings.isEmpty && h.fatals.isEmpty)
+    }
 }

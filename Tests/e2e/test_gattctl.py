@@ -469,6 +469,18 @@ def test_connection_parameters(fake):
     assert gattctl("connection-parameters", "balanced", "--latency", "1", socket_path=server.path).returncode == 64
 
 
+def test_phy(fake):
+    server = fake(lambda r, c: ok(r, c))
+    assert gattctl("phy", "11:22:33:44:55:66", "2m", socket_path=server.path).returncode == 0
+    assert gattctl("phy", "11:22:33:44:55:66", "--tx", "coded_s8", "--rx", "1m", socket_path=server.path).returncode == 0
+    result = gattctl("phy", "11:22:33:44:55:66", "3m", socket_path=server.path)
+    assert result.returncode == 64 and '"tx" must be one of' in result.stderr
+    assert server.ops() == [
+        {"op": "phy", "central": "11:22:33:44:55:66", "tx": "2m", "rx": "2m"},
+        {"op": "phy", "central": "11:22:33:44:55:66", "tx": "coded_s8", "rx": "1m"},
+    ]
+
+
 # ---------------------------------------------------------------- socket problems
 
 

@@ -195,3 +195,37 @@ def test_explicit_values_rejected_by_a_central_that_refuses(controllers, gattd, 
         await control.close()
 
     run(body())
+
+
+@both_link_layers
+def test_phy_requests(controllers, gattd, tmp_path, link_layer):
+    process = gattd(CONFIG)
+
+    async def body():
+        control = await ControlClient.open(tmp_path / "control.sock")
+        assert await control.request({"op": "watch"}) == {"ok": True}
+        device_cm, peer = await connect_central(controllers)
+        # gattd's own request for LE 2M on each new link comes first.
+        await link_event_where(control, lambda e: e["tx_phy"] == "2m")
+        assert await control.request({"op": "phy", "central": CENTRAL, "phy": "1m"}, timeout=25) == {"ok": True}
+        event = await link_event_where(control, lambda e: e["tx_phy"] == "1m")
+        assert event["rx_phy"] == "1m"
+        assert await control.request({"op": "phy", "central": CENTRAL, "tx": "2m", "rx": "2m"}, timeout=25) == {"ok": True}
+        await link_event_where(control, lambda e: e["tx_phy"] == "2m")
+        [central] = (await control.request({"op": "status"}))["connections"]
+        assert (central["tx_phy"], central["rx_phy"]) == ("2m", "2m")
+        # LE Coded, S=8: both link layers list it; the central picks what it takes.
+        reply = await control.request({"op": "phy", "central": CENTRAL, "phy": "coded_s8"}, timeout=25)
+        assert reply == {"ok": True}
+        chosen = await control.event("link")
+        await close_central(device_cm, peer)
+        await control.close()
+        return chosen
+
+    chosen = run(body())
+    if link_layer == "rootcanal":
+        assert (chosen["tx_phy"], chosen["rx_phy"]) == ("coded", "coded")
+        assert "PHY CODED/CODED" in process.log()
+    else:
+        # Bumble's link layer completes the PHY update on LE 1M (its central does not take Coded).
+        assert (chosen["tx_phy"], chosen["rx_phy"]) == ("1m", "1m")

@@ -4,17 +4,31 @@ public enum LinkRequest: Sendable, Equatable {
     /// Parameters Request procedure, Vol 6 Part B §5.1.7) or the L2CAP Connection Parameter
     /// Update Request (Vol 3 Part A §4.20).
     case connectionParameters(LEConnectionParameters)
+    /// The PHYs to use each way (LE Set PHY, Vol 4 Part E §7.8.49; the central may choose
+    /// otherwise); `coding`: the LE Coded PHY's preferred coding.
+    case phy(tx: LEPHY, rx: LEPHY, coding: LECodedPHYCoding)
 
     public var kind: LinkRequestKind {
         switch self {
         case .connectionParameters: .connectionParameters
+        case .phy: .phy
         }
     }
+}
+
+/// PHY_Options of LE Set PHY (§7.8.49): the coding preferred when transmitting on LE Coded.
+public enum LECodedPHYCoding: UInt16, Sendable, Hashable, CaseIterable {
+    case noPreference = 0
+    /// S=2 (500 kb/s).
+    case s2 = 1
+    /// S=8 (125 kb/s, the longest range).
+    case s8 = 2
 }
 
 /// Which `LinkRequest` a `TransportEvent.linkRequestFinished` answers.
 public enum LinkRequestKind: String, Sendable, Hashable, CaseIterable {
     case connectionParameters = "connection_parameters"
+    case phy
 }
 
 /// How a `LinkRequest` ended.

@@ -102,6 +102,9 @@ public enum ControlDispatcher {
             guard let links = p as? any LinkControl else { throw ControlError(.unknownOp, "connection_parameters is not supported here") }
             let ids = try central.map { a throws(ControlError) in [try connection(a, p)] }
             return links.requestLink(.connectionParameters(parameters.parameters.connectionParameters), on: ids)
+        case .phy(let central, let tx, let rx, let coding):
+            guard let links = p as? any LinkControl else { throw ControlError(.unknownOp, "phy is not supported here") }
+            return links.requestLink(.phy(tx: tx, rx: rx, coding: coding), on: [try connection(central, p)])
         case .l2capListen, .l2capUnlisten:
             // Per client: `ControlServer` keeps who listens.
             throw ControlError(.unknownOp, "\(command.op) is handled by the control server")

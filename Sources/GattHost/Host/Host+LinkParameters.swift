@@ -6,27 +6,22 @@ import GattCore
 // when they change.
 extension Host {
     mutating func linkChanged(_ event: HCILEMetaEvent) -> [HostOutput] {
-        let handle: UInt16
-        let update: LinkParameters
+        // The new values first, then the answer to the request that asked for them.
         switch event {
         case .connectionUpdateComplete(let status, let h, let interval, let latency, let timeout):
             let answered = connectionUpdateEnded(h, status: status)
             guard status == .success else { return answered ?? linkProcedureFailed("connection update", handle: h, status: status) }
-            handle = h
-            update = LinkParameters(connectionInterval: interval, peripheralLatency: latency, supervisionTimeout: timeout)
-            // The new parameters first, then the answer to the request that asked for them.
-            return linkUpdated(handle, update) + (answered ?? [])
+            let update = LinkParameters(connectionInterval: interval, peripheralLatency: latency, supervisionTimeout: timeout)
+            return linkUpdated(h, update) + (answered ?? [])
         case .phyUpdateComplete(let status, let h, let tx, let rx):
-            guard status == .success else { return linkProcedureFailed("PHY update", handle: h, status: status) }
-            handle = h
-            update = LinkParameters(txPHY: LEPHY(rawValue: tx), rxPHY: LEPHY(rawValue: rx))
+            let answered = phyUpdateEnded(h, status: status)
+            guard status == .success else { return answered ?? linkProcedureFailed("PHY update", handle: h, status: status) }
+            return linkUpdated(h, LinkParameters(txPHY: LEPHY(rawValue: tx), rxPHY: LEPHY(rawValue: rx))) + (answered ?? [])
         case .dataLengthChange(let h, let txOctets, _, let rxOctets, _):
-            handle = h
-            update = LinkParameters(maxTxOctets: txOctets, maxRxOctets: rxOctets)
+            return linkUpdated(h, LinkParameters(maxTxOctets: txOctets, maxRxOctets: rxOctets))
         default:
             return []
         }
-        return linkUpdated(handle, update)
     }
 
     private mutating func linkUpdated(_ handle: UInt16, _ update: LinkParameters) -> [HostOutput] {

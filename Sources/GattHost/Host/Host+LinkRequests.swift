@@ -29,7 +29,28 @@ extension Host {
             connectionUpdates[handle] = .controller(p)
             commands.append(command)
             return pumpCommands()
+        case .phy(let tx, let rx, let coding):
+            for phy in Set([tx, rx]) {
+                let feature: LEFeatures? = phy == .le2M ? .le2MPHY : phy == .leCoded ? .leCodedPHY : nil
+                if let feature, !controller.leFeatures.contains(feature) {
+                    return [finished(id, .phy, .refused("the controller does not support \(phy) (its LE features lack it)"))]
+                }
+            }
+            let command = HCICommand.leSetPHY(
+                handle: handle, allPHYs: 0, txPHYs: 1 << (tx.rawValue - 1), rxPHYs: 1 << (rx.rawValue - 1), phyOptions: coding.rawValue)
+            guard supports(command) else { return [finished(id, .phy, .refused("the controller does not list LE Set PHY"))] }
+            phyUpdates.insert(handle)
+            commands.append(command)
+            return pumpCommands()
         }
+    }
+
+    /// LE Set PHY refused by our controller (Command Status) or LE PHY Update Complete
+    /// (§7.7.65.12, sent even when nothing changed): the request is answered. Nil: none waits.
+    mutating func phyUpdateEnded(_ handle: UInt16, status: HCIStatus) -> [HostOutput]? {
+        guard phyUpdates.remove(handle) != nil else { return nil }
+        let result: LinkRequestResult = status == .success ? .accepted : .refused("the PHY update failed: \(status)")
+        return [finished(ConnectionID(handle), .phy, result)]
     }
 
     private mutating func signalConnectionUpdate(_ handle: UInt16, _ p: LEConnectionParameters) -> [HostOutput] {
@@ -65,6 +86,7 @@ extension Host {
 
     /// Our controller refused LE Connection Update (Command Status); nil: not ours.
     mutating func connectionUpdateCommandFailed(_ command: HCICommand, status: HCIStatus) -> [HostOutput]? {
+        if case .leSetPHY(let handle, _, _, _, _) = command { return phyUpdateEnded(handle, status: status) }
         guard case .leConnectionUpdate(let handle, _, _, _) = command, case .controller = connectionUpdates[handle] else { return nil }
         return connectionUpdateEnded(handle, status: status)
     }

@@ -58,6 +58,7 @@ extension Host {
         peerWarnings[handle] = nil
         links[handle] = nil
         connectionUpdates[handle] = nil
+        phyUpdates.remove(handle)
         return closeChannels(of: handle) + [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
     }
 

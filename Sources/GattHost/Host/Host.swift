@@ -16,6 +16,8 @@ public struct Host: Sendable {
     public internal(set) var links: [UInt16: LinkParameters] = [:]
     /// The connection parameter update a program asked for on each link (`Host+LinkRequests`).
     var connectionUpdates: [UInt16: PendingConnectionUpdate] = [:]
+    /// The links a program asked for new PHYs, until LE PHY Update Complete.
+    var phyUpdates: Set<UInt16> = []
     /// True once bring-up is complete.
     public private(set) var isReady = false
     /// True after a `.fatal` event: the host sends nothing more until `start` again.

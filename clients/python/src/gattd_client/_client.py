@@ -373,6 +373,21 @@ class GattdClient:
             request["timeout_ms"] = timeout_ms
         await self.request(request)
 
+    async def phy(self, central: str, phy: Optional[str] = None, *, tx: Optional[str] = None, rx: Optional[str] = None) -> None:
+        """Asks a central for other PHYs (LE Set PHY): ``"1m"``, ``"2m"``, ``"coded"``,
+        ``"coded_s2"`` or ``"coded_s8"``, both ways (`phy`) or `tx`/`rx` apart. Returns once the
+        controller reported the PHY update (the PHYs in use arrive as a ``link`` event: the
+        central may pick others); `RefusedError` says why when the controller lacks the PHY
+        or the update failed."""
+        request: Dict[str, Any] = {"op": "phy", "central": central}
+        if phy is not None:
+            request["phy"] = phy
+        if tx is not None:
+            request["tx"] = tx
+        if rx is not None:
+            request["rx"] = rx
+        await self.request(request)
+
     async def pairing_respond(self, central: Optional[str] = None, *, accept: Optional[bool] = None,
                               passkey: Optional[int] = None, confirm: Optional[bool] = None) -> None:
         """Answers a pairing prompt (`PairingRequest`: `accept`; `NumericComparison`: `confirm`;
