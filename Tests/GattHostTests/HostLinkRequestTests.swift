@@ -160,4 +160,24 @@ import GattTestFixtures
         #expect(finished(h) == [.linkRequestFinished(0x40, .phy, .refused("the PHY update failed: Command Disallowed (0x0C)"))])
         #expect(h.warnings.isEmpty && h.fatals.isEmpty)
     }
+
+    // MARK: - Data length
+
+    @Test func aDataLengthRequestIsLESetDataLengthAnsweredByItsCommandComplete() {
+        var h = Self.harness(procedure: false)
+        h.take(h.host.call({ host, now in host.requestLink(ConnectionID(0x40), .dataLength(txOctets: 100), now: now) }, now: h.now))
+        // LE Set Data Length (0x2022): handle 0x0040, 100 octets, (100 + 14) × 8 = 912 µs.
+        #expect(h.sent.map(\.encoded) == [[0x01, 0x22, 0x20, 0x06, 0x40, 0x00, 0x64, 0x00, 0x90, 0x03]])
+        #expect(finished(h) == [.linkRequestFinished(0x40, .dataLength, .accepted)])
+
+        var c = FakeController()
+        c.leFeatures = [.encryption, .le2MPHY]
+        var h2 = HostHarness(controller: c)
+        h2.bringUp()
+        h2.connect(0x40)
+        h2.clearLogs()
+        h2.take(h2.host.call({ host, now in host.requestLink(ConnectionID(0x40), .dataLength(txOctets: 251), now: now) }, now: h2.now))
+        #expect(h2.sent.isEmpty)
+        #expect(finished(h2) == [.linkRequestFinished(0x40, .dataLength, .refused("the controller does not support LE Data Packet Length Extension (its LE features lack it)"))])
+    }
 }

@@ -229,3 +229,27 @@ def test_phy_requests(controllers, gattd, tmp_path, link_layer):
     else:
         # Bumble's link layer completes the PHY update on LE 1M (its central does not take Coded).
         assert (chosen["tx_phy"], chosen["rx_phy"]) == ("1m", "1m")
+
+
+@both_link_layers
+def test_data_length_requests(controllers, gattd, tmp_path, link_layer):
+    gattd(CONFIG)
+
+    async def body():
+        control = await ControlClient.open(tmp_path / "control.sock")
+        device_cm, peer = await connect_central(controllers)
+        reply = await control.request({"op": "data_length", "central": CENTRAL, "tx_octets": 100}, timeout=25)
+        reply.pop("id", None)
+        bad = await control.request({"op": "data_length", "central": CENTRAL, "tx_octets": 26})
+        assert (bad["ok"], bad["error"]) == (False, "invalid_value")
+        await close_central(device_cm, peer)
+        await control.close()
+        return reply
+
+    reply = run(body())
+    if link_layer == "bumble":
+        assert reply == {"ok": True}
+    else:
+        # rootcanal's controllers have no LE Data Packet Length Extension: refused with the reason.
+        assert (reply["ok"], reply["error"]) == (False, "refused")
+        assert "does not support LE Data Packet Length Extension" in reply["message"]

@@ -7,11 +7,15 @@ public enum LinkRequest: Sendable, Equatable {
     /// The PHYs to use each way (LE Set PHY, Vol 4 Part E §7.8.49; the central may choose
     /// otherwise); `coding`: the LE Coded PHY's preferred coding.
     case phy(tx: LEPHY, rx: LEPHY, coding: LECodedPHYCoding)
+    /// The largest LL Data PDU payload to send (27...251 octets; LE Set Data Length, Vol 4
+    /// Part E §7.8.33); what each side then uses arrives as LE Data Length Change.
+    case dataLength(txOctets: UInt16)
 
     public var kind: LinkRequestKind {
         switch self {
         case .connectionParameters: .connectionParameters
         case .phy: .phy
+        case .dataLength: .dataLength
         }
     }
 }
@@ -29,6 +33,7 @@ public enum LECodedPHYCoding: UInt16, Sendable, Hashable, CaseIterable {
 public enum LinkRequestKind: String, Sendable, Hashable, CaseIterable {
     case connectionParameters = "connection_parameters"
     case phy
+    case dataLength = "data_length"
 }
 
 /// How a `LinkRequest` ended.

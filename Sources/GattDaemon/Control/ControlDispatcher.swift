@@ -105,6 +105,9 @@ public enum ControlDispatcher {
         case .phy(let central, let tx, let rx, let coding):
             guard let links = p as? any LinkControl else { throw ControlError(.unknownOp, "phy is not supported here") }
             return links.requestLink(.phy(tx: tx, rx: rx, coding: coding), on: [try connection(central, p)])
+        case .dataLength(let central, let octets):
+            guard let links = p as? any LinkControl else { throw ControlError(.unknownOp, "data_length is not supported here") }
+            return links.requestLink(.dataLength(txOctets: UInt16(octets)), on: [try connection(central, p)])
         case .l2capListen, .l2capUnlisten:
             // Per client: `ControlServer` keeps who listens.
             throw ControlError(.unknownOp, "\(command.op) is handled by the control server")

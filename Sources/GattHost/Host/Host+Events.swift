@@ -100,6 +100,8 @@ extension Host {
 
     private mutating func succeeded(_ command: HCICommand, _ complete: HCICommandComplete?) throws -> [HostOutput] {
         switch command {
+        case .leSetDataLength(let handle, _, _):
+            return dataLengthSet(handle, status: .success) ?? []
         case .readLocalVersionInformation:
             controller.version = try complete?.decode(HCILocalVersionInformation.self)
         case .readBDADDR:

@@ -42,7 +42,25 @@ extension Host {
             phyUpdates.insert(handle)
             commands.append(command)
             return pumpCommands()
+        case .dataLength(let octets):
+            guard controller.leFeatures.contains(.dataPacketLengthExtension) else {
+                return [finished(id, .dataLength, .refused("the controller does not support LE Data Packet Length Extension (its LE features lack it)"))]
+            }
+            // TX time for the octets on LE 1M (Vol 6 Part B §4.5.10): (octets + 14) × 8 µs.
+            let command = HCICommand.leSetDataLength(handle: handle, txOctets: octets, txTime: (octets + 14) * 8)
+            guard supports(command) else { return [finished(id, .dataLength, .refused("the controller does not list LE Set Data Length"))] }
+            dataLengthRequests.insert(handle)
+            commands.append(command)
+            return pumpCommands()
         }
+    }
+
+    /// LE Set Data Length answered (Command Complete, §7.8.33): the request is answered (any
+    /// change follows as LE Data Length Change). Nil: none waits.
+    mutating func dataLengthSet(_ handle: UInt16, status: HCIStatus) -> [HostOutput]? {
+        guard dataLengthRequests.remove(handle) != nil else { return nil }
+        let result: LinkRequestResult = status == .success ? .accepted : .refused("LE Set Data Length failed: \(status)")
+        return [finished(ConnectionID(handle), .dataLength, result)]
     }
 
     /// LE Set PHY refused by our controller (Command Status) or LE PHY Update Complete
@@ -87,6 +105,7 @@ extension Host {
     /// Our controller refused LE Connection Update (Command Status); nil: not ours.
     mutating func connectionUpdateCommandFailed(_ command: HCICommand, status: HCIStatus) -> [HostOutput]? {
         if case .leSetPHY(let handle, _, _, _, _) = command { return phyUpdateEnded(handle, status: status) }
+        if case .leSetDataLength(let handle, _, _) = command { return dataLengthSet(handle, status: status) }
         guard case .leConnectionUpdate(let handle, _, _, _) = command, case .controller = connectionUpdates[handle] else { return nil }
         return connectionUpdateEnded(handle, status: status)
     }

@@ -59,6 +59,7 @@ extension Host {
         links[handle] = nil
         connectionUpdates[handle] = nil
         phyUpdates.remove(handle)
+        dataLengthRequests.remove(handle)
         return closeChannels(of: handle) + [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
     }
 

@@ -18,6 +18,8 @@ public struct Host: Sendable {
     var connectionUpdates: [UInt16: PendingConnectionUpdate] = [:]
     /// The links a program asked for new PHYs, until LE PHY Update Complete.
     var phyUpdates: Set<UInt16> = []
+    /// The links a program asked for another data length, until LE Set Data Length is answered.
+    var dataLengthRequests: Set<UInt16> = []
     /// True once bring-up is complete.
     public private(set) var isReady = false
     /// True after a `.fatal` event: the host sends nothing more until `start` again.

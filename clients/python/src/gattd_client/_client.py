@@ -388,6 +388,12 @@ class GattdClient:
             request["rx"] = rx
         await self.request(request)
 
+    async def data_length(self, central: str, tx_octets: int) -> None:
+        """Asks the controller to send LL Data PDUs of up to `tx_octets` (27-251) to `central`
+        (LE Set Data Length); what each side then uses arrives as a ``link`` event.
+        `RefusedError` when the controller lacks LE Data Packet Length Extension."""
+        await self.request({"op": "data_length", "central": central, "tx_octets": tx_octets})
+
     async def pairing_respond(self, central: Optional[str] = None, *, accept: Optional[bool] = None,
                               passkey: Optional[int] = None, confirm: Optional[bool] = None) -> None:
         """Answers a pairing prompt (`PairingRequest`: `accept`; `NumericComparison`: `confirm`;
