@@ -79,8 +79,8 @@ final class HostFuzzHarness {
     let extended: Bool
     /// The kind of advertising commands sent since the last Reset (§3.1.1).
     var advertisingKind: AdvertisingKind?
-    /// Links that came up and are asked for new connection parameters after the packet (a
-    /// program's `connection_parameters`: LE Connection Update, or the L2CAP request).
+    /// Links that came up and are asked for new connection parameters, PHYs and data length
+    /// after the packet (a program's `connection_parameters`, `phy` and `data_length`).
     var newLinks: [ConnectionID] = []
 
     init(config: GattConfiguration, answerCommands: Bool, security: Bool, extended: Bool) {
@@ -139,8 +139,11 @@ final class HostFuzzHarness {
             while !unanswered.isEmpty, !host.hasFailed { answerOne() }
         }
         while !newLinks.isEmpty, !host.hasFailed {
+            let id = newLinks.removeFirst()
             let link = LEConnectionParameters(intervalMin: 12, intervalMax: 24, latency: 0, supervisionTimeout: 200)
-            stack.requestLink(newLinks.removeFirst(), .connectionParameters(link), now: now)
+            stack.requestLink(id, .connectionParameters(link), now: now)
+            stack.requestLink(id, .phy(tx: .le2M, rx: .leCoded, coding: .s2), now: now)
+            stack.requestLink(id, .dataLength(txOctets: 200), now: now)
         }
         channels()
     }
