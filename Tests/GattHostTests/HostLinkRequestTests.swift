@@ -180,4 +180,24 @@ import GattTestFixtures
         #expect(h2.sent.isEmpty)
         #expect(finished(h2) == [.linkRequestFinished(0x40, .dataLength, .refused("the controller does not support LE Data Packet Length Extension (its LE features lack it)"))])
     }
+
+    // MARK: - phy.preferred
+
+    @Test func eachNewLinkIsAskedForTheConfigsPreferredPHYsTheControllerHas() {
+        var config = HostConfiguration.test()
+        config.advertising.preferredPHYs = [.leCoded, .le2M, .le1M]
+        var c = FakeController()
+        c.leFeatures.insert(.leCodedPHY)
+        var h = HostHarness(configuration: config, controller: c)
+        h.bringUp()
+        h.connect(0x40)
+        // LE Set PHY: TX and RX masks 1M | 2M | Coded (0b111).
+        #expect(h.sent.contains(H4Packet(command: .leSetPHY(handle: 0x40, allPHYs: 0, txPHYs: 0b111, rxPHYs: 0b111, phyOptions: 0))))
+        // Without LE Coded on the controller: Coded is left out; only 1M left: no LE Set PHY at all.
+        config.advertising.preferredPHYs = [.leCoded, .le1M]
+        var h2 = HostHarness(configuration: config)
+        h2.bringUp()
+        h2.connect(0x40)
+        #expect(!h2.sentOpcodes.contains(.leSetPHY))
+    }
 }

@@ -31,8 +31,7 @@ extension Host {
         if configuration.requestDataLengthAndPHY {
             let dle = HCICommand.leSetDataLength(handle: c.handle, txOctets: 251, txTime: 2120)
             if controller.leFeatures.contains(.dataPacketLengthExtension), supports(dle) { commands.append(dle) }
-            let phy = HCICommand.leSetPHY(handle: c.handle, allPHYs: 0, txPHYs: 0b10, rxPHYs: 0b10, phyOptions: 0)
-            if controller.leFeatures.contains(.le2MPHY), supports(phy) { commands.append(phy) }
+            if let phy = preferredPHYRequest(c.handle), supports(phy) { commands.append(phy) }
         }
         if let preferred = configuration.advertising.preferredConnection {
             acl.queue(frame: preferred.updateRequest(identifier: nextSignallingIdentifier()).frame, on: c.handle)
