@@ -253,3 +253,23 @@ def test_data_length_requests(controllers, gattd, tmp_path, link_layer):
         # rootcanal's controllers have no LE Data Packet Length Extension: refused with the reason.
         assert (reply["ok"], reply["error"]) == (False, "refused")
         assert "does not support LE Data Packet Length Extension" in reply["message"]
+
+
+@both_link_layers
+def test_config_phy_preferred_is_asked_of_each_new_connection(controllers, gattd, tmp_path, link_layer):
+    config = CONFIG.replace('"name": "Link Test",', '"name": "Link Test", "phy": {"preferred": ["coded"]},')
+    gattd(config)
+
+    async def body():
+        control = await ControlClient.open(tmp_path / "control.sock")
+        assert await control.request({"op": "watch"}) == {"ok": True}
+        device_cm, peer = await connect_central(controllers)
+        # LE Set PHY (§7.8.49) with TX and RX masks LE Coded only (bit 2).
+        phy = await controllers[0].wait_for_command(0x2032)
+        assert phy.parameters[2:5] == bytes([0x00, 0x04, 0x04])
+        if link_layer == "rootcanal":
+            await link_event_where(control, lambda e: e["tx_phy"] == "coded")
+        await close_central(device_cm, peer)
+        await control.close()
+
+    run(body())
