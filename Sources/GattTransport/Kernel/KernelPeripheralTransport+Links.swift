@@ -179,3 +179,11 @@ extension KernelPeripheralTransport {
     /// Each PDU is written as it comes: nothing to flush.
     public func flush() {}
 }
+
+extension KernelPeripheralTransport {
+    /// The kernel runs the link layer's procedures itself and gives a peripheral no mgmt or
+    /// socket call for them: every link request is refused, with the reason (docs/kernel.md).
+    public func requestLink(_ id: ConnectionID, _ request: LinkRequest) {
+        onEvent?(.linkRequestFinished(id, request.kind, .refused("the kernel transport cannot ask a central for \(request.kind.rawValue): the kernel keeps the link's procedures to itself")))
+    }
+}
