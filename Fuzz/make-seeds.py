@@ -69,6 +69,22 @@ bearers = (
 )
 write("att", "eatt-bearers", [GATT_FULL, 0xFF, 0x40] + bearers)
 
+# Per-characteristic order across bearers (issue #30), heart-rate config: bearers 1 and 2 open,
+# Heart Rate Measurement (characteristic 6, CCCD 0x0014) subscribed; the fixed bearer stalled
+# (op 14 on it, 4) while four values are pushed, then released; bearer 1 held (op 14 on it, 3)
+# while two more are pushed; Service Changed (2, CCCD 0x0009) indicated three times; bearer 2
+# closed with updates queued.
+order = (
+    [0x4E, 20, 0] + [0x8E, 20, 0]
+    + pdu([0x12] + u16(0x14) + [1, 0]) + pdu([0x12] + u16(0x09) + [2, 0])
+    + [0x0E, 4] + [0x0B, 6, 1, 1] + [0x0B, 6, 1, 2] + [0x0B, 6, 1, 3] + [0x0B, 6, 1, 4] + [0x0E, 4]
+    + [0x4E, 0, 3] + [0x0B, 6, 1, 5] + [0x0B, 6, 1, 6] + [0x4E, 0, 3]
+    + [0x0B, 2, 4, 1, 0, 1, 0] + [0x0B, 2, 4, 2, 0, 2, 0] + [0x0B, 2, 4, 3, 0, 3, 0] + [0x0C] + [0x4C] + [0x8C]
+    + [0x8E, 0, 4] + [0x0B, 6, 1, 7] + [0x0B, 6, 1, 8] + [0x8E, 0, 2] + [0x8E, 0, 4]
+    + [0x0D, 50]
+)
+write("att", "eatt-order", [HEART_RATE, 0x00, 0x40] + order)
+
 
 # --- Host: flags byte, then an H4 stream -----------------------------------------
 def event(code, params):

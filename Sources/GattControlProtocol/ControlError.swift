@@ -25,6 +25,11 @@ public enum ControlErrorCode: String, Sendable, CaseIterable {
     /// An L2CAP channel op naming no channel gattd has (or, for `unpublish_l2cap_channel`, one
     /// a characteristic still publishes).
     case unknownChannel = "unknown_channel"
+    /// A link request (`connection_parameters`) the central, the controller or the transport
+    /// refused; the message says which and why.
+    case refused
+    /// A link request that got no answer in time (the link's parameters may still change).
+    case timeout
 }
 
 /// A failed request (or an undecodable line): the code and a human-readable message.

@@ -31,6 +31,8 @@ public enum ControlEvent: Sendable, Equatable {
     /// A central opened the app channel `channel`; sent only to the client that listens for it
     /// and gets the socket, attached (SCM_RIGHTS) to this line's first byte.
     case l2capChannel(channel: String, psm: UInt16, central: String, mtu: Int, peerMTU: Int)
+    /// A central's link parameters, PHYs or data length changed (`ControlLink`: null where unknown).
+    case link(central: String, LinkParameters)
 
     /// The `"event"` member.
     public var name: String {
@@ -49,6 +51,7 @@ public enum ControlEvent: Sendable, Equatable {
         case .state: "state"
         case .advertising: "advertising"
         case .l2capChannel: "l2cap_channel"
+        case .link: "link"
         }
     }
 
@@ -88,6 +91,9 @@ public enum ControlEvent: Sendable, Equatable {
             if let reason { m.append(("reason", .string(reason))) }
         case .l2capChannel(let channel, let psm, let central, let mtu, let peerMTU):
             m += [("channel", .string(channel)), ("psm", .int(Int(psm))), ("central", .string(central)), ("mtu", .int(mtu)), ("peer_mtu", .int(peerMTU))]
+        case .link(let central, let link):
+            m.append(("central", .string(central)))
+            m += link.controlFields
         }
         return .object(m)
     }
@@ -140,6 +146,8 @@ public enum ControlEvent: Sendable, Equatable {
             return .l2capChannel(
                 channel: try o.string("channel"), psm: UInt16(psm), central: try o.string("central"), mtu: try o.count("mtu"),
                 peerMTU: try o.count("peer_mtu"))
+        case "link":
+            return .link(central: try o.string("central"), try LinkParameters(control: o))
         case _ where ControlPairingEvent.names.contains(name):
             return .pairing(central: try o.string("central"), try ControlPairingEvent.decode(name, o))
         default:

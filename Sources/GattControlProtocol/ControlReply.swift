@@ -183,6 +183,8 @@ public struct ControlStatus: Sendable, Equatable {
         public var queue: Int
         /// The bonded central's identity address when `address` is a private address its IRK resolves.
         public var identity: BluetoothAddress?
+        /// The link's parameters, PHYs and data length (unknown ones are `null`).
+        public var link = LinkParameters()
 
         public init(address: BluetoothAddress, addressType: BluetoothAddressType, mtu: Int, security: SecurityLevel, subscriptions: [Subscription], queue: Int) {
             self.address = address
@@ -212,7 +214,7 @@ public struct ControlStatus: Sendable, Equatable {
                         .object([("characteristic", .string(s.characteristic)), ("notify", .bool(s.notify)), ("indicate", .bool(s.indicate))])
                     })),
                     ("queue", .int(c.queue)),
-                ] + (c.identity.map { [("identity", JSONText.string($0.description))] } ?? []))
+                ] + (c.identity.map { [("identity", JSONText.string($0.description))] } ?? []) + c.link.controlFields)
             })),
         ] + payloads + (state == .unknown ? [] : [("state", .string(state.rawValue))])
             + (sets.isEmpty ? [] : [("sets", .array(sets.map(\.json)))])
@@ -245,6 +247,7 @@ public struct ControlStatus: Sendable, Equatable {
                 security: [SecurityLevel.low, .medium, .high].first { $0.description == security } ?? .low,
                 subscriptions: subscriptions, queue: try c.count("queue")))
             if c.has("identity") { connections[connections.count - 1].identity = try Self.address(c, "identity") }
+            connections[connections.count - 1].link = try LinkParameters(control: c)
         }
     }
 

@@ -49,6 +49,12 @@ public enum ControlCommand: Sendable, Equatable {
     /// `publish_l2cap_channel`: a channel object as in the config's `l2cap_channels`.
     case publishL2CAPChannel(channel: JSONValue)
     case unpublishL2CAPChannel(id: String)
+    /// New connection parameters for one central (`central`) or every connected one (nil).
+    case connectionParameters(central: String?, ControlConnectionParameters)
+    /// Preferred PHYs for one central (LE Set PHY): `tx` and `rx`, with the LE Coded coding.
+    case phy(central: String, tx: LEPHY, rx: LEPHY, coding: LECodedPHYCoding)
+    /// The largest LL Data PDU payload to send to one central (27...251 octets, LE Set Data Length).
+    case dataLength(central: String, txOctets: Int)
 
     /// The `"op"` member.
     public var op: String {
@@ -74,6 +80,9 @@ public enum ControlCommand: Sendable, Equatable {
         case .listL2CAPChannels: "list_l2cap_channels"
         case .publishL2CAPChannel: "publish_l2cap_channel"
         case .unpublishL2CAPChannel: "unpublish_l2cap_channel"
+        case .connectionParameters: "connection_parameters"
+        case .phy: "phy"
+        case .dataLength: "data_length"
         }
     }
 }
@@ -164,6 +173,14 @@ extension ControlRequest {
             break
         case .publishL2CAPChannel(let channel):
             m.append(("channel", JSONText(channel)))
+        case .connectionParameters(let central, let parameters):
+            if let central { m.append(("central", .string(central))) }
+            m += parameters.jsonMembers
+        case .phy(let central, let tx, let rx, let coding):
+            m.append(("central", .string(central)))
+            m += [("tx", .string(ControlPHY.name(tx, coding))), ("rx", .string(ControlPHY.name(rx, coding)))]
+        case .dataLength(let central, let octets):
+            m += [("central", .string(central)), ("tx_octets", .int(octets))]
         }
         if let id { m.append(("id", id)) }
         return .object(m)
@@ -293,8 +310,19 @@ extension ControlRequest {
             return .publishL2CAPChannel(channel: channel)
         case "unpublish_l2cap_channel":
             return .unpublishL2CAPChannel(id: try o.string("channel"))
+        case "phy":
+            return try ControlPHY.decode(o)
+        case "data_length":
+            let central = try o.string("central")
+            let octets = try o.count("tx_octets")
+            guard (27...251).contains(octets) else {
+                throw ControlError(.invalidValue, "\"tx_octets\" must be 27 ... 251 (LE Data Packet Length Extension), got \(octets)")
+            }
+            return .dataLength(central: central, txOctets: octets)
+        case "connection_parameters":
+            return .connectionParameters(central: try o.optionalString("central"), try ControlConnectionParameters.decode(o))
         default:
-            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service, list_services, l2cap_listen, l2cap_unlisten, list_l2cap_channels, publish_l2cap_channel or unpublish_l2cap_channel")
+            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service, list_services, l2cap_listen, l2cap_unlisten, list_l2cap_channels, publish_l2cap_channel, unpublish_l2cap_channel, connection_parameters, phy or data_length")
         }
     }
 }

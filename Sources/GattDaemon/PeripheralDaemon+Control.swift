@@ -30,6 +30,7 @@ extension PeripheralDaemon {
             connections: core.connections.values.sorted { $0.id.rawValue < $1.id.rawValue }.map { c in
                 var central = ControlStatus.Central(address: c.address, addressType: c.addressType, security: c.security, id: c.id, att: core.att)
                 central.identity = bondResolving(c.address)?.address
+                central.link = c.link
                 return central
             },
             advertisingData: core.payloads.advertisingData,

@@ -71,6 +71,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var acceptedL2CAPServers: [L2CAPChannelServer] = []
     /// Said once that the transport cannot accept Enhanced ATT (`applyEnhancedATT`).
     var loggedNoEnhancedATT = false
+    /// The `connection_parameters` requests waiting for each central's answer.
+    var linkRequests: [ConnectionID: PendingLinkRequest] = [:]
     /// `L2CAPChannelControl`: where opened channels go (set by `ControlServer`).
     public var l2capChannelHandler: ((L2CAPChannelOpened, _ central: String) -> Bool)?
 
@@ -325,6 +327,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             controlEventHandler?(.connected(central: c.address.description, identity: bondResolving(c.address)?.address.description))
             recogniseBondedCentral(c)
         case .disconnected(let c, let reason, let detail):
+            linkRequestEnded(c.id, .disconnected)
             prompts.closed(c.id)
             bondCoordinator.closed(c.id)
             eventLog.disconnected(c.address, reason: detail ?? "\(reason)")
@@ -335,6 +338,11 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             logger.info("\(c.address): security \(c.security)")
             if c.security.isEncrypted { bondCoordinator.seen(c.address) }
             recogniseBondedCentral(c)
+        case .linkChanged(let c):
+            logger.info("\(c.address): link \(c.link)")
+            controlEventHandler?(.link(central: c.address.description, c.link))
+        case .linkRequestFinished(let c, _, let result):
+            linkRequestEnded(c.id, .finished(result))
         case .pairing(let c, let e):
             pairing(c, e)
         case .l2capChannel(let channel, let central):

@@ -35,6 +35,10 @@ struct TransportBelow: BelowSeam {
         transport.respondToPairing(id, answer)
         return []
     }
+    func requestLink(_ id: ConnectionID, _ request: LinkRequest, now: Duration) -> [Never] {
+        transport.requestLink(id, request)
+        return []
+    }
     func tick(now: Duration) -> [Never] { [] }
     var nextDeadline: Duration? { nil }
 }

@@ -39,6 +39,9 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError)
     /// The user's answer to a `.pairing` prompt on `id` (passkey, comparison, acceptance).
     func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer)
+    /// A program's request for one link (new connection parameters); `.linkRequestFinished`
+    /// reports how it ended (a transport that cannot: refused at once, with the reason).
+    func requestLink(_ id: ConnectionID, _ request: LinkRequest)
     /// The bonds to encrypt reconnecting centrals with (loaded from the bond store at
     /// start; the transport adds the bonds its own pairings complete).
     func setBonds(_ bonds: [Bond])

@@ -89,8 +89,10 @@ final class ControlClient {
         nextID += 1
         try send(ControlRequest(id: .rawNumber(String(id)), command: command))
         while true {
-            guard let message = try readMessage(timeout: Self.replyTimeout, answering: command.op) else {
-                throw .reply("gattd did not answer within \(Self.replyTimeout.components.seconds) s")
+            // A link request waits for the central's answer (gattd gives up after 20 s).
+            let timeout: Duration = ["connection_parameters", "phy"].contains(command.op) ? .seconds(30) : Self.replyTimeout
+            guard let message = try readMessage(timeout: timeout, answering: command.op) else {
+                throw .reply("gattd did not answer within \(timeout.components.seconds) s")
             }
             guard case .reply(let reply, let echoed) = message else {
                 if keepsEvents, case .event(let e) = message { keptEvents.append(e) }

@@ -14,9 +14,26 @@ enum Rendering {
     /// address      AA:BB:CC:DD:EE:FF
     /// connections  1
     ///
-    /// CENTRAL            TYPE    MTU  SECURITY  QUEUE  SUBSCRIPTIONS
-    /// 11:22:33:44:55:66  random  247  medium        0  hr_measurement (notify)
+    /// CENTRAL            TYPE    MTU  SECURITY  QUEUE  LINK                             SUBSCRIPTIONS
+    /// 11:22:33:44:55:66  random  247  medium        0  30ms/0/4000ms 2M/2M 251/251B     hr_measurement (notify)
     /// ```
+    /// One central's link in a column: interval/latency/timeout, tx/rx PHY, tx/rx data
+    /// length in octets (`30ms/0/4000ms 2M/2M 251/251B`); `?` where unknown, `-` when nothing is.
+    static func link(_ l: LinkParameters) -> String {
+        func v<T>(_ x: T?, _ f: (T) -> String) -> String { x.map(f) ?? "?" }
+        var parts: [String] = []
+        if l.connectionInterval != nil || l.peripheralLatency != nil || l.supervisionTimeout != nil {
+            parts.append("\(v(l.intervalMilliseconds) { LinkParameters.milliseconds($0) + "ms" })/\(v(l.peripheralLatency) { String($0) })/\(v(l.timeoutMilliseconds) { "\($0)ms" })")
+        }
+        if l.txPHY != nil || l.rxPHY != nil {
+            parts.append("\(v(l.txPHY) { $0.configName.uppercased() })/\(v(l.rxPHY) { $0.configName.uppercased() })")
+        }
+        if l.maxTxOctets != nil || l.maxRxOctets != nil {
+            parts.append("\(v(l.maxTxOctets) { String($0) })/\(v(l.maxRxOctets) { String($0) })B")
+        }
+        return parts.isEmpty ? "-" : parts.joined(separator: " ")
+    }
+
     static func statusTable(_ status: ControlStatus) -> String {
         // A gattd that does not report the controller's state leaves the line out.
         var out = status.state == .unknown ? "" : "controller   \(status.state.rawValue)\n"
@@ -28,7 +45,7 @@ enum Rendering {
         out += otherSets(status)
         guard !status.connections.isEmpty else { return out }
 
-        var rows: [[String]] = [["CENTRAL", "TYPE", "MTU", "SECURITY", "QUEUE", "SUBSCRIPTIONS"]]
+        var rows: [[String]] = [["CENTRAL", "TYPE", "MTU", "SECURITY", "QUEUE", "LINK", "SUBSCRIPTIONS"]]
         for c in status.connections {
             let subscriptions = c.subscriptions.map { s -> String in
                 let kinds = [s.notify ? "notify" : nil, s.indicate ? "indicate" : nil].compactMap { $0 }
@@ -40,11 +57,12 @@ enum Rendering {
                 String(c.mtu),
                 c.security.description,
                 String(c.queue),
+                link(c.link),
                 subscriptions.isEmpty ? "-" : subscriptions.joined(separator: ", "),
             ])
         }
         let rightAligned: Set<Int> = [2, 4]
-        var widths = [Int](repeating: 0, count: 6)
+        var widths = [Int](repeating: 0, count: 7)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
         out += "\n"
         for row in rows {

@@ -34,7 +34,9 @@ enum CheckConfig {
         let warnings = sets.flatMap(\.payloads.facts.warnings).map { "\(path): warning: \($0)\n" }.joined()
         // The primary set alone is printed as it always was; with other sets, each gets a heading.
         let payloads = sets.count == 1 ? advertising(sets[0].payloads) : sets.map { heading($0) + advertising($0.payloads) }.joined(separator: "\n")
+        let phys = config.advertising.connectionPHYs.map { $0.configName }.joined(separator: ", ")
         let eatt = "\neatt: \(config.enhancedATT ? "on" : "off")\n"
+            + "phy: each new connection is asked for \(phys)\(config.advertising.preferredPHYs == nil ? " (the default)" : "") where the controller has \(config.advertising.connectionPHYs == [.le1M] ? "it" : "them")\(config.advertising.requestDataLengthAndPHY ? "" : " (off: connection.data_length_and_phy is false)")\n"
         return (0, out + (out.hasSuffix("\n") ? "" : "\n") + "\n" + payloads + l2capChannels(config) + eatt, warnings)
     }
 

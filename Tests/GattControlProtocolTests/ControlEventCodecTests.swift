@@ -39,6 +39,10 @@ struct ControlEventCodecTests {
         (.advertising(set: "primary", .started, reason: nil), #"{"event":"advertising","set":"primary","state":"started"}"#),
         (.l2capChannel(channel: "stream", psm: 129, central: "11:22:33:44:55:66", mtu: 2048, peerMTU: 512),
          #"{"event":"l2cap_channel","channel":"stream","psm":129,"central":"11:22:33:44:55:66","mtu":2048,"peer_mtu":512}"#),
+        (.link(central: a, LinkParameters(connectionInterval: 6, peripheralLatency: 4, supervisionTimeout: 300, txPHY: .le2M, rxPHY: .le1M, maxTxOctets: 251, maxRxOctets: 27)),
+         #"{"event":"link","central":"AA:BB:CC:DD:EE:FF","interval_ms":7.5,"latency":4,"timeout_ms":3000,"tx_phy":"2m","rx_phy":"1m","tx_octets":251,"rx_octets":27}"#),
+        (.link(central: a, LinkParameters(connectionInterval: 24, peripheralLatency: 0, supervisionTimeout: 72)),
+         #"{"event":"link","central":"AA:BB:CC:DD:EE:FF","interval_ms":30,"latency":0,"timeout_ms":720,"tx_phy":null,"rx_phy":null,"tx_octets":null,"rx_octets":null}"#),
         (.advertising(set: "primary", .failed, reason: "LE Set Advertising Enable: Command Disallowed"),
          #"{"event":"advertising","set":"primary","state":"failed","reason":"LE Set Advertising Enable: Command Disallowed"}"#),
     ])

@@ -16,8 +16,12 @@ func messageError(_ line: String, answering op: String = "status") -> ControlErr
 }
 
 let sampleStatus = ControlStatus(advertising: true, address: BluetoothAddress("F0:F0:F0:F0:F0:00") ?? .zero, connections: [
-    ControlStatus.Central(address: BluetoothAddress("C0:00:00:00:00:01") ?? .zero, addressType: .random, mtu: 247, security: .medium,
-                          subscriptions: [ControlStatus.Subscription(characteristic: "hr", notify: true, indicate: false)], queue: 3),
+    {
+        var c = ControlStatus.Central(address: BluetoothAddress("C0:00:00:00:00:01") ?? .zero, addressType: .random, mtu: 247, security: .medium,
+                                      subscriptions: [ControlStatus.Subscription(characteristic: "hr", notify: true, indicate: false)], queue: 3)
+        c.link = LinkParameters(connectionInterval: 9, peripheralLatency: 0, supervisionTimeout: 200, txPHY: .le2M, rxPHY: .leCoded, maxTxOctets: 251, maxRxOctets: 27)
+        return c
+    }(),
     ControlStatus.Central(address: BluetoothAddress("AA:BB:CC:DD:EE:FF") ?? .zero, addressType: .public, mtu: 23, security: .high,
                           subscriptions: [], queue: 0),
     {
@@ -27,7 +31,7 @@ let sampleStatus = ControlStatus(advertising: true, address: BluetoothAddress("F
         return rpa
     }(),
 ])
-let sampleStatusLine = #"{"ok":true,"advertising":true,"address":"F0:F0:F0:F0:F0:00","connections":[{"central":"C0:00:00:00:00:01","address_type":"random","mtu":247,"security":"medium","subscriptions":[{"characteristic":"hr","notify":true,"indicate":false}],"queue":3},{"central":"AA:BB:CC:DD:EE:FF","address_type":"public","mtu":23,"security":"high","subscriptions":[],"queue":0},{"central":"4A:00:00:00:00:01","address_type":"random","mtu":23,"security":"medium","subscriptions":[],"queue":0,"identity":"C0:00:00:00:00:02"}],"id":4}"#
+let sampleStatusLine = #"{"ok":true,"advertising":true,"address":"F0:F0:F0:F0:F0:00","connections":[{"central":"C0:00:00:00:00:01","address_type":"random","mtu":247,"security":"medium","subscriptions":[{"characteristic":"hr","notify":true,"indicate":false}],"queue":3,"interval_ms":11.25,"latency":0,"timeout_ms":2000,"tx_phy":"2m","rx_phy":"coded","tx_octets":251,"rx_octets":27},{"central":"AA:BB:CC:DD:EE:FF","address_type":"public","mtu":23,"security":"high","subscriptions":[],"queue":0,"interval_ms":null,"latency":null,"timeout_ms":null,"tx_phy":null,"rx_phy":null,"tx_octets":null,"rx_octets":null},{"central":"4A:00:00:00:00:01","address_type":"random","mtu":23,"security":"medium","subscriptions":[],"queue":0,"identity":"C0:00:00:00:00:02","interval_ms":null,"latency":null,"timeout_ms":null,"tx_phy":null,"rx_phy":null,"tx_octets":null,"rx_octets":null}],"id":4}"#
 
 /// A status whose controller is usable (`state` is the last member before `id`).
 let poweredOnStatus: ControlStatus = {
@@ -112,7 +116,7 @@ struct ControlReplyCodecTests {
         #expect(ControlErrorCode.allCases.map(\.rawValue) == [
             "bad_json", "unknown_op", "missing_field", "unknown_characteristic", "invalid_value", "value_too_long",
             "not_notifiable", "busy", "unknown_request", "unknown_central", "no_pairing_prompt", "unknown_bond", "unknown_service",
-            "persist_failed", "too_many_clients", "unknown_channel",
+            "persist_failed", "too_many_clients", "unknown_channel", "refused", "timeout",
         ])
     }
 

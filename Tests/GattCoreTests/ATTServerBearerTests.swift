@@ -85,26 +85,31 @@ import GattTestFixtures
         #expect(h.request([0x0A, 0x15, 0x00]) == [0x0B, 0x01, 0x00])
         // A notification goes to the least loaded bearer, the fixed one on a tie…
         #expect(h.server.notify(characteristic: ATTFixture.notify, value: [1], now: .zero).outputs == [.outgoingAvailable(.fixed(h.c1))])
-        // …and the next to the Enhanced one while the first is not pulled yet.
-        #expect(h.server.notify(characteristic: ATTFixture.notify, value: [2], now: .zero).outputs == [.outgoingAvailable(e)])
-        #expect(h.drain(h.c1) == [[0x1B, 0x14, 0x00, 1]])
-        #expect(h.drain(e) == [[0x1B, 0x14, 0x00, 2]])
+        // …the next of the same characteristic to the same bearer, so they keep their order…
+        #expect(h.server.notify(characteristic: ATTFixture.notify, value: [2], now: .zero).outputs == [.outgoingAvailable(.fixed(h.c1))])
+        // …and another characteristic's first to the least loaded, the Enhanced one.
+        #expect(h.request([0x12, 0x20, 0x00, 0x01, 0x00], on: e) == [0x13])
+        #expect(h.server.notify(characteristic: ATTFixture.control, value: [3], now: .zero).outputs == [.outgoingAvailable(e)])
+        #expect(h.drain(h.c1) == [[0x1B, 0x14, 0x00, 1], [0x1B, 0x14, 0x00, 2]])
+        #expect(h.drain(e) == [[0x1B, 0x1F, 0x00, 3]])
         #expect(h.server.queuedUpdates(for: h.c1) == 0)
     }
 
     @Test func eachBearerHasItsOwnIndicationTransaction() {
         var (h, e) = twoBearers()
+        let sc = GATTDatabase.BuiltIn.serviceChanged.index
         h.subscribe(0x15, 0x02, from: h.c1)
+        h.subscribe(0x09, 0x02, from: h.c1)
         _ = h.server.notify(characteristic: ATTFixture.notify, value: [1], now: .zero)
         #expect(h.drain(h.c1) == [[0x1D, 0x14, 0x00, 1]])
-        // The fixed bearer's indication is outstanding: the next one goes out on the other bearer.
-        _ = h.server.notify(characteristic: ATTFixture.notify, value: [2], now: .zero)
-        #expect(h.drain(e) == [[0x1D, 0x14, 0x00, 2]])
-        // Both outstanding: a third waits behind one of them (the fixed bearer's, on a tie).
+        // The fixed bearer's indication is outstanding: another characteristic's goes out on the other bearer…
+        _ = h.server.notify(characteristic: sc, value: [1, 0, 2, 0], now: .zero)
+        #expect(h.drain(e) == [[0x1D, 0x08, 0x00, 1, 0, 2, 0]])
+        // …while the first characteristic's next waits behind its own on the fixed bearer (its order).
         _ = h.server.notify(characteristic: ATTFixture.notify, value: [3], now: .zero)
         #expect(h.drain(h.c1) == [] && h.drain(e) == [])
         // A confirmation is matched to its own bearer's indication.
-        #expect(h.server.receive([0x1E], from: e, now: .seconds(1)) == [.event(.indicationConfirmed(h.c1, characteristic: ATTFixture.notify))])
+        #expect(h.server.receive([0x1E], from: e, now: .seconds(1)) == [.event(.indicationConfirmed(h.c1, characteristic: sc))])
         #expect(h.drain(e) == [])
         _ = h.server.receive([0x1E], from: .fixed(h.c1), now: .seconds(1))
         #expect(h.drain(h.c1) == [[0x1D, 0x14, 0x00, 3]])
@@ -112,18 +117,26 @@ import GattTestFixtures
 
     @Test func anUnconfirmedIndicationClosesOnlyItsEnhancedBearer() {
         var (h, e) = twoBearers()
+        let sc = GATTDatabase.BuiltIn.serviceChanged.index
         h.subscribe(0x15, 0x02)
+        h.subscribe(0x09, 0x02)
         _ = h.server.notify(characteristic: ATTFixture.notify, value: [1], now: .seconds(10))
-        _ = h.server.notify(characteristic: ATTFixture.notify, value: [2], now: .seconds(20))
+        _ = h.server.notify(characteristic: sc, value: [1, 0, 1, 0], now: .seconds(20))  // on e
+        _ = h.server.notify(characteristic: sc, value: [2, 0, 2, 0], now: .seconds(20))  // waits on e
+        #expect(h.drain(e) == [[0x1D, 0x08, 0x00, 1, 0, 1, 0]])
         _ = h.server.receive([0x1E], from: .fixed(h.c1), now: .seconds(21))
         #expect(h.server.nextDeadline == .seconds(50))
+        // e's indication times out: e closes, and the indication waiting there goes out on
+        // the fixed bearer (with a new transaction timer).
         #expect(h.server.tick(now: .seconds(50)) == [
-            .event(.indicationTimedOut(h.c1, characteristic: ATTFixture.notify)),
+            .event(.indicationTimedOut(h.c1, characteristic: sc)),
+            .outgoingAvailable(.fixed(h.c1)),
             .closeBearer(e, .transactionTimeout),
         ])
         #expect(h.server.connections == [h.c1])
         #expect(h.server.bearers(of: h.c1) == [.fixed(h.c1)])
-        #expect(h.drain(h.c1) == [[0x1D, 0x14, 0x00, 1]])
+        #expect(h.drain(h.c1) == [[0x1D, 0x14, 0x00, 1], [0x1D, 0x08, 0x00, 2, 0, 2, 0]])
+        #expect(h.server.nextDeadline == .seconds(80))
         #expect(h.request([0x0A, 0x12, 0x00]) == [0x0B, 0x01, 0x02])
     }
 
@@ -171,7 +184,7 @@ import GattTestFixtures
         h.subscribe(0x15, 0x01)
         #expect(h.send([0x0A, 0x1F, 0x00], on: e) == [])
         #expect(h.server.bearer(waitingOn: PendingRequestID(1)) == e)
-        #expect(h.server.closeBearer(e) == [])
+        #expect(h.server.closeBearer(e, now: .zero) == [])
         #expect(h.server.bearer(waitingOn: PendingRequestID(1)) == nil)
         #expect(h.server.bearers(of: h.c1) == [.fixed(h.c1)])
         #expect(h.server.mtu(for: e) == nil)

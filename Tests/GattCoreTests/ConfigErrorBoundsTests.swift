@@ -75,7 +75,7 @@ import GattTestFixtures
         let key = String(repeating: "k", count: 2 << 20)
         let r = Self.report(#"{"name": "x", ""# + key + #"": 1}"#)
         #expect(r.errors.count == 1)
-        #expect(r.description == "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk… (2097152 bytes): unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels, eatt")
+        #expect(r.description == "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk… (2097152 bytes): unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels, eatt, phy")
         // A long key that would otherwise get a hint, and one in a syntax error.
         let r2 = Self.report(#"{"name": "x", "services": [{"uuid": "180D", "includes"# + key + #"": 1}]}"#)
         #expect(r2.description.utf8.count < 200 && r2.description.hasSuffix(#"… (2097160 bytes): unknown key; "# + Self.allowedServiceKeys))
@@ -117,7 +117,7 @@ import GattTestFixtures
 
     /// Found by the config fuzz target: an empty key gave an error with an empty path.
     @Test func anEmptyKeyHasAPath() {
-        #expect(F.errors(#"{"name": "x", "": 1}"#) == [#""": unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels, eatt"#])
+        #expect(F.errors(#"{"name": "x", "": 1}"#) == [#""": unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels, eatt, phy"#])
         #expect(F.errors(#"{"name": "x", "services": [{"uuid": "180D", "": 1}]}"#)
             == [#"services[0]."": unknown key; "# + Self.allowedServiceKeys])
     }

@@ -125,7 +125,7 @@ import GattTestFixtures
         #expect(F.errors(F.oneCharacteristic(#""uuid": "2A37", "properties": ["read"], "max_lenght": 20"#))
             == [#"services[0].characteristics[0].max_lenght: unknown key; did you mean "max_length"?"#])
         #expect(F.errors(#"{"name": "x", "colour": 1}"#)
-            == ["colour: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels, eatt"])
+            == ["colour: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels, eatt, phy"])
     }
 
     @Test func stateRestorationIsADaemonSettingOnByDefault() throws {
@@ -141,6 +141,16 @@ import GattTestFixtures
         #expect(try ConfigFixture.load(#"{"name": "x", "eatt": true}"#).enhancedATT)
         #expect(F.errors(#"{"name": "x", "eatt": "yes"}"#).count == 1)
         #expect(F.errors(#"{"name": "x", "eatt": "yes"}"#).first?.hasPrefix("eatt: ") == true)
+    }
+
+    @Test func phyPreferredListsThePHYsEachConnectionIsAskedFor() throws {
+        #expect(try ConfigFixture.load(#"{"name": "x"}"#).advertising.preferredPHYs == nil)
+        #expect(try ConfigFixture.load(#"{"name": "x"}"#).advertising.connectionPHYs == [.le2M])
+        #expect(try ConfigFixture.load(#"{"name": "x", "phy": {"preferred": ["coded", "1m"]}}"#).advertising.preferredPHYs == [.leCoded, .le1M])
+        #expect(F.errors(#"{"name": "x", "phy": {"preferred": []}}"#) == [#"phy.preferred: expected at least one PHY ("1m", "2m", "coded")"#])
+        #expect(F.errors(#"{"name": "x", "phy": {"preferred": ["3m"]}}"#) == [#"phy.preferred[0]: expected "1m", "2m" or "coded", got "3m""#])
+        #expect(F.errors(#"{"name": "x", "phy": {"preferred": ["2m", "2m"]}}"#) == [#"phy.preferred[1]: "2m" is listed twice"#])
+        #expect(F.errors(#"{"name": "x", "phy": {}}"#).first?.hasPrefix("phy") == true)
     }
 
     @Test func duplicateJSONKeys() {

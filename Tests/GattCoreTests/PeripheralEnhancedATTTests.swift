@@ -70,15 +70,17 @@ import GattTestFixtures
         connectedWithTwoBearers()
         _ = core.handle(.received(.fixed(Self.a), [0x12, 0x15, 0x00, 0x02, 0x00]), now: .zero)  // indications on
         _ = core.handle(.readyToSend(.fixed(Self.a)), now: .zero)
-        // The first indication takes the fixed bearer; the second goes to a bearer without one outstanding.
+        _ = core.handle(.received(.fixed(Self.a), [0x12, 0x09, 0x00, 0x02, 0x00]), now: .zero)  // Service Changed's too
+        _ = core.handle(.readyToSend(.fixed(Self.a)), now: .zero)
+        // The first indication takes the fixed bearer; another characteristic's goes to a bearer without one outstanding.
         let first = core.notify(characteristic: ATTFixture.notify, value: [1], now: .zero).1
         #expect(PeripheralTests.sends(first).map(\.0) == [.fixed(Self.a)])
         #expect(PeripheralTests.sends(first).map(\.1) == [[0x1D, 0x14, 0x00, 0x01]])
-        let (r, out) = core.notify(characteristic: ATTFixture.notify, value: [2], now: .zero)
+        let (r, out) = core.notify(characteristic: GATTDatabase.BuiltIn.serviceChanged.index, value: [1, 0, 2, 0], now: .zero)
         #expect(r == .queued(1))
         #expect(PeripheralTests.sends(out).isEmpty)
         let sent = PeripheralTests.sends(core.handle(.readyToSend(Self.e1), now: .zero))
-        #expect(sent.map(\.1) == [[0x1D, 0x14, 0x00, 0x02]])
+        #expect(sent.map(\.1) == [[0x1D, 0x08, 0x00, 1, 0, 2, 0]])
         // The fixed bearer's indication is confirmed; e1's never is.
         _ = core.handle(.received(.fixed(Self.a), [0x1E]), now: .seconds(1))
         let timeout = core.tick(now: .seconds(31))

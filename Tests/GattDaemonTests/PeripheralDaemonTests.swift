@@ -54,6 +54,13 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     func disconnect(_ id: ConnectionID, reason: HCIStatus) { disconnects.append(id) }
     func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {}
     func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) { pairingAnswers.append(answer) }
+    /// Link requests as asked; with `refusesLinkRequests` refused at once, as a transport that cannot.
+    private(set) var linkRequests: [(ConnectionID, LinkRequest)] = []
+    var refusesLinkRequests = false
+    func requestLink(_ id: ConnectionID, _ request: LinkRequest) {
+        guard refusesLinkRequests else { return linkRequests.append((id, request)) }
+        onEvent?(.linkRequestFinished(id, request.kind, .refused("this transport cannot")))
+    }
     func setBonds(_ bonds: [Bond]) { loadedBonds = bonds }
     func removeBond(_ bond: Bond) { removedBonds.append(bond) }
     /// Every `setL2CAPChannelServers` call.

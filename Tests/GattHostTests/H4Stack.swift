@@ -16,6 +16,7 @@ enum StackEvent: Equatable {
     case pairing(UInt16, SecurityManagerEvent)
     /// A credit-based L2CAP channel of the H4 host (the transport's, not the core's).
     case channel(CreditBasedChannelEvent)
+    case linkRequestFinished(UInt16, LinkRequestKind, LinkRequestResult)
 }
 
 enum StackOutput: Equatable {
@@ -49,8 +50,15 @@ struct H4Stack {
             }
         }
         stack.onEvent = { [unowned stack] e in
+            if case .linkChanged(let c) = e { recorder.links.append(LinkReport(handle: c.handle ?? c.id.rawValue, link: c.link)) }
             recorder.outputs += Self.translate(e, connections: stack.below.connections).map { .event($0) }
         }
+    }
+
+    /// Every `.linkChanged` the core reported, in order.
+    var linkReports: [LinkReport] {
+        get { recorder.links }
+        nonmutating set { recorder.links = newValue }
     }
 
     var host: Host {
@@ -145,7 +153,8 @@ struct H4Stack {
         case .att(let a, _): return [.att(a)]
         case .pairing(let c, let e): return [.pairing(c.id.rawValue, e)]
         case .warning(let m): return [.warning(m)]
-        case .controllerReady, .controllerLost, .securityChanged, .reloaded, .l2capChannel: return []
+        case .controllerReady, .controllerLost, .securityChanged, .reloaded, .l2capChannel, .linkChanged: return []
+        case .linkRequestFinished(let c, let kind, let result): return [.linkRequestFinished(c.handle ?? c.id.rawValue, kind, result)]
         }
     }
 }
@@ -153,4 +162,11 @@ struct H4Stack {
 /// The outputs of the running `H4Stack` call (a class: the stack's callbacks append to it).
 private final class Recorder {
     var outputs: [StackOutput] = []
+    var links: [LinkReport] = []
+}
+
+/// A `.linkChanged` the core reported (kept apart from the events most tests compare).
+struct LinkReport: Equatable {
+    var handle: UInt16
+    var link: LinkParameters
 }

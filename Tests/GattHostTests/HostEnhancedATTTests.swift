@@ -101,25 +101,33 @@ import GattTestFixtures
 
     @Test func indicationsAndNotificationsUseEnhancedBearers() {
         var t = Self.fiveBearers()
+        let sc = GATTDatabase.BuiltIn.serviceChanged.index
         t.receive([0x12, 0x15, 0x00, 0x02, 0x00], handle: 0x40)  // notify (0x0014): indications
+        t.receive([0x12, 0x09, 0x00, 0x02, 0x00], handle: 0x40)  // Service Changed (0x0008): indications
         t.receive([0x12, 0x20, 0x00, 0x01, 0x00], handle: 0x40)  // control (0x001F): notifications
         t.clearLogs()
-        // One indication in flight per bearer: the first on the fixed bearer, the next on 0x40…
-        for v: UInt8 in 1...7 { t.take(t.host.notify(characteristic: ATTFixture.notify, value: [v], now: t.now).1) }
-        let sent = t.sentFrames(handle: 0x40)
-        #expect(sent.filter { $0.channelID == .att }.map(\.payload) == [h("1D 14 00 01")])
-        #expect((0x40...0x44).map { cid in t.sentPayloads(handle: 0x40, channel: L2CAPChannelID(cid)) }
-            == (2...6).map { [h("04 00 1D 14 00") + [UInt8($0)]] })
-        // …the seventh waits behind the fixed bearer's: the notification goes to the least loaded, 0x40.
+        // One characteristic's indications keep to one bearer, in order: the first on the fixed
+        // bearer, the next two wait there for its confirmation…
+        for v: UInt8 in 1...3 { t.take(t.host.notify(characteristic: ATTFixture.notify, value: [v], now: t.now).1) }
+        #expect(t.sentFrames(handle: 0x40).filter { $0.channelID == .att }.map(\.payload) == [h("1D 14 00 01")])
+        #expect((0x40...0x44).allSatisfy { t.sentPayloads(handle: 0x40, channel: L2CAPChannelID($0)).isEmpty })
+        // …another characteristic's goes to a bearer without one outstanding, 0x40…
+        t.take(t.host.notify(characteristic: sc, value: [1, 0, 2, 0], now: t.now).1)
+        #expect(t.sentPayloads(handle: 0x40, channel: L2CAPChannelID(0x40)) == [h("07 00 1D 08 00 01 00 02 00")])
+        // …and a notification to the least loaded, 0x40 again (the fixed one has two waiting).
         t.clearLogs()
         let (r, out) = t.host.notify(characteristic: ATTFixture.control, value: [0xAB], now: t.now)
         t.take(out)
         #expect(r == .queued(1))
         #expect(t.sentPayloads(handle: 0x40, channel: L2CAPChannelID(0x40)) == [h("04 00 1B 1F 00 AB")])
-        // A confirmation on 0x40 settles that bearer's indication only.
+        // A confirmation on 0x40 settles that bearer's indication only…
         t.clearLogs()
         t.receive(Self.kFrame([0x1E]), channel: L2CAPChannelID(0x40), handle: 0x40)
-        #expect(t.attEvents == [.indicationConfirmed(ConnectionID(0x40), characteristic: ATTFixture.notify)])
+        #expect(t.attEvents == [.indicationConfirmed(ConnectionID(0x40), characteristic: sc)])
+        #expect(t.sentFrames(handle: 0x40).allSatisfy { $0.channelID == .leSignalling })  // its credits returned, no PDU
+        // …one on the fixed bearer sends the next of its characteristic there.
+        t.receive([0x1E], handle: 0x40)
+        #expect(t.sentFrames(handle: 0x40).filter { $0.channelID == .att }.map(\.payload) == [h("1D 14 00 02")])
     }
 
     @Test func theCentralClosingABearerLeavesTheOthers() {
@@ -154,10 +162,11 @@ import GattTestFixtures
     @Test func anUnconfirmedIndicationClosesItsBearersChannel() {
         var t = Self.fiveBearers()
         t.receive([0x12, 0x15, 0x00, 0x02, 0x00], handle: 0x40)
+        t.receive([0x12, 0x09, 0x00, 0x02, 0x00], handle: 0x40)
         t.take(t.host.notify(characteristic: ATTFixture.notify, value: [1], now: t.now).1)  // fixed
         t.receive([0x1E], handle: 0x40)  // confirmed
-        t.take(t.host.notify(characteristic: ATTFixture.notify, value: [2], now: t.now).1)  // fixed again (least loaded, first)
-        t.take(t.host.notify(characteristic: ATTFixture.notify, value: [3], now: t.now).1)  // 0x40
+        t.take(t.host.notify(characteristic: ATTFixture.notify, value: [2], now: t.now).1)  // fixed again (its bearer)
+        t.take(t.host.notify(characteristic: GATTDatabase.BuiltIn.serviceChanged.index, value: [1, 0, 2, 0], now: t.now).1)  // 0x40
         t.receive([0x1E], handle: 0x40)
         t.clearLogs()
         t.advance(to: .seconds(31))

@@ -195,6 +195,10 @@ struct ScriptedBelow: BelowSeam {
         defer { answers = [] }
         return answers
     }
+    mutating func requestLink(_ id: ConnectionID, _ request: LinkRequest, now: Duration) -> [Output] {
+        calls.append("request link \(id) \(request)")
+        return []
+    }
     mutating func tick(now: Duration) -> [Output] {
         calls.append("tick")
         return []

@@ -36,6 +36,7 @@ run heart-rate 0 --check-config config/heart-rate.json
 expect_line "$TMP/out" 'config/heart-rate.json: OK: "Demo Heart Rate": 2 services, 2 characteristics (plus built-in GAP and GATT), 26 attributes, Database Hash 71c664b220e160fd247703b032a6aa50'
 expect_line "$TMP/out" '0x0013  Characteristic Value  2A37 Heart Rate Measurement               notify       readable            id=hr_measurement max=20            0048'
 expect_line "$TMP/out" 'eatt: on'
+expect_line "$TMP/out" 'phy: each new connection is asked for 2m (the default) where the controller has them'
 [[ -s "$TMP/err" ]] && fail "heart-rate: unexpected stderr"
 
 # The advertising data and scan response as sent, decoded, with their byte counts.
@@ -154,7 +155,7 @@ expect_line "$TMP/err" "$TMP/syntax.json: line 2, column 15: unexpected '}'; exp
 # Many errors: the first 100, then a count; the total on the last line.
 python3 -c 'print("{\"name\": \"x\", " + ", ".join("\"k%d\": 1" % i for i in range(150)) + "}")' >"$TMP/many.json"
 run many-errors 65 --check-config "$TMP/many.json"
-expect_line "$TMP/err" "$TMP/many.json: k99: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels, eatt"
+expect_line "$TMP/err" "$TMP/many.json: k99: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels, eatt, phy"
 expect_line "$TMP/err" "… and 50 more errors"
 expect_line "$TMP/err" "gattd: $TMP/many.json: 150 errors"
 [[ $(wc -l <"$TMP/err") == 102 ]] || fail "many-errors: $(wc -l <"$TMP/err") lines on stderr, expected 102"

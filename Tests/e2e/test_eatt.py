@@ -66,6 +66,7 @@ CHARACTERISTICS = [
     {"id": "stream", "uuid": uuid(11), "properties": ["notify"], "max_length": 20},
     {"id": "level", "uuid": uuid(12), "properties": ["notify"], "max_length": 20},
     {"id": "alert", "uuid": uuid(13), "properties": ["indicate"], "max_length": 20},
+    {"id": "bell", "uuid": uuid(15), "properties": ["indicate"], "max_length": 20},
     {"id": "ctl", "uuid": uuid(14), "properties": ["read"], "handler": "control", "max_length": 64},
 ]
 
@@ -215,12 +216,14 @@ def test_a_pending_control_read_does_not_hold_up_another_bearer(link):
 
 def test_notifications_and_indications_over_enhanced_bearers(link):
     """A client that set Client Supported Features bit 1 (EATT), with two bearers open and
-    slow to confirm: three indications go out at once, one per bearer (one outstanding per
-    bearer, Vol 3 Part F §3.3.2), a fourth waits; a notification then comes over an Enhanced
-    bearer (gattd sends an update on the least loaded bearer, ties to the fixed one: an idle
-    connection's notifications take the fixed bearer); every indication is confirmed on its
-    own bearer (gattd's `confirmed` events). With bit 2 too, a notify naming two values it
-    subscribed to comes as one ATT_MULTIPLE_HANDLE_VALUE_NTF (0x23); before, as two."""
+    slow to confirm: one outstanding indication per bearer (Vol 3 Part F §3.3.2): the first
+    takes the fixed bearer, another characteristic's goes out at once on an Enhanced bearer,
+    and the first characteristic's next one waits behind its own on the fixed bearer (one
+    characteristic's updates keep to one bearer, so they arrive in order); a notification
+    then comes over an Enhanced bearer (a characteristic's first update takes the least
+    loaded bearer, ties to the fixed one); every indication is confirmed on its own bearer
+    (gattd's `confirmed` events). With bit 2 too, a notify naming two values it subscribed to
+    comes as one ATT_MULTIPLE_HANDLE_VALUE_NTF (0x23); before, as two."""
 
     async def body():
         address = "C0:00:00:00:EA:03"
@@ -234,9 +237,9 @@ def test_notifications_and_indications_over_enhanced_bearers(link):
                 enhanced = {bearer.label for bearer in bearers}
                 found = await handles(bearers[0])
                 await write_client_features(bearers[0], 0x02)
-                for name, bits in (("stream", b"\x01\x00"), ("level", b"\x01\x00"), ("alert", b"\x02\x00")):
+                for name, bits in (("stream", b"\x01\x00"), ("level", b"\x01\x00"), ("alert", b"\x02\x00"), ("bell", b"\x02\x00")):
                     await bearers[0].write_value(found[name][1], bits, with_response=True)
-                stream, level, alert = found["stream"][0], found["level"][0], found["alert"][0]
+                stream, level, alert, bell = found["stream"][0], found["level"][0], found["alert"][0], found["bell"][0]
 
                 async def notify(**request) -> None:
                     assert await watcher.request({"op": "notify", "central": address, **request}) == {"ok": True, "sent": 1}
@@ -245,34 +248,36 @@ def test_notifications_and_indications_over_enhanced_bearers(link):
                 # order they were queued.
                 for client in everyone:
                     client.hold_confirmations = True
-                for count, value in enumerate((b"a1", b"a2", b"a3"), start=1):
-                    await notify(characteristic="alert", value=hex_value(value))
-                    await updates.wait_for(count)
-                indications = updates.pdus[:3]
-                assert [(u.opcode, u.values) for u in indications] == [(INDICATION, [(alert, v)]) for v in (b"a1", b"a2", b"a3")]
-                assert {u.bearer for u in indications} == {FIXED, *enhanced}, f"not one per bearer: {indications}"
-                await notify(characteristic="alert", value=hex_value(b"a4"))  # every bearer has one outstanding: waits
+                await notify(characteristic="alert", value=hex_value(b"a1"))
+                [first] = await updates.wait_for(1)
+                assert (first.bearer, first.opcode, first.values) == (FIXED, INDICATION, [(alert, b"a1")])
+                await notify(characteristic="bell", value=hex_value(b"b1"))
+                [second] = (await updates.wait_for(2))[1:]
+                assert (second.opcode, second.values) == (INDICATION, [(bell, b"b1")])
+                assert second.bearer in enhanced, f"the second indication came on the {second.bearer} bearer"
+                await notify(characteristic="alert", value=hex_value(b"a2"))  # waits behind a1
                 await notify(characteristic="stream", value=hex_value(b"s1"))
-                [notified] = (await updates.wait_for(4))[3:]
-                assert (notified.opcode, notified.values) == (NOTIFICATION, [(stream, b"s1")]), "a4 went out unconfirmed?"
+                [notified] = (await updates.wait_for(3))[2:]
+                assert (notified.opcode, notified.values) == (NOTIFICATION, [(stream, b"s1")]), "a2 went out before a1 was confirmed?"
                 assert notified.bearer in enhanced, f"the notification came on the {notified.bearer} bearer"
                 for client in everyone:
                     client.release_confirmations()
-                [fourth] = (await updates.wait_for(5))[4:]
-                assert (fourth.opcode, fourth.values) == (INDICATION, [(alert, b"a4")])
-                for _ in range(4):
-                    assert await watcher.event("confirmed") == {"event": "confirmed", "central": address, "characteristic": "alert"}
+                [fourth] = (await updates.wait_for(4))[3:]
+                assert (fourth.bearer, fourth.opcode, fourth.values) == (FIXED, INDICATION, [(alert, b"a2")])
+                confirmed = [await watcher.event("confirmed") for _ in range(3)]
+                assert sorted(e["characteristic"] for e in confirmed) == ["alert", "alert", "bell"]
+                assert {e["central"] for e in confirmed} == {address}
 
                 await notify(values=[{"characteristic": "stream", "value": hex_value(b"s2")},
                                      {"characteristic": "level", "value": hex_value(b"L2")}])
-                pair = (await updates.wait_for(7))[5:]
+                pair = (await updates.wait_for(6))[4:]
                 assert sorted((u.opcode, u.values) for u in pair) == [
                     (NOTIFICATION, [(stream, b"s2")]), (NOTIFICATION, [(level, b"L2")])], "bit 2 not set: one PDU each"
 
                 await write_client_features(bearers[0], 0x06)
                 await notify(values=[{"characteristic": "stream", "value": hex_value(b"s3")},
                                      {"characteristic": "level", "value": hex_value(b"L3")}])
-                [multiple] = (await updates.wait_for(8))[7:]
+                [multiple] = (await updates.wait_for(7))[6:]
                 assert (multiple.opcode, multiple.values) == (MULTIPLE_HANDLE_VALUE_NTF, [(stream, b"s3"), (level, b"L3")])
         finally:
             await watcher.close()

@@ -319,7 +319,8 @@ STATUS = {
         {"central": "11:22:33:44:55:66", "address_type": "random", "mtu": 247, "security": "medium",
          "subscriptions": [{"characteristic": "hr_measurement", "notify": True, "indicate": False},
                            {"characteristic": "battery", "notify": True, "indicate": True}],
-         "queue": 3},
+         "queue": 3, "interval_ms": 11.25, "latency": 0, "timeout_ms": 2000, "tx_phy": "2m", "rx_phy": "2m",
+         "tx_octets": 251, "rx_octets": 251},
         {"central": "AA:BB:CC:DD:EE:FF", "address_type": "public", "mtu": 23, "security": "low",
          "subscriptions": [], "queue": 0},
     ],
@@ -335,9 +336,9 @@ def test_status_table(fake):
         "address      F0:F0:F0:F0:F0:00\n"
         "connections  2\n"
         "\n"
-        "CENTRAL            TYPE    MTU  SECURITY  QUEUE  SUBSCRIPTIONS\n"
-        "11:22:33:44:55:66  random  247  medium        3  hr_measurement (notify), battery (notify, indicate)\n"
-        "AA:BB:CC:DD:EE:FF  public   23  low           0  -\n"
+        "CENTRAL            TYPE    MTU  SECURITY  QUEUE  LINK                             SUBSCRIPTIONS\n"
+        "11:22:33:44:55:66  random  247  medium        3  11.25ms/0/2000ms 2M/2M 251/251B  hr_measurement (notify), battery (notify, indicate)\n"
+        "AA:BB:CC:DD:EE:FF  public   23  low           0  -                                -\n"
     )
     assert server.ops() == [{"op": "status"}]
 
@@ -442,6 +443,42 @@ def test_advertise_and_disconnect(fake):
         {"op": "disconnect", "central": "00:00:00:00:00:01"},
     ]
     assert gattctl("advertise", "maybe", socket_path=server.path).returncode == 64
+
+
+def test_connection_parameters(fake):
+    def responder(request, conn):
+        if request.get("preset") == "low_power":
+            error(request, conn, "refused", "11:22:33:44:55:66: the central rejected the L2CAP Connection Parameter Update Request (result 1)")
+        else:
+            ok(request, conn)
+
+    server = fake(responder)
+    assert gattctl("connection-parameters", "low_latency", "--central", "11:22:33:44:55:66", socket_path=server.path).returncode == 0
+    assert gattctl("connection-parameters", "--interval", "30,45", "--latency", "0", "--timeout", "4000",
+                   socket_path=server.path).returncode == 0
+    result = gattctl("connection-parameters", "low_power", socket_path=server.path)
+    assert (result.returncode, result.stderr) == (
+        1, "gattctl: 11:22:33:44:55:66: the central rejected the L2CAP Connection Parameter Update Request (result 1)\n")
+    assert server.ops() == [
+        {"op": "connection_parameters", "central": "11:22:33:44:55:66", "preset": "low_latency"},
+        {"op": "connection_parameters", "interval_ms": [30, 45], "latency": 0, "timeout_ms": 4000},
+        {"op": "connection_parameters", "preset": "low_power"},
+    ]
+    assert gattctl("connection-parameters", "fast", socket_path=server.path).returncode == 64
+    assert gattctl("connection-parameters", "--interval", "30,45", socket_path=server.path).returncode == 64
+    assert gattctl("connection-parameters", "balanced", "--latency", "1", socket_path=server.path).returncode == 64
+
+
+def test_phy(fake):
+    server = fake(lambda r, c: ok(r, c))
+    assert gattctl("phy", "11:22:33:44:55:66", "2m", socket_path=server.path).returncode == 0
+    assert gattctl("phy", "11:22:33:44:55:66", "--tx", "coded_s8", "--rx", "1m", socket_path=server.path).returncode == 0
+    result = gattctl("phy", "11:22:33:44:55:66", "3m", socket_path=server.path)
+    assert result.returncode == 64 and '"tx" must be one of' in result.stderr
+    assert server.ops() == [
+        {"op": "phy", "central": "11:22:33:44:55:66", "tx": "2m", "rx": "2m"},
+        {"op": "phy", "central": "11:22:33:44:55:66", "tx": "coded_s8", "rx": "1m"},
+    ]
 
 
 # ---------------------------------------------------------------- socket problems

@@ -220,6 +220,12 @@ class VirtualController(ExtendedAdvertisingFixes, Controller):
                 hci.HCI_LE_SET_EXTENDED_SCAN_ENABLE_COMMAND,
                 hci.HCI_LE_EXTENDED_CREATE_CONNECTION_COMMAND,
             }
+        # Stock Bumble lists the Connection Parameters Request procedure but, as peripheral,
+        # carries out LE Connection Update by sending LL_CONNECTION_UPDATE_IND itself (which
+        # only a central may send), so its central can never refuse. Not listing it makes a
+        # peripheral host ask with the L2CAP Connection Parameter Update Request instead,
+        # which a Bumble central answers (and can be made to refuse).
+        self.le_features = self.le_features & ~hci.LeFeatureMask.CONNECTION_PARAMETERS_REQUEST_PROCEDURE
         self.init_extended_advertising(extended=not legacy_only)
         self.le_legacy_advertiser = VirtualLegacyAdvertiser(self)
         self.command_log_path = command_log

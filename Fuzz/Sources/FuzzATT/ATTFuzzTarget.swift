@@ -13,7 +13,14 @@ import GattCore
 ///   to the same bytes;
 /// - a notification or indication (on any of the client's bearers) that `notify` or
 ///   `notifyMultiple` did not queue, or a second indication on a bearer before the
-///   first was confirmed there.
+///   first was confirmed there;
+/// - per client and characteristic, updates that arrive out of the order they were submitted
+///   across all the client's bearers, or one `notify` queued that never arrives (issue #30).
+///   A bearer may be held: what the server hands it waits "in the transport" until the
+///   input releases it (a channel without credits), and is lost only if the bearer closes
+///   meanwhile. Or stalled: the transport takes nothing from it (its queue grows in the
+///   server; no request is sent on it meanwhile, as the server would ignore it). At the end
+///   every bearer is released and every indication confirmed.
 ///
 /// Input: 3 setup bytes (config, deferred mask, server MTU), then operations;
 /// the low nibble of each operation byte selects it, bit 4 the connection, bits 6–7
@@ -51,6 +58,15 @@ struct ATTFuzzHarness {
     /// bearer with one pending holds its later requests; the others go on.)
     var pending: [(id: PendingRequestID, bearer: BearerID)] = []
     var now: Duration = .zero
+    /// Bearers whose PDUs wait in `inTransport` until released.
+    var held: Set<BearerID> = []
+    /// Bearers the transport takes no PDU from, until released.
+    var stalled: Set<BearerID> = []
+    var inTransport: [BearerID: [[UInt8]]] = [:]
+    /// Per connection and value handle: the values queued for it and not yet arrived, oldest first.
+    var expected: [ConnectionID: [UInt16: [[UInt8]]]] = [:]
+    /// Each connection's security level, as set here.
+    var security: [ConnectionID: SecurityLevel] = [:]
 
     init(_ input: inout FuzzInput) {
         var config = FuzzConfigs.pick(input.byte())
@@ -79,6 +95,11 @@ struct ATTFuzzHarness {
     mutating func connect(_ id: ConnectionID) {
         server.connect(id, security: .low)
         models = models.filter { $0.key.connection != id }
+        held = held.filter { $0.connection != id }
+        stalled = stalled.filter { $0.connection != id }
+        inTransport = inTransport.filter { $0.key.connection != id }
+        expected[id] = [:]
+        security[id] = .low
         models[.fixed(id)] = BearerModel()
         queuedUpdates[id] = 0
         pending.removeAll { $0.bearer.connection == id }
@@ -124,8 +145,12 @@ struct ATTFuzzHarness {
             guard count > 0 else { return }
             if op & 0x20 == 0 {
                 let characteristic = CharacteristicIndex(Int(input.byte()) % count)
-                let (result, outputs) = server.notify(characteristic: characteristic, value: input.chunk(), only: id, now: now)
-                if case .queued(let n) = result { queuedUpdates[id, default: 0] += n }
+                let value = input.chunk()
+                let (result, outputs) = server.notify(characteristic: characteristic, value: value, only: id, now: now)
+                if case .queued(let n) = result {
+                    queuedUpdates[id, default: 0] += n
+                    if n > 0 { expect(value, of: characteristic, for: id) }
+                }
                 absorb(outputs)
             } else {
                 // Several values at once: one Multiple Handle Value Notification to a client
@@ -134,7 +159,10 @@ struct ATTFuzzHarness {
                     (characteristic: CharacteristicIndex(Int(input.byte()) % count), value: input.chunk())
                 }
                 let (result, outputs) = server.notifyMultiple(updates, only: id, now: now)
-                if case .queued(let n) = result { queuedUpdates[id, default: 0] += n * updates.count }
+                if case .queued(let n) = result {
+                    queuedUpdates[id, default: 0] += n * updates.count
+                    if n > 0 { for u in updates where sends(u.characteristic, to: id) { expect(u.value, of: u.characteristic, for: id) } }
+                }
                 absorb(outputs)
             }
         case 12:
@@ -145,18 +173,29 @@ struct ATTFuzzHarness {
         case 14 where b.isEnhanced:
             // The Enhanced ATT bearer's L2CAP channel opens, is reconfigured or closes.
             let mtu = 64 + Int(input.byte()) * 2
-            switch input.byte() % 3 {
+            switch input.byte() % 5 {
             case 0:
                 if server.openBearer(b, mtu: mtu) { models[b] = BearerModel() }
             case 1:
                 server.reconfigureBearer(b, mtu: mtu)
-            default:
+            case 2:
                 guard models[b] != nil else { return }
                 models[b] = nil
-                absorb(server.closeBearer(b))
+                dropTransport(b)
+                absorb(server.closeBearer(b, now: now))
+            case 3:
+                toggleHold(b)
+            default:
+                toggleStall(b)
             }
         case 14:
-            server.setSecurity(id, [SecurityLevel.low, .medium, .high][Int(input.byte()) % 3])
+            switch Int(input.byte()) % 5 {
+            case 3: toggleHold(b)
+            case 4: toggleStall(b)
+            case let level:
+                security[id] = [SecurityLevel.low, .medium, .high][level]
+                server.setSecurity(id, [SecurityLevel.low, .medium, .high][level])
+            }
         default:
             if op & 0x20 != 0 {
                 server.deferredAccessAvailable.toggle()
@@ -174,6 +213,11 @@ struct ATTFuzzHarness {
     mutating func send(_ pdu: [UInt8], from id: BearerID) {
         trace("\(id) <- \(hex(pdu))")
         guard models[id] != nil else { return }  // an Enhanced bearer not open
+        if let first = pdu.first, stalled.contains(id) {
+            // A client waits for the answers it cannot get yet, and confirms no indication it
+            // has not received (the server would take it for the one still in its queue).
+            if first == ATTOpcode.handleValueConfirmation.rawValue ? models[id]?.indicationOutstanding != true : !ATTOpcode.isCommand(first) { return }
+        }
         if let first = pdu.first {
             if first == ATTOpcode.handleValueConfirmation.rawValue {
                 if pdu.count == 1 { models[id]?.indicationOutstanding = false }
@@ -195,15 +239,28 @@ struct ATTFuzzHarness {
                 pending.append((rid, server.bearer(waitingOn: rid) ?? .fixed(id)))
             case .event(.requestTimedOut(let rid)):
                 pending.removeAll { $0.id == rid }
+            case .event(.indicationTimedOut(let id, let c)):
+                // The Enhanced bearer it timed out on is gone from the server already. If the
+                // transport never took it (a stalled bearer), it is reported lost here and
+                // never comes (the outputs that follow may already bring later values).
+                // What its transport held goes with it, before the outputs that follow move
+                // its queue to another bearer.
+                for b in models.keys.sorted() where b.connection == id && b.isEnhanced && server.mtu(for: b) == nil {
+                    dropTransport(b)
+                    if models[b]?.indicationOutstanding == false { excuse(c, for: id) }
+                }
             case .event:
                 break
             case .closeBearer(let b, _) where b.isEnhanced:
                 models[b] = nil
+                dropTransport(b)
             case .closeBearer(let b, _):
                 connect(b.connection)
             case .outgoingAvailable(let b):
+                guard !stalled.contains(b) else { break }
                 while let (pdu, more) = server.dequeueOutgoing(for: b) {
                     check(pdu, on: b)
+                    if held.contains(b) { inTransport[b, default: []].append(pdu) } else { arrived(pdu, on: b) }
                     absorb(more)
                 }
             }
@@ -240,14 +297,113 @@ struct ATTFuzzHarness {
 
     /// Without a pending deferred access on a bearer, every request on it has its reply.
     func checkAnswered() {
-        for (id, model) in models where !model.awaiting.isEmpty && !pending.contains(where: { $0.bearer == id }) {
+        for (id, model) in models where !model.awaiting.isEmpty && !pending.contains(where: { $0.bearer == id }) && !stalled.contains(id) {
             oracleViolation("no reply to request(s) \(hex(model.awaiting)) on \(id)")
+        }
+    }
+
+    // MARK: Per-characteristic order (issue #30)
+
+    /// A value queued for `c` to connection `id`.
+    mutating func expect(_ value: [UInt8], of c: CharacteristicIndex, for id: ConnectionID) {
+        expected[id, default: [:]][database[c].valueHandle.rawValue, default: []].append(value)
+    }
+
+    /// Whether `notifyMultiple` sends `c`'s value to `id` (Vol 3 Part G §3.3.3.3: its CCCD;
+    /// an encryption-required update only on an encrypted link).
+    func sends(_ c: CharacteristicIndex, to id: ConnectionID) -> Bool {
+        let p = database[c].properties
+        let bits = server.clientConfiguration(for: id, characteristic: c) ?? 0
+        let encrypted = security[id]?.isEncrypted ?? false
+        if bits & 0x0002 != 0, p.canIndicate { return !p.contains(.indicateEncryptionRequired) || encrypted }
+        return bits & 0x0001 != 0 && p.canNotify && (!p.contains(.notifyEncryptionRequired) || encrypted)
+    }
+
+    /// The (handle, value) pairs an update PDU carries.
+    static func values(of pdu: [UInt8]) -> [(UInt16, [UInt8])] {
+        switch try? ATTPDU(decoding: pdu) {
+        case .handleValueNotification(let h, let v)?, .handleValueIndication(let h, let v)?: [(h.rawValue, v)]
+        case .multipleHandleValueNotification(let list)?: list.map { ($0.handle.rawValue, $0.value) }
+        default: []
+        }
+    }
+
+    /// An update reaches the client: each value must be the oldest of its characteristic
+    /// still expected (a value cut to ATT_MTU-3 matches its start).
+    mutating func arrived(_ pdu: [UInt8], on id: BearerID) {
+        for (handle, value) in Self.values(of: pdu) {
+            guard let oldest = expected[id.connection]?[handle]?.first else {
+                oracleViolation("update \(hex(pdu)) on \(id): its characteristic has nothing queued")
+            }
+            if !oldest.starts(with: value) {
+                oracleViolation("update \(hex(pdu)) on \(id) arrived before \(hex(oldest)), queued earlier")
+            }
+            expected[id.connection]?[handle]?.removeFirst()
+        }
+    }
+
+    /// `c`'s oldest value still expected does not come (its indication timed out before the
+    /// transport took it).
+    mutating func excuse(_ c: CharacteristicIndex, for id: ConnectionID) {
+        let handle = database[c].valueHandle.rawValue
+        if expected[id]?[handle]?.isEmpty == false { expected[id]?[handle]?.removeFirst() }
+    }
+
+    /// A bearer closes: what waited for it in the transport goes with its channel.
+    mutating func dropTransport(_ id: BearerID) {
+        held.remove(id)
+        stalled.remove(id)
+        for pdu in inTransport.removeValue(forKey: id) ?? [] {
+            for (handle, value) in Self.values(of: pdu) {
+                if let k = expected[id.connection]?[handle]?.firstIndex(where: { $0.starts(with: value) }) {
+                    expected[id.connection]?[handle]?.remove(at: k)
+                }
+            }
+        }
+    }
+
+    mutating func toggleStall(_ id: BearerID) {
+        guard models[id] != nil else { return }
+        if stalled.remove(id) == nil {
+            stalled.insert(id)
+            return
+        }
+        absorb([.outgoingAvailable(id)])
+        checkAnswered()
+    }
+
+    mutating func toggleHold(_ id: BearerID) {
+        guard models[id] != nil else { return }
+        if held.remove(id) == nil {
+            held.insert(id)
+            return
+        }
+        for pdu in inTransport.removeValue(forKey: id) ?? [] { arrived(pdu, on: id) }
+    }
+
+    /// Releases every bearer and confirms every indication until nothing more comes: then
+    /// every value a `notify` queued has arrived.
+    mutating func settleUpdates() {
+        for id in stalled.sorted() { toggleStall(id) }
+        for id in held.sorted() { toggleHold(id) }
+        for _ in 0..<10_000 {
+            let waiting = models.filter(\.value.indicationOutstanding).keys.sorted()
+            if waiting.isEmpty { break }
+            for id in waiting { send([ATTOpcode.handleValueConfirmation.rawValue], from: id) }
+        }
+        for (id, handles) in expected {
+            for (handle, queue) in handles {
+                if let lost = queue.first {
+                    oracleViolation("\(id): update of handle 0x\(hex([UInt8(handle >> 8), UInt8(handle & 0xFF)])) with \(hex(lost)) never arrived")
+                }
+            }
         }
     }
 
     /// Lets every timer fire until no deferred access is pending: each times out with
     /// a reply, and the PDUs held behind it are processed (they may start another).
     mutating func finish() {
+        settleUpdates()
         var rounds = 0
         repeat {
             now += .seconds(60)

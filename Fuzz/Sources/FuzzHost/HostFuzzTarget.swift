@@ -79,6 +79,9 @@ final class HostFuzzHarness {
     let extended: Bool
     /// The kind of advertising commands sent since the last Reset (§3.1.1).
     var advertisingKind: AdvertisingKind?
+    /// Links that came up and are asked for new connection parameters, PHYs and data length
+    /// after the packet (a program's `connection_parameters`, `phy` and `data_length`).
+    var newLinks: [ConnectionID] = []
 
     init(config: GattConfiguration, answerCommands: Bool, security: Bool, extended: Bool) {
         self.extended = extended
@@ -104,6 +107,9 @@ final class HostFuzzHarness {
         stack = PeripheralStack(core: core, below: host)
         // A capable controller: every command, 3 LE ACL buffers of 27 bytes.
         var controller = extended ? ScriptedController.extended : ScriptedController()
+        // With extended advertising also the Connection Parameters Request procedure: link
+        // requests go as LE Connection Update; without, as the L2CAP request.
+        if extended { controller.leFeatures.insert(.connectionParametersRequestProcedure) }
         controller.supportsEveryCommand = true
         controller.leBuffers = (27, 3)
         controller.aclBuffers = (27, 3)
@@ -131,6 +137,13 @@ final class HostFuzzHarness {
         stack.callBelow(now: now) { [now] in $0.receive(packet, now: now) }
         if answerCommands {
             while !unanswered.isEmpty, !host.hasFailed { answerOne() }
+        }
+        while !newLinks.isEmpty, !host.hasFailed {
+            let id = newLinks.removeFirst()
+            let link = LEConnectionParameters(intervalMin: 12, intervalMax: 24, latency: 0, supervisionTimeout: 200)
+            stack.requestLink(id, .connectionParameters(link), now: now)
+            stack.requestLink(id, .phy(tx: .le2M, rx: .leCoded, coding: .s2), now: now)
+            stack.requestLink(id, .dataLength(txOctets: 200), now: now)
         }
         channels()
     }
@@ -166,7 +179,9 @@ final class HostFuzzHarness {
     func observe(_ output: HostOutput) {
         switch output {
         case .send(let packet): checkSent(packet)
-        case .event(.transport(.connected(let id, _))): inFlight[id.rawValue] = 0
+        case .event(.transport(.connected(let id, _))):
+            inFlight[id.rawValue] = 0
+            newLinks.append(id)
         // A closed connection's packets are flushed: their buffers are free.
         case .event(.transport(.disconnected(let id, _, _))): inFlight[id.rawValue] = nil
         case .event(.channel(let e)): channelEvents.append(e)

@@ -29,6 +29,10 @@ struct ATTClient: Sendable {
 
     /// The client's bearers by channel, the fixed one first, then in the order they opened.
     var channels: [UInt16] = [BearerID.fixedATTChannel]
+    /// The bearer (channel) each characteristic's updates take: chosen at its first update
+    /// and kept until that bearer closes, so one characteristic's updates reach the client in
+    /// the order they were submitted (`ATTServer.updateBearer(of:characteristic:indication:)`).
+    var updateChannels: [CharacteristicIndex: UInt16] = [:]
 
     init(security: SecurityLevel) { self.security = security }
 

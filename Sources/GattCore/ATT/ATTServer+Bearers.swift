@@ -18,13 +18,14 @@ extension ATTServer {
     }
 
     /// An Enhanced ATT bearer's channel closed: the bearer is forgotten (its outstanding
-    /// deferred accesses become unknown, its queued PDUs and indications are dropped); the
-    /// client and its other bearers stay. The fixed bearer closes with its connection: for
-    /// it this is `disconnect`.
-    public mutating func closeBearer(_ id: BearerID) -> [ATTServerOutput] {
+    /// deferred accesses become unknown, its queued responses are dropped); the
+    /// notifications and indications still queued or waiting on it move, in order, to another
+    /// bearer of the client (`moveUpdates`); the client and its other bearers stay. The fixed
+    /// bearer closes with its connection: for it this is `disconnect`.
+    public mutating func closeBearer(_ id: BearerID, now: Duration) -> [ATTServerOutput] {
         guard id.isEnhanced else { return disconnect(id.connection) }
         outputs = []
-        removeBearer(id)
+        if let closed = removeBearer(id) { moveUpdates(of: closed, from: id, now: now) }
         checkReady()
         return takeOutputs()
     }
@@ -47,10 +48,20 @@ extension ATTServer {
     /// A bearer's ATT_MTU.
     public func mtu(for id: BearerID) -> Int? { bearers[id]?.mtu }
 
-    /// The bearer that carries a notification or indication to a client: the least loaded of
-    /// its bearers (fewest updates queued; for an indication, one with none outstanding first,
-    /// so it goes out now), ties to the earliest opened, the fixed bearer first.
-    mutating func updateBearer(of id: ConnectionID, indication: Bool) -> Dictionary<BearerID, ATTBearer>.Index? {
+    /// The bearer that carries characteristic `c`'s next notification or indication to a
+    /// client: the one its earlier updates took (`ATTClient.updateChannels`), so that they
+    /// arrive in the order they were submitted whatever the bearers' credits and queues (a PDU
+    /// the transport took may still wait for credits there); for a characteristic without one,
+    /// `freeUpdateBearer`. The caller pins the choice (`pin`) when it queues the update.
+    mutating func updateBearer(of id: ConnectionID, characteristic c: CharacteristicIndex, indication: Bool) -> Dictionary<BearerID, ATTBearer>.Index? {
+        if let ch = clients[id]?.updateChannels[c], let i = bearers.index(forKey: BearerID(id, channel: ch)) { return i }
+        return freeUpdateBearer(of: id, indication: indication)
+    }
+
+    /// The least loaded of a client's bearers (fewest updates queued; for an indication, one
+    /// with none outstanding first, so it goes out now), ties to the earliest opened, the fixed
+    /// bearer first: where a characteristic's first update goes (and a closed bearer's updates).
+    mutating func freeUpdateBearer(of id: ConnectionID, indication: Bool) -> Dictionary<BearerID, ATTBearer>.Index? {
         guard let channels = clients[id]?.channels else { return nil }
         if channels.count == 1 { return bearers.index(forKey: BearerID(id, channel: channels[0])) }
         var best: (index: Dictionary<BearerID, ATTBearer>.Index, busy: Int, load: Int)?
@@ -61,6 +72,64 @@ extension ATTServer {
             best = (i, busy, load)
         }
         return best?.index
+    }
+
+    /// Keeps characteristic `c`'s updates to the client on `bearer` from now on.
+    mutating func pin(_ c: CharacteristicIndex, to bearer: BearerID) {
+        guard let i = clients.index(forKey: bearer.connection) else { return }
+        if clients.values[i].updateChannels[c] != bearer.channel { clients.values[i].updateChannels[c] = bearer.channel }
+    }
+
+    /// The updates a closed Enhanced ATT bearer still held (queued, or waiting behind its
+    /// outstanding indication) go to one other bearer of the client, in the order they were
+    /// queued, each cut to that bearer's ATT_MTU (a Multiple Handle Value Notification that
+    /// no longer fits becomes one notification per value), and the characteristics that took
+    /// the closed bearer take that one. Without such updates they choose afresh. (An update the
+    /// transport had already taken from the closed bearer is gone with its channel.)
+    mutating func moveUpdates(of closed: ATTBearer, from id: BearerID, now: Duration) {
+        guard let ci = clients.index(forKey: id.connection) else { return }
+        let moved = clients.values[ci].updateChannels.filter { $0.value == id.channel }.map(\.key)
+        for c in moved { clients.values[ci].updateChannels[c] = nil }
+        let pdus = closed.outgoing.filter(\.isUpdate).map(\.bytes) + closed.waitingIndications.map(\.bytes)
+        let anyIndication = pdus.contains { $0.first == ATTOpcode.handleValueIndication.rawValue }
+        guard !pdus.isEmpty, let ti = freeUpdateBearer(of: id.connection, indication: anyIndication) else { return }
+        let target = bearers.keys[ti]
+        for c in moved { pin(c, to: target) }
+        let mtu = inBearer(ti) { $0.mtu }
+        let deadline = now + configuration.transactionTimeout
+        for pdu in pdus {
+            for part in Self.fit(pdu, mtu: mtu) {
+                if part.first == ATTOpcode.handleValueIndication.rawValue {
+                    let c = characteristic(ofIndication: part)
+                    guard inBearer(ti, { $0.outstandingIndication != nil }) else {
+                        inBearer(ti) { $0.outstandingIndication = (c, deadline) }
+                        enqueue(part, isUpdate: true, to: target)
+                        continue
+                    }
+                    inBearer(ti) { $0.waitingIndications.append(.init(characteristic: c, bytes: part)) }
+                } else {
+                    enqueue(part, isUpdate: true, to: target)
+                }
+            }
+        }
+    }
+
+    /// The characteristic whose value handle an indication names.
+    private func characteristic(ofIndication pdu: [UInt8]) -> CharacteristicIndex {
+        let handle = AttributeHandle(UInt16(pdu[1]) | UInt16(pdu[2]) << 8)
+        if case .characteristicValue(let c)? = database.attribute(at: handle)?.role { return c }
+        return GATTDatabase.BuiltIn.serviceChanged.index
+    }
+
+    /// An update PDU made for another bearer, for one of ATT_MTU `mtu`: a notification or
+    /// indication with its value cut to ATT_MTU-3 (Vol 3 Part F §3.4.7.1), a Multiple Handle
+    /// Value Notification as it is when it fits, else one notification per value.
+    static func fit(_ pdu: [UInt8], mtu: Int) -> [[UInt8]] {
+        guard pdu.count > mtu else { return [pdu] }
+        guard pdu.first == ATTOpcode.multipleHandleValueNotification.rawValue,
+            case .multipleHandleValueNotification(let values)? = try? ATTPDU(decoding: pdu)
+        else { return [Array(pdu.prefix(mtu))] }
+        return values.map { ATTPDU.handleValueNotification(handle: $0.handle, value: Array($0.value.prefix(mtu - 3))).bytes }
     }
 
     // MARK: Outgoing queue
@@ -123,11 +192,13 @@ extension ATTServer {
         for ch in c.channels { removeBearer(BearerID(id, channel: ch)) }
     }
 
-    /// Forgets one bearer (its outstanding deferred accesses become unknown).
-    mutating func removeBearer(_ id: BearerID) {
+    /// Forgets one bearer (its outstanding deferred accesses become unknown) and returns it.
+    @discardableResult
+    mutating func removeBearer(_ id: BearerID) -> ATTBearer? {
         clients[id.connection]?.channels.removeAll { $0 == id.channel }
-        guard let b = bearers.removeValue(forKey: id) else { return }
+        guard let b = bearers.removeValue(forKey: id) else { return nil }
         for w in b.pending?.waiting ?? [] { pendingRequests[w.id] = nil }
+        return b
     }
 
     /// Emits `.ready` when `notify` returned `.busy` and every client that was full has a
@@ -169,7 +240,18 @@ extension ATTServer {
             guard let b = bearers[id] else { continue }
             if let o = b.outstandingIndication, o.deadline <= now {
                 emit(.indicationTimedOut(id.connection, characteristic: o.characteristic))
-                if id.isEnhanced { removeBearer(id) } else { removeClient(id.connection) }
+                if id.isEnhanced {
+                    // §3.3.3: nothing more on this bearer; what waited on it goes to another
+                    // (not the indication that timed out, if the transport never took it).
+                    if var closed = removeBearer(id) {
+                        if let k = closed.outgoing.firstIndex(where: { $0.isUpdate && $0.bytes.first == ATTOpcode.handleValueIndication.rawValue }) {
+                            closed.outgoing.remove(at: k)
+                        }
+                        moveUpdates(of: closed, from: id, now: now)
+                    }
+                } else {
+                    removeClient(id.connection)
+                }
                 outputs.append(.closeBearer(id, .transactionTimeout))
                 continue
             }

@@ -13,7 +13,8 @@ extension ATTServer {
     /// Sets a characteristic's value and queues it to every subscribed connection
     /// (or only `only`): an indication where that connection enabled indications
     /// (one outstanding per bearer, the rest wait in order), else a notification, on the
-    /// client's least loaded bearer (`updateBearer(of:indication:)`, ties to the fixed bearer).
+    /// bearer the characteristic's earlier updates to that client took, so they arrive in
+    /// order; its first on the client's least loaded bearer (`updateBearer(of:characteristic:indication:)`).
     /// Each PDU carries the value truncated to ATT_MTU-3; the full value stays
     /// readable with Read Blob. `.busy` when any targeted subscriber's queue is full:
     /// then nothing changed, and `.event(.ready)` comes later. The outputs tell the
@@ -29,7 +30,9 @@ extension ATTServer {
     /// Multiple Handle Value Notifications bit of Client Supported Features gets the
     /// values it subscribed to by notification in one ATT_MULTIPLE_HANDLE_VALUE_NTF
     /// when there are at least two and they fit untruncated in ATT_MTU-1; otherwise
-    /// one PDU per value. `.queued(n)` counts the clients reached (as `notify`). All or nothing.
+    /// one PDU per value. Each value takes its characteristic's bearer (`updateBearer`): a
+    /// Multiple Handle Value Notification only holds values that share one, otherwise they go
+    /// one per bearer. `.queued(n)` counts the clients reached (as `notify`). All or nothing.
     public mutating func notifyMultiple(_ updates: [(characteristic: CharacteristicIndex, value: [UInt8])], only: ConnectionID? = nil, now: Duration)
         -> (result: NotifyResult, outputs: [ATTServerOutput])
     {
@@ -38,42 +41,63 @@ extension ATTServer {
             if let refusal = database.valueUpdateRefusal(characteristic: c, value: v, notifying: true) { return (refusal, []) }
         }
         // Plan every connection's PDUs before changing anything.
-        var plans: [(id: BearerID, notifications: [[UInt8]], indications: [ATTBearer.WaitingIndication])] = []
+        var plans: [(id: BearerID, notifications: [[UInt8]], indications: [ATTBearer.WaitingIndication], pins: [CharacteristicIndex])] = []
         var full: [ConnectionID] = []
+        var reached = 0
         for id in clients.keys.sorted(by: { $0.rawValue < $1.rawValue }) where only == nil || only == id {
             guard let b = clients[id] else { continue }
-            let wantsIndication = updates.contains { (b.cccd[$0.characteristic] ?? 0) & 0x0002 != 0 }
-            guard let bi = updateBearer(of: id, indication: wantsIndication) else { continue }
-            let (bearer, mtu, updateCount) = (bearers.keys[bi], inBearer(bi) { $0.mtu }, inBearer(bi) { $0.updateCount })
-            var notified: [ATTHandleValue] = []
-            var indications: [ATTBearer.WaitingIndication] = []
+            // Each value this client gets, as an indication or a notification.
+            var sent: [(c: CharacteristicIndex, value: [UInt8], indicate: Bool)] = []
             for (c, v) in updates {
-                let ch = database[c]
-                let p = ch.properties
+                let p = database[c].properties
                 let bits = b.cccd[c] ?? 0
                 let indicate = bits & 0x0002 != 0 && p.canIndicate
                 let notify = !indicate && bits & 0x0001 != 0 && p.canNotify
                 if indicate, !p.contains(.indicateEncryptionRequired) || securityError(b, authenticated: false) == nil {
-                    let pdu = ATTPDU.handleValueIndication(handle: ch.valueHandle, value: Array(v.prefix(mtu - 3)))
-                    indications.append(.init(characteristic: c, bytes: pdu.bytes))
+                    sent.append((c, v, true))
                 } else if notify, !p.contains(.notifyEncryptionRequired) || securityError(b, authenticated: false) == nil {
-                    notified.append(ATTHandleValue(handle: ch.valueHandle, value: v))
+                    sent.append((c, v, false))
                 }
             }
-            var notifications: [[UInt8]] = []
-            if notified.count >= 2, (b.clientFeatures.first ?? 0) & Self.multipleHandleValueNotificationsFeature != 0,
-                case let multi = ATTPDU.multipleHandleValueNotification(notified).bytes, multi.count <= mtu
-            {
-                notifications = [multi]
-            } else {
-                notifications = notified.map {
-                    ATTPDU.handleValueNotification(handle: $0.handle, value: Array($0.value.prefix(mtu - 3))).bytes
-                }
+            guard !sent.isEmpty else { continue }
+            // Each value on its characteristic's bearer (`updateBearer`). Values without one
+            // join the only bearer the others are on, so they can share one PDU; when the
+            // others are on several, each value goes on its own.
+            let pinned = Set(sent.compactMap { b.updateChannels[$0.c] })
+            let shared: UInt16? = pinned.count == 1 ? pinned.first
+                : pinned.isEmpty ? freeUpdateBearer(of: id, indication: sent.contains { $0.indicate }).map { bearers.keys[$0].channel } : nil
+            var groups: [(channel: UInt16, values: [(c: CharacteristicIndex, value: [UInt8], indicate: Bool)])] = []
+            for u in sent {
+                guard let ch = b.updateChannels[u.c] ?? shared
+                    ?? freeUpdateBearer(of: id, indication: u.indicate).map({ bearers.keys[$0].channel })
+                else { continue }
+                if let g = groups.firstIndex(where: { $0.channel == ch }) { groups[g].values.append(u) } else { groups.append((ch, [u])) }
             }
-            let needed = notifications.count + indications.count
-            guard needed > 0 else { continue }
-            if updateCount + needed > configuration.maxQueuedUpdates { full.append(id) }
-            plans.append((bearer, notifications, indications))
+            var reachedClient = false
+            for g in groups {
+                let bearer = BearerID(id, channel: g.channel)
+                guard let bi = bearers.index(forKey: bearer) else { continue }
+                let (mtu, updateCount) = inBearer(bi) { ($0.mtu, $0.updateCount) }
+                let indications = g.values.filter(\.indicate).map { u in
+                    ATTBearer.WaitingIndication(characteristic: u.c, bytes: ATTPDU.handleValueIndication(
+                        handle: database[u.c].valueHandle, value: Array(u.value.prefix(mtu - 3))).bytes)
+                }
+                let notified = g.values.filter { !$0.indicate }.map { ATTHandleValue(handle: database[$0.c].valueHandle, value: $0.value) }
+                var notifications: [[UInt8]] = []
+                if notified.count >= 2, (b.clientFeatures.first ?? 0) & Self.multipleHandleValueNotificationsFeature != 0,
+                    case let multi = ATTPDU.multipleHandleValueNotification(notified).bytes, multi.count <= mtu
+                {
+                    notifications = [multi]
+                } else {
+                    notifications = notified.map {
+                        ATTPDU.handleValueNotification(handle: $0.handle, value: Array($0.value.prefix(mtu - 3))).bytes
+                    }
+                }
+                if updateCount + notifications.count + indications.count > configuration.maxQueuedUpdates, !full.contains(id) { full.append(id) }
+                plans.append((bearer, notifications, indications, g.values.map(\.c)))
+                reachedClient = true
+            }
+            if reachedClient { reached += 1 }
         }
         if !full.isEmpty {
             busyConnections.formUnion(full)
@@ -81,8 +105,8 @@ extension ATTServer {
             return (.busy, [])
         }
         for (c, v) in updates { database.setValue(v, at: database[c].valueHandle) }
-        var count = 0
         for plan in plans {
+            for c in plan.pins { pin(c, to: plan.id) }
             for n in plan.notifications { enqueue(n, isUpdate: true, to: plan.id) }
             for i in plan.indications {
                 if bearers[plan.id]?.outstandingIndication == nil {
@@ -92,8 +116,7 @@ extension ATTServer {
                     bearers[plan.id]?.waitingIndications.append(i)
                 }
             }
-            count += 1
         }
-        return (.queued(count), takeOutputs())
+        return (.queued(reached), takeOutputs())
     }
 }

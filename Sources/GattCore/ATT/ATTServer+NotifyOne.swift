@@ -43,7 +43,7 @@ extension ATTServer {
             let id = clients.keys[i]
             guard only == nil || only == id else { continue }
             guard let kind = Self.updateKind(&clients.values[i], characteristic: c, properties: p, minimumKeySize: minimumKeySize),
-                let bi = updateBearer(of: id, indication: kind == .indication)
+                let bi = updateBearer(of: id, characteristic: c, indication: kind == .indication)
             else { continue }
             targets += 1
             single = (bi, bearers.keys[bi], kind)
@@ -61,6 +61,7 @@ extension ATTServer {
         if targets == 1, let (i, id, kind) = single {
             // (Clients and bearers did not change since pass 1: its index and kind still hold.)
             let deadline = now + configuration.transactionTimeout
+            pin(c, to: id)
             if let pdu = Self.queueUpdate(&bearers.values[i], kind, c, value, valueHandle, deadline: deadline) {
                 enqueue(pdu, isUpdate: true, at: i, id)
             }
@@ -77,8 +78,9 @@ extension ATTServer {
         guard let ci = clients.index(forKey: id) else { return }
         let deadline = now + configuration.transactionTimeout
         guard let kind = Self.updateKind(&clients.values[ci], characteristic: c, properties: p, minimumKeySize: configuration.minimumKeySize),
-            let i = updateBearer(of: id, indication: kind == .indication)
+            let i = updateBearer(of: id, characteristic: c, indication: kind == .indication)
         else { return }
+        pin(c, to: bearers.keys[i])
         if let pdu = Self.queueUpdate(&bearers.values[i], kind, c, value, handle, deadline: deadline) {
             enqueue(pdu, isUpdate: true, at: i, bearers.keys[i])
         }

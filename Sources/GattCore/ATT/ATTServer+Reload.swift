@@ -46,6 +46,12 @@ extension ATTServer {
                 if bits & allowed != 0 { cccd[new] = bits & allowed }
             }
             b.cccd = cccd
+            // A characteristic's updates keep their bearer (some may still be queued there).
+            var updateChannels: [CharacteristicIndex: UInt16] = [:]
+            for (old, ch) in b.updateChannels where old.rawValue < oldKeys.count {
+                if let new = newIndex[oldKeys[old.rawValue]] { updateChannels[new] = ch }
+            }
+            b.updateChannels = updateChannels
             b.prepareQueue = []
             b.preparedBytes = 0
             clients[id] = b

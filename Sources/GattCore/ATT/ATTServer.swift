@@ -37,10 +37,13 @@ import DequeModule
 ///   does, so a client that pipelines requests cannot grow the queue without bound.
 /// - Bearers (§3.2.11): each has its own transaction, ATT_MTU, queue and indication in
 ///   flight; a request waiting on one holds nothing on another. Exchange MTU on an Enhanced
-///   ATT bearer gets Request Not Supported (Vol 3 Part G §4.3.1). Notifications and
-///   indications go to the client's least loaded bearer (for an indication, one without an
-///   outstanding one first; ties to the fixed bearer). An unconfirmed indication on an
-///   Enhanced ATT bearer closes that channel only (`.closeEnhancedBearer`).
+///   ATT bearer gets Request Not Supported (Vol 3 Part G §4.3.1). A characteristic's
+///   notifications and indications to a client all take the bearer its first one took (the
+///   least loaded then; for an indication, one without an outstanding one first; ties to the
+///   fixed bearer) until that bearer closes, so they arrive in the order they were submitted;
+///   a closed bearer's queued updates move, in order, to another (`closeBearer`). An
+///   unconfirmed indication on an Enhanced ATT bearer closes that channel only
+///   (`.closeEnhancedBearer`).
 /// - Per client, whatever bearer a PDU comes on: CCCDs, Client Supported Features, change
 ///   awareness, the signing counter and the prepare queue (§3.4.6). With more than one
 ///   bearer, only a Database Hash read followed by a request makes a change-unaware client

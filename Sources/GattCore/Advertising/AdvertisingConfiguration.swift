@@ -27,6 +27,11 @@ public struct AdvertisingConfiguration: Sendable, Equatable {
     /// `connection.data_length_and_phy`: ask each new connection for the maximum data length
     /// and the 2M PHY (H4 transports, when the controller supports them).
     public var requestDataLengthAndPHY = true
+    /// `phy.preferred`: the PHYs each new connection is asked for (LE Set PHY, both ways), in
+    /// the config's order; nil: LE 2M (H4 transports, when the controller supports them).
+    public var preferredPHYs: [LEPHY]?
+    /// What each new connection is asked for: `preferredPHYs`, else LE 2M.
+    public var connectionPHYs: [LEPHY] { preferredPHYs ?? [.le2M] }
     /// Legacy or extended advertising PDUs (an `advertising_sets` element's `extended`,
     /// `primary_phy` and `secondary_phy`; the primary set is always legacy).
     public var pdus: AdvertisingPDUs = .legacy

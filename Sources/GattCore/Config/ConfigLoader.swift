@@ -9,7 +9,7 @@ import Darwin
 /// Reads and validates a gattd JSON config (docs/config.md). Every problem is
 /// reported at once, each with its JSON path, in document order.
 public enum ConfigLoader {
-    static let topLevelKeys = ["$schema", "name", "appearance", "advertising", "advertising_sets", "connection", "security", "services", "state_restoration", "l2cap_channels", "eatt"]
+    static let topLevelKeys = ["$schema", "name", "appearance", "advertising", "advertising_sets", "connection", "security", "services", "state_restoration", "l2cap_channels", "eatt", "phy"]
 
     /// The largest config file accepted.
     public static let maximumFileSize = 16 << 20
@@ -127,6 +127,7 @@ public enum ConfigLoader {
             advertising.preferredConnection = AdvertisingParser(reader: r).parseConnection(v)
             advertising.requestDataLengthAndPHY = AdvertisingParser(reader: r).parseDataLengthAndPHY(v)
         }
+        if let v = obj.value("phy") { advertising.preferredPHYs = AdvertisingParser(reader: r).parsePHY(v) }
         var config = GattConfiguration(name: name, appearance: appearance, advertising: advertising, services: services)
         if let v = obj.value("advertising_sets") {
             config.advertisingSets = AdvertisingParser(reader: r).parseSets(v, primary: advertising, appearance: appearance)
@@ -291,6 +292,34 @@ struct AdvertisingParser {
             let b = o.value("data_length_and_phy")
         else { return true }
         return reader.bool(b, at: o.path("data_length_and_phy")) ?? true
+    }
+
+    /// `phy`: `{"preferred": ["2m", "1m"]}`: the PHYs each new connection is asked for
+    /// (`"1m"`, `"2m"`, `"coded"`; at least one, each once).
+    func parsePHY(_ v: JSONValue) -> [LEPHY]? {
+        let r = reader
+        guard let o = r.object(v, at: "phy", keys: ["preferred"], required: ["preferred"]), let pv = o.value("preferred"),
+            let list = r.array(pv, at: o.path("preferred"))
+        else { return nil }
+        let path = o.path("preferred")
+        guard !list.isEmpty else {
+            r.error(path, "expected at least one PHY (\"1m\", \"2m\", \"coded\")", at: pv.offset)
+            return nil
+        }
+        var phys: [LEPHY] = []
+        for (i, item) in list.enumerated() {
+            guard let name = r.string(item, at: "\(path)[\(i)]") else { return nil }
+            guard let phy = LEPHY(configName: name) else {
+                r.error("\(path)[\(i)]", "expected \"1m\", \"2m\" or \"coded\", got \"\(name)\"", at: item.offset)
+                return nil
+            }
+            guard !phys.contains(phy) else {
+                r.error("\(path)[\(i)]", "\"\(name)\" is listed twice", at: item.offset)
+                return nil
+            }
+            phys.append(phy)
+        }
+        return phys
     }
 
     func parseConnection(_ v: JSONValue) -> PreferredConnectionParameters? {

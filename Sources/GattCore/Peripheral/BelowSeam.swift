@@ -18,6 +18,9 @@ public protocol BelowSeam {
     mutating func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError, now: Duration) -> [Output]
     /// The user's answer to a `.pairing` prompt on `id`.
     mutating func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer, now: Duration) -> [Output]
+    /// Asks for new connection parameters (or more, `LinkRequest`) on one link; a
+    /// `.linkRequestFinished` reports how it ended.
+    mutating func requestLink(_ id: ConnectionID, _ request: LinkRequest, now: Duration) -> [Output]
     /// Runs the timers due at `now`.
     mutating func tick(now: Duration) -> [Output]
     /// When `tick` should next be called.

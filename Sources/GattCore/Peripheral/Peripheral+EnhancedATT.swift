@@ -16,7 +16,7 @@ extension Peripheral {
             return []
         case .closed:
             readyBearers.remove(id)
-            return absorb(att.closeBearer(id))
+            return absorb(att.closeBearer(id, now: now))
         }
     }
 }

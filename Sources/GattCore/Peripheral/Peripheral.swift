@@ -136,6 +136,14 @@ public struct Peripheral: Sendable {
             return [.event(.l2capChannel(channel, central: connections[id]))]
         case .enhancedBearer(let id, let e):
             return enhancedBearer(id, e, now: now)
+        case .linkChanged(let id, let link):
+            guard var c = connections[id], c.link.merging(link) != c.link else { return [] }
+            c.link = c.link.merging(link)
+            connections[id] = c
+            return [.event(.linkChanged(c))]
+        case .linkRequestFinished(let id, let kind, let result):
+            guard let c = connections[id] else { return [] }
+            return [.event(.linkRequestFinished(c, kind, result))]
         case .warning(let message):
             return [.event(.warning(message))]
         }

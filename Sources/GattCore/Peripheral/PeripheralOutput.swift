@@ -6,6 +6,8 @@ public struct PeripheralConnection: Sendable, Equatable {
     /// The LE connection handle, when the transport knows it.
     public let handle: UInt16?
     public var security: SecurityLevel
+    /// What the transport reported of the link (`TransportEvent.linkChanged`).
+    public var link = LinkParameters()
     /// Security was asked for once already (after Insufficient Encryption/Authentication).
     var securityRequested = false
 
@@ -44,6 +46,10 @@ public enum PeripheralEvent: Sendable, Equatable {
     case connected(PeripheralConnection)
     case disconnected(PeripheralConnection, reason: HCIStatus, detail: String?)
     case securityChanged(PeripheralConnection)
+    /// The link's parameters, PHYs or data length changed (`connection.link`).
+    case linkChanged(PeripheralConnection)
+    /// A `LinkRequest` on this central's link ended.
+    case linkRequestFinished(PeripheralConnection, LinkRequestKind, LinkRequestResult)
     /// A pairing prompt or result for this central (answer prompts through the transport).
     /// (Indirect: a large, rare payload would make every value of the enum as large and as costly to copy.)
     indirect case pairing(PeripheralConnection, SecurityManagerEvent)

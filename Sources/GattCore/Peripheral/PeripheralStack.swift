@@ -69,6 +69,11 @@ public final class PeripheralStack<Below: BelowSeam> {
         run(now) { route(call(&below)) }
     }
 
+    /// A program's `LinkRequest` for one link (`BelowSeam.requestLink`).
+    public func requestLink(_ id: ConnectionID, _ request: LinkRequest, now: Duration) {
+        run(now) { route(below.requestLink(id, request, now: now)) }
+    }
+
     /// The user's answer to a pairing prompt, down to the half below.
     public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer, now: Duration) {
         run(now) { route(below.respondToPairing(id, answer, now: now)) }

@@ -52,6 +52,11 @@ public enum TransportEvent: Sendable, Equatable {
     /// L2CAP channel's local CID). The unenhanced bearer has no such events: it opens with
     /// its connection (`.connected`) and closes with it (`.disconnected`).
     case enhancedBearer(BearerID, EnhancedBearerEvent)
+    /// The link's parameters, PHYs or data length changed (reported after `.connected` with
+    /// what the transport knows of the new link; nil fields: not known).
+    case linkChanged(ConnectionID, LinkParameters)
+    /// A `LinkRequest` (`BelowSeam.requestLink`) ended: carried out or refused.
+    case linkRequestFinished(ConnectionID, LinkRequestKind, LinkRequestResult)
     /// Something worth a log line that changes nothing (malformed packet dropped...).
     case warning(String)
 }

@@ -98,6 +98,16 @@ public enum ControlDispatcher {
             return .now(try l2cap(p).unpublishL2CAPChannel(id))
         case .listL2CAPChannels:
             return .now(.l2capChannels(try l2cap(p).l2capChannelList))
+        case .connectionParameters(let central, let parameters):
+            guard let links = p as? any LinkControl else { throw ControlError(.unknownOp, "connection_parameters is not supported here") }
+            let ids = try central.map { a throws(ControlError) in [try connection(a, p)] }
+            return links.requestLink(.connectionParameters(parameters.parameters.connectionParameters), on: ids)
+        case .phy(let central, let tx, let rx, let coding):
+            guard let links = p as? any LinkControl else { throw ControlError(.unknownOp, "phy is not supported here") }
+            return links.requestLink(.phy(tx: tx, rx: rx, coding: coding), on: [try connection(central, p)])
+        case .dataLength(let central, let octets):
+            guard let links = p as? any LinkControl else { throw ControlError(.unknownOp, "data_length is not supported here") }
+            return links.requestLink(.dataLength(txOctets: UInt16(octets)), on: [try connection(central, p)])
         case .l2capListen, .l2capUnlisten:
             // Per client: `ControlServer` keeps who listens.
             throw ControlError(.unknownOp, "\(command.op) is handled by the control server")

@@ -58,7 +58,9 @@ extension Host {
             return pumpCommands()
         case .advertisingSetTerminated(let status, let handle, let connection, _):
             return advertising.setTerminated(handle: handle, status: status, connectionHandle: connection).map { .event(.transport($0)) }
-        case .dataLengthChange, .phyUpdateComplete, .connectionUpdateComplete, .readRemoteFeaturesComplete, .unknown:
+        case .dataLengthChange, .phyUpdateComplete, .connectionUpdateComplete:
+            return linkChanged(meta)
+        case .readRemoteFeaturesComplete, .unknown:
             return []
         }
     }
@@ -87,6 +89,7 @@ extension Host {
     }
 
     private mutating func failed(_ command: HCICommand, status: HCIStatus) -> [HostOutput] {
+        if let out = connectionUpdateCommandFailed(command, status: status) { return out }
         if command == .leReadBufferSizeV2 {
             commands.prepend(.leReadBufferSize)
             return []
@@ -97,6 +100,8 @@ extension Host {
 
     private mutating func succeeded(_ command: HCICommand, _ complete: HCICommandComplete?) throws -> [HostOutput] {
         switch command {
+        case .leSetDataLength(let handle, _, _):
+            return dataLengthSet(handle, status: .success) ?? []
         case .readLocalVersionInformation:
             controller.version = try complete?.decode(HCILocalVersionInformation.self)
         case .readBDADDR:

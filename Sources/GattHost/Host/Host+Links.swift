@@ -19,18 +19,19 @@ extension Host {
         }
         let conn = HostConnection(handle: c.handle, peerAddress: c.peerAddress, peerAddressType: c.peerAddressType)
         connections[c.handle] = conn
+        let link = LinkParameters.atConnection(connectionInterval: c.connectionInterval, peripheralLatency: c.peripheralLatency, supervisionTimeout: c.supervisionTimeout)
+        links[c.handle] = link
         reassemblers[c.handle] = ACLReassembler()
         acl.open(c.handle)
         openSecurity(c)
         let peer = TransportPeer(address: c.peerAddress, addressType: c.peerAddressType, handle: c.handle)
-        var out: [HostOutput] = [.event(.transport(.connected(conn.id, peer)))]
+        var out: [HostOutput] = [.event(.transport(.connected(conn.id, peer))), .event(.transport(.linkChanged(conn.id, link)))]
         // A connection ends legacy advertising, or the extended set it came from (Vol 6 Part B §4.4.2).
         advertisingEnded(by: c, into: &out)
         if configuration.requestDataLengthAndPHY {
             let dle = HCICommand.leSetDataLength(handle: c.handle, txOctets: 251, txTime: 2120)
             if controller.leFeatures.contains(.dataPacketLengthExtension), supports(dle) { commands.append(dle) }
-            let phy = HCICommand.leSetPHY(handle: c.handle, allPHYs: 0, txPHYs: 0b10, rxPHYs: 0b10, phyOptions: 0)
-            if controller.leFeatures.contains(.le2MPHY), supports(phy) { commands.append(phy) }
+            if let phy = preferredPHYRequest(c.handle), supports(phy) { commands.append(phy) }
         }
         if let preferred = configuration.advertising.preferredConnection {
             acl.queue(frame: preferred.updateRequest(identifier: nextSignallingIdentifier()).frame, on: c.handle)
@@ -54,6 +55,10 @@ extension Host {
         reassemblers[handle] = nil
         responders[handle] = nil
         peerWarnings[handle] = nil
+        links[handle] = nil
+        connectionUpdates[handle] = nil
+        phyUpdates.remove(handle)
+        dataLengthRequests.remove(handle)
         return closeChannels(of: handle) + [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
     }
 
@@ -141,6 +146,11 @@ extension Host {
             guard payload.count >= 2 else { return peerWarning("connection \(handle): malformed LE signalling frame dropped", handle: handle) }
             acl.queue(frame: LESignallingPDU.commandNotUnderstood(identifier: payload[1]).frame, on: handle)
             return peerWarning("connection \(handle): malformed LE signalling command rejected: \(error)", handle: handle)
+        }
+        if case .connectionParameterUpdateResponse(let result) = pdu.command,
+            let out = connectionParameterUpdateResponse(pdu.identifier, result: result, handle: handle)
+        {
+            return out
         }
         if case .connectionParameterUpdateResponse(let result) = pdu.command, result != 0 {
             return [.event(.warning("connection \(handle): the central rejected the preferred connection parameters"))]

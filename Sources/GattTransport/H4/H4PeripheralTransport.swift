@@ -120,6 +120,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     /// A Security Request from the host's Security Manager (when pairing is configured).
     public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) { process(host.requestSecurity(id, now: now)) }
     public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) { process(host.respondToPairing(id, answer, now: now)) }
+    public func requestLink(_ id: ConnectionID, _ request: LinkRequest) { process(host.requestLink(id, request, now: now)) }
 
     /// Our IRK for the host: identity distribution and private addresses.
     public func setLocalIRK(_ irk: [UInt8]) {

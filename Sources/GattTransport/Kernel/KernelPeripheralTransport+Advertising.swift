@@ -63,7 +63,7 @@ extension KernelPeripheralTransport {
     }
 
     public func setAdvertising(_ sets: [AdvertisingSet]) {
-        guard adapterState == .ready else { return }
+        guard lifecycle.isReady else { return }
         var refused: [TransportEvent] = []
         for set in sets where advertisingDrivers[set.id] == nil {
             if let reason = advertisingRefusal(of: set, among: sets) {
@@ -109,9 +109,9 @@ extension KernelPeripheralTransport {
             guard advertisingDrivers[id]?.isConnectable == true else { continue }
             for e in advertisingDrivers[id]?.connectionOpened() ?? [] { onEvent?(e) }
         }
-        let generation = self.generation
+        let session = lifecycle.session
         eventLoop.execute {
-            guard generation == self.generation, self.adapterState == .ready else { return }
+            guard self.lifecycle.isReady(in: session) else { return }
             for id in self.advertisingDrivers.keys.sorted() {
                 if let op = self.advertisingDrivers[id]?.settle() { self.run(op, set: id) }
             }
@@ -120,7 +120,7 @@ extension KernelPeripheralTransport {
 
     /// Runs one mgmt advertising operation of `set` on the command thread.
     func run(_ op: KernelAdvertisingDriver.Operation, set id: String) {
-        let generation = self.generation
+        let session = lifecycle.session
         let index = self.index
         commandThread.runIfActive(eventLoop: eventLoop) { () -> KernelAdvertisingDriver.Outcome in
             do throws(KernelTransportError) {
@@ -139,7 +139,7 @@ extension KernelPeripheralTransport {
                 return .failed(status: nil, reason: error.message)
             }
         }.whenComplete { result in
-            guard generation == self.generation, self.advertisingDrivers[id] != nil else { return }
+            guard self.lifecycle.isCurrent(session), self.advertisingDrivers[id] != nil else { return }
             let outcome: KernelAdvertisingDriver.Outcome = switch result {
             case .success(let o): o
             case .failure(let error): .failed(status: nil, reason: "\(error)")
@@ -150,13 +150,13 @@ extension KernelPeripheralTransport {
             if case .failed(KernelManagement.Status.busy, _) = outcome, self.advertisingBusyRetries < Self.advertisingBusyRetryLimit {
                 self.advertisingBusyRetries += 1
                 self.eventLoop.scheduleTask(in: .milliseconds(50 << min(self.advertisingBusyRetries, 5))) {
-                    guard generation == self.generation else { return }
+                    guard self.lifecycle.isCurrent(session) else { return }
                     self.run(op, set: id)
                 }
                 return
             }
             self.advertisingBusyRetries = 0
-            let connected = !self.links.isEmpty || !self.peripheralHandles.isEmpty
+            let connected = self.links.anyConnected
             guard let (events, next) = self.advertisingDrivers[id]?.finished(outcome, connected: connected) else { return }
             for e in events { self.onEvent?(e) }
             if let next { self.run(next, set: id) }

@@ -1,21 +1,13 @@
 import GattCore
 import NIOCore
 
-/// A pairing question the kernel asked about one central, waiting for the daemon's answer.
-enum KernelPairingPrompt: Sendable, Equatable {
-    /// User Confirmation Request with Confirm_Hint 0: numeric comparison.
-    case confirmation(KernelBDAddress)
-    /// User Passkey Request.
-    case passkey(KernelBDAddress)
-}
-
 // Bonds and pairing prompts on the kernel transport: the kernel pairs (its SMP), mgmt tells
 // the keys and asks the questions; the bond store's bonds are loaded into the kernel.
 extension KernelPeripheralTransport {
     // MARK: - mgmt events
 
     func managementEvent(_ event: KernelManagementEvent) {
-        guard !closing else { return }
+        guard !lifecycle.isClosed else { return }
         switch event {
         case .userConfirmationRequest(let peer, _, let value):
             // Just Works (Confirm_Hint 1) is answered by the agent itself: this is numeric comparison.
@@ -29,7 +21,7 @@ extension KernelPeripheralTransport {
         case .authenticationFailed(let peer, let status):
             logger.info("pairing with \(peer.address) failed (the kernel's mgmt status 0x\(String(status, radix: 16)))")
             guard let id = connection(of: peer.address) else { return }
-            pendingPrompts[id] = nil
+            prompts.ended(id)
             onEvent?(.pairing(id, .pairingFailed(.unspecifiedReason, remote: false)))
         case .newConnectionParameter(let entry, _):
             // Sent only when the kernel is the central of a peripheral that asked for parameters.
@@ -52,20 +44,17 @@ extension KernelPeripheralTransport {
     /// The connected central at `address` (its ATT socket's peer), or at `alias` (the RPA it
     /// paired with before it gave its identity).
     func connection(of address: BluetoothAddress, alias: BluetoothAddress? = nil) -> ConnectionID? {
-        links.keys.sorted { $0.rawValue < $1.rawValue }.first { id in
-            let peer = links[id]?.bearer.peer.address
-            return peer == address || (alias != nil && peer == alias)
-        }
+        links.connection(of: address, alias: alias)
     }
 
     private func prompt(_ p: KernelPairingPrompt, _ question: SecurityManagerEvent, _ peer: KernelBDAddress) {
-        guard let id = connection(of: peer.address) else {
+        switch prompts.asked(p, on: connection(of: peer.address)) {
+        case .ask(let id):
+            onEvent?(.pairing(id, question))
+        case .refuse(let command):
             logger.warning("\(peer.address): the kernel asks a pairing question about a central gattd has no ATT connection with; refused")
-            send(negativeAnswer(to: p))
-            return
+            send(command)
         }
-        pendingPrompts[id] = p
-        onEvent?(.pairing(id, question))
     }
 
     private func bondCompleted(_ done: KernelBondAssembler.Completed) {
@@ -75,7 +64,7 @@ extension KernelPeripheralTransport {
             logger.warning("\(bond.address): the kernel paired with a central gattd has no ATT connection with; its bond is not stored")
             return
         }
-        pendingPrompts[id] = nil
+        prompts.ended(id)
         onEvent?(.pairing(id, .pairingComplete(bond, bonded: done.bonded)))
     }
 
@@ -83,30 +72,16 @@ extension KernelPeripheralTransport {
 
     /// Passes the daemon's answer to the kernel (User Confirmation / Passkey (Negative) Reply).
     public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) {
-        guard let p = pendingPrompts.removeValue(forKey: id) else {
+        guard let command = prompts.answered(id, answer) else {
             logger.debug("\(id): no pairing question of the kernel is waiting; answer ignored")
             return
         }
-        switch (p, answer) {
-        case (.confirmation(let peer), .confirm(true)), (.confirmation(let peer), .accept):
-            send((.userConfirmationReply, KernelKeyCommands.address(peer)))
-        case (.passkey(let peer), .passkey(let n)) where n <= 999_999:
-            send((.userPasskeyReply, KernelKeyCommands.userPasskeyReply(peer, passkey: n)))
-        default:
-            send(negativeAnswer(to: p))
-        }
+        send(command)
     }
 
-    private func negativeAnswer(to p: KernelPairingPrompt) -> (KernelManagement.Opcode, [UInt8]) {
-        switch p {
-        case .confirmation(let peer): (.userConfirmationNegativeReply, KernelKeyCommands.address(peer))
-        case .passkey(let peer): (.userPasskeyNegativeReply, KernelKeyCommands.address(peer))
-        }
-    }
-
-    private func send(_ command: (KernelManagement.Opcode, [UInt8])) {
-        if agent?.send(command.0, parameters: command.1) != true {
-            logger.warning("\(adapterName): cannot send mgmt \(command.0.name); the kernel's pairing times out")
+    private func send(_ command: KernelPairingPrompts.Command) {
+        if agent?.send(command.opcode, parameters: command.parameters) != true {
+            logger.warning("\(adapterName): cannot send mgmt \(command.opcode.name); the kernel's pairing times out")
         }
     }
 
@@ -119,7 +94,7 @@ extension KernelPeripheralTransport {
 
     public func setBonds(_ bonds: [Bond]) {
         self.bonds = bonds
-        if adapterState == .ready { loadBondsIntoKernel() }
+        if lifecycle.isReady { loadBondsIntoKernel() }
     }
 
     /// Unbond: mgmt Unpair Device, so the kernel forgets the central's keys at once (and drops
@@ -127,7 +102,7 @@ extension KernelPeripheralTransport {
     public func removeBond(_ bond: Bond) {
         let peer = KernelBondMapping.peer(of: bond)
         kernelKeys?.remove(peer)
-        guard adapterState == .ready else { return }
+        guard lifecycle.isReady else { return }
         let index = self.index, logger = self.logger, adapter = adapterName
         commandThread.submit { _ in
             do {
@@ -137,7 +112,7 @@ extension KernelPeripheralTransport {
                 logger.warning("\(adapter): mgmt Unpair Device for \(peer.address) failed (\(error)); loading the remaining bonds instead")
                 self.eventLoop.execute {
                     self.kernelKeys = nil
-                    if self.adapterState == .ready { self.loadBondsIntoKernel() }
+                    if self.lifecycle.isReady { self.loadBondsIntoKernel() }
                 }
             }
         }
@@ -152,7 +127,7 @@ extension KernelPeripheralTransport {
         for address in keys.skipped {
             logger.warning("\(address): bond not loaded into the kernel (not an identity address: the kernel refuses it)")
         }
-        let index = self.index, logger = self.logger, adapter = adapterName, generation = self.generation
+        let index = self.index, logger = self.logger, adapter = adapterName, session = lifecycle.session
         commandThread.submit { _ in
             do {
                 let loaded = try KernelManagement.loadKeys(index: index, keys)
@@ -163,7 +138,7 @@ extension KernelPeripheralTransport {
                 if loaded.leftOut > 0 { logger.warning("\(adapter): \(loaded.leftOut) older key(s) did not fit one mgmt command and were not loaded") }
             } catch {
                 logger.warning("\(adapter): cannot load the bonds into the kernel (\(error)); bonded centrals must pair again")
-                self.eventLoop.execute { if generation == self.generation { self.kernelKeys = nil } }
+                self.eventLoop.execute { if self.lifecycle.isCurrent(session) { self.kernelKeys = nil } }
             }
         }
     }

@@ -43,7 +43,7 @@ extension KernelPeripheralTransport {
     func reconcileEnhancedATT() {
         let support = enhancedATT.wanted ? enhancedATTSupport : .unsupported("not asked for")
         let plan = KernelEnhancedATTPlan(
-            wanted: enhancedATT.wanted, support: support, adapterReady: adapterState == .ready && !closing,
+            wanted: enhancedATT.wanted, support: support, adapterReady: lifecycle.isReady,
             listening: enhancedATT.listener != nil)
         switch plan {
         case .nothing:
@@ -77,7 +77,7 @@ extension KernelPeripheralTransport {
     /// An EATT channel the kernel accepted: a bearer of the central's connection. Its ATT link's
     /// socket may reach the loop after it (two sockets, two accepts): it waits for it a little.
     private func enhancedChannelAccepted(_ channel: KernelL2CAPChannel, attemptsLeft: Int) {
-        guard adapterState == .ready, !closing, let poller, let onEvent else {
+        guard lifecycle.isReady, let poller, let onEvent else {
             _ = Glibc.close(channel.fd)
             return
         }

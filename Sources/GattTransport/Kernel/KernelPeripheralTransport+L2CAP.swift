@@ -13,14 +13,14 @@ extension KernelPeripheralTransport {
     /// the kernel refuses other PSMs (LE_PSM not supported). Accepted channels stay open.
     public func setL2CAPChannelServers(_ servers: [L2CAPChannelServer]) {
         l2cap.wanted = servers
-        if adapterState == .ready { reconcileL2CAPServers() }
+        if lifecycle.isReady { reconcileL2CAPServers() }
     }
 
     /// Closes and opens listening sockets until they match `l2cap.wanted` (KernelL2CAPServerPlan).
     /// A server the kernel refuses (PSM taken, no capability) is logged once and tried again
     /// at the next call or open.
     func reconcileL2CAPServers() {
-        guard adapterState == .ready, !closing, let poller, let address = listener?.address else { return }
+        guard lifecycle.isReady, let poller, let address = listener?.address else { return }
         let plan = KernelL2CAPServerPlan(listening: l2cap.listeners.mapValues(\.server), wanted: l2cap.wanted)
         for id in plan.close {
             guard let old = l2cap.listeners.removeValue(forKey: id) else { continue }
@@ -63,7 +63,7 @@ extension KernelPeripheralTransport {
     /// the ATT bearer of a link before any channel of it, but the two sockets' accepts reach the
     /// loop in either order: a channel whose link is not known yet waits for it a little.
     private func l2capChannelAccepted(_ channel: KernelL2CAPChannel, from listener: KernelL2CAPListener, attemptsLeft: Int) {
-        guard adapterState == .ready, !closing, let onEvent else {
+        guard lifecycle.isReady, let onEvent else {
             _ = Glibc.close(channel.fd)
             return
         }
@@ -81,7 +81,7 @@ extension KernelPeripheralTransport {
         }
         // No ATT link for it (its bearer was refused, or is gone): an id no connection has, so the
         // peripheral reports the channel without a central (the handle's, as `accepted` would give).
-        let id = known ?? freeConnectionID(handle: channel.handle)
+        let id = known ?? links.freeConnectionID(handle: channel.handle)
         let opened = L2CAPChannelOpened(
             server: server.id, psm: server.psm, peerMTU: channel.peerMTU ?? L2CAPChannelServer.mtuRange.lowerBound,
             mtu: channel.mtu ?? server.mtu, socket: channel.fd)
@@ -94,11 +94,7 @@ extension KernelPeripheralTransport {
     /// The connection whose ATT bearer is on the channel's link: same connection handle, or
     /// (when the kernel did not tell a handle) same peer address and type.
     func l2capConnection(of channel: KernelL2CAPChannel) -> ConnectionID? {
-        let ordered = links.sorted { $0.key.rawValue < $1.key.rawValue }
-        if let handle = channel.handle {
-            return ordered.first { $0.value.handle == handle }?.key
-        }
-        return ordered.first { $0.value.bearer.peer == channel.peer }?.key
+        links.connection(handle: channel.handle, peer: channel.peer)
     }
 }
 

@@ -7,66 +7,48 @@ extension KernelPeripheralTransport {
     // MARK: - Links
 
     func accepted(_ bearer: KernelATTBearer) {
-        guard adapterState == .ready, !closing else {
+        guard lifecycle.isReady else {
             bearer.close()
             return
         }
         let handle = bearer.connectionHandle()
-        let chosen = freeConnectionID(handle: handle)
         let security = (try? bearer.securityLevel())?.level ?? .low
-        let id = chosen
-        links[id] = KernelLink(bearer: bearer, handle: handle, security: security)
+        let (id, socket, endedAdvertising) = links.accepted(handle: handle, peer: bearer.peer, security: security)
+        attSockets[socket] = bearer
         let peer = TransportPeer(address: bearer.peer.address, addressType: bearer.peer.type.hciAddressType, handle: handle, security: security)
         onEvent?(.connected(id, peer))
-        if let handle, peripheralHandles.insert(handle).inserted {
-            // The monitor has not reported this connection yet: it ended advertising all the same.
-            advertisingEndedByConnection()
-        }
+        // The monitor has not reported this connection yet: it ended advertising all the same.
+        if endedAdvertising { advertisingEndedByConnection() }
         bearer.start(
             on: eventLoop,
-            onPDU: { [weak self] pdu in self?.received(pdu, on: id, from: bearer) },
-            onClose: { [weak self] reason in self?.bearerClosed(id, bearer: bearer, reason: reason) })
+            onPDU: { [weak self] pdu in self?.received(pdu, on: id, from: socket) },
+            onClose: { [weak self] reason in self?.socketClosed(id, socket: socket, reason: reason) })
         onEvent?(.readyToSend(.fixed(id)))
     }
 
-    /// The link's handle as its id when no link has it (nor waits for its disconnection to be
-    /// reported), else the next spare id.
-    func freeConnectionID(handle: UInt16?) -> ConnectionID {
-        if let handle, links[ConnectionID(handle)] == nil, !disconnecting.contains(ConnectionID(handle)) {
-            return ConnectionID(handle)
-        }
-        var chosen: ConnectionID
-        repeat {
-            chosen = ConnectionID(spareConnectionID)
-            spareConnectionID = spareConnectionID == .max ? 0x1000 : spareConnectionID + 1
-        } while links[chosen] != nil || disconnecting.contains(chosen)
-        return chosen
-    }
-
-    private func received(_ pdu: [UInt8], on id: ConnectionID, from bearer: KernelATTBearer) {
-        guard let link = links[id], link.bearer === bearer else { return }
+    private func received(_ pdu: [UInt8], on id: ConnectionID, from socket: KernelSocketID) {
+        guard let link = links.link(id, socket: socket) else { return }
         logger.trace("\(id) < \(pdu.hexString)")
         capture?.writeATT(pdu, handle: link.handle ?? id.rawValue, direction: .received)
         // The kernel's SMP may have encrypted the link since the last PDU (the central paired
         // after Insufficient Encryption): the core must know before it checks permissions.
-        refreshSecurity(id, bearer: bearer)
+        refreshSecurity(id, socket: socket)
         onEvent?(.received(.fixed(id), pdu))
     }
 
-    /// `refreshSecurity(_:bearer:)` for a connection's fixed bearer (a PDU on another bearer
+    /// `refreshSecurity(_:socket:)` for a connection's fixed bearer (a PDU on another bearer
     /// of the link).
     func refreshSecurity(of id: ConnectionID) {
         guard let link = links[id] else { return }
-        refreshSecurity(id, bearer: link.bearer)
+        refreshSecurity(id, socket: link.socket)
     }
 
     /// Reads the socket's level (BT_SECURITY) and reports it when it moved; true if it did.
     @discardableResult
-    private func refreshSecurity(_ id: ConnectionID, bearer: KernelATTBearer) -> Bool {
-        guard let link = links[id], link.bearer === bearer,
-            let level = (try? bearer.securityLevel())?.level, level != link.security
+    private func refreshSecurity(_ id: ConnectionID, socket: KernelSocketID) -> Bool {
+        guard links.link(id, socket: socket) != nil, let bearer = attSockets[socket],
+            let level = (try? bearer.securityLevel())?.level, links.securityRead(id, socket: socket, level: level)
         else { return false }
-        links[id]?.security = level
         onEvent?(.securityChanged(id, level))
         return true
     }
@@ -77,42 +59,45 @@ extension KernelPeripheralTransport {
     /// raw socket gets the event just before the kernel processes it (and updates the ATT
     /// socket's level), so an unchanged level is read again a few times, 20 ms apart.
     func encryptionEvent(status: UInt8, handle: UInt16) {
-        for (id, link) in links.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where link.handle == handle {
-            checkSecurity(id, bearer: link.bearer, attemptsLeft: status == 0 ? 10 : 0)
+        for (id, link) in links.links(onHandle: handle) {
+            checkSecurity(id, socket: link.socket, attemptsLeft: status == 0 ? 10 : 0)
         }
     }
 
-    private func checkSecurity(_ id: ConnectionID, bearer: KernelATTBearer, attemptsLeft: Int) {
-        guard !refreshSecurity(id, bearer: bearer), attemptsLeft > 0, links[id]?.bearer === bearer else { return }
+    private func checkSecurity(_ id: ConnectionID, socket: KernelSocketID, attemptsLeft: Int) {
+        guard !refreshSecurity(id, socket: socket), attemptsLeft > 0, links.link(id, socket: socket) != nil else { return }
         eventLoop.scheduleTask(in: .milliseconds(20)) { [weak self] in
-            self?.checkSecurity(id, bearer: bearer, attemptsLeft: attemptsLeft - 1)
+            self?.checkSecurity(id, socket: socket, attemptsLeft: attemptsLeft - 1)
         }
     }
 
-    private func bearerClosed(_ id: ConnectionID, bearer: KernelATTBearer, reason: KernelATTBearer.CloseReason) {
-        guard let link = links[id], link.bearer === bearer else { return }
-        links[id] = nil
-        pendingPrompts[id] = nil
-        bearer.close()
+    private func socketClosed(_ id: ConnectionID, socket: KernelSocketID, reason: KernelATTBearer.CloseReason) {
+        guard let link = links.closed(id, socket: socket) else { return }
+        prompts.ended(id)
+        attSockets.removeValue(forKey: socket)?.close()
         closeEnhancedBearers(of: id)
-        if let handle = link.handle { peripheralHandles.remove(handle) }
         var why: String?
         if case .error(let code) = reason { why = "read error \(code)" }
         reportDisconnection(id, link, why: why)
     }
 
-    /// The HCI reason comes from the adapter monitor's Disconnection Complete, which may
-    /// arrive just after the socket's ECONNRESET: wait briefly for it.
+    /// Reports the disconnection once its HCI reason is known, or after a short wait for it.
     private func reportDisconnection(_ id: ConnectionID, _ link: KernelLink, why: String?, waited: Bool = false) {
-        let known = link.handle.flatMap { disconnectReasons.removeValue(forKey: $0) }.map { HCIStatus($0) }
-        if known == nil, !waited {
-            // Until it is reported, the id stays taken: a new link on the same handle gets another.
-            disconnecting.insert(id)
+        switch links.disconnection(of: id, link, why: why, waited: waited) {
+        case .wait:
             eventLoop.scheduleTask(in: .milliseconds(100)) { self.reportDisconnection(id, link, why: why, waited: true) }
-            return
+        case .report(let reason, let detail):
+            onEvent?(.disconnected(id, reason: reason, detail: detail))
         }
-        disconnecting.remove(id)
-        onEvent?(.disconnected(id, reason: known ?? .connectionTimeout, detail: known == nil ? why ?? "unknown" : nil))
+    }
+
+    /// Closes the sockets of every link (the adapter went, or gattd stops), in order; the
+    /// links are returned for reporting.
+    @discardableResult
+    func closeLinks() -> [(ConnectionID, KernelLink)] {
+        let gone = links.removeAll()
+        for (_, link) in gone { attSockets.removeValue(forKey: link.socket)?.close() }
+        return gone
     }
 
     /// Sends the PDU on the bearer's socket (the link's ATT socket, or the Enhanced ATT
@@ -147,7 +132,7 @@ extension KernelPeripheralTransport {
 
     /// A bearer's socket: its link's for the unenhanced bearer, its channel's for an Enhanced one.
     private func socket(of id: BearerID) -> KernelATTBearer? {
-        id.isEnhanced ? enhancedATT.bearers[id]?.bearer : links[id.connection]?.bearer
+        id.isEnhanced ? enhancedATT.bearers[id]?.bearer : links[id.connection].flatMap { attSockets[$0.socket] }
     }
 
     /// The PDU a bearer's socket had no room for.
@@ -156,14 +141,14 @@ extension KernelPeripheralTransport {
     }
 
     private func setUnsent(_ pdu: [UInt8]?, on id: BearerID) {
-        if id.isEnhanced { enhancedATT.bearers[id]?.unsent = pdu } else { links[id.connection]?.unsent = pdu }
+        if id.isEnhanced { enhancedATT.bearers[id]?.unsent = pdu } else { links.setUnsent(pdu, on: id.connection) }
     }
 
     /// HCI Disconnect on the central's link; the bearer's ECONNRESET then reports it.
     public func disconnect(_ id: ConnectionID, reason: HCIStatus) {
         guard let link = links[id] else { return }
         guard let handle = link.handle, let controller else {
-            link.bearer.close()
+            attSockets[link.socket]?.close()
             return
         }
         let logger = self.logger
@@ -171,7 +156,7 @@ extension KernelPeripheralTransport {
             do {
                 _ = try controller.send(.disconnect(handle: handle, reason: reason))
             } catch {
-                logger.warning("cannot disconnect \(link.bearer.peer.address): \(error)")
+                logger.warning("cannot disconnect \(link.peer.address): \(error)")
             }
         }
     }
@@ -179,11 +164,11 @@ extension KernelPeripheralTransport {
     /// Raises the socket's BT_SECURITY, so the kernel sends an SMP Security Request and the
     /// central pairs or re-encrypts before it retries (as iOS does).
     public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {
-        guard let link = links[id] else { return }
+        guard let link = links[id], let bearer = attSockets[link.socket] else { return }
         let what = reason == .insufficientAuthentication ? "Insufficient Authentication" : "Insufficient Encryption"
         do {
-            try link.bearer.requestSecurity(level)
-            logger.info("\(id): \(what); asked \(link.bearer.peer.address) to pair (SMP Security Request)")
+            try bearer.requestSecurity(level)
+            logger.info("\(id): \(what); asked \(link.peer.address) to pair (SMP Security Request)")
         } catch {
             logger.warning(
                 "\(id): \(what), and \(error). If \(adapterName) was powered on before any mgmt client touched it, power-cycle it (btmgmt -i \(adapterName) power off; gattd powers it on again)"
@@ -195,12 +180,10 @@ extension KernelPeripheralTransport {
     public func flush() {}
 }
 
-/// One connected central on the kernel transport.
-struct KernelLink {
-    let bearer: KernelATTBearer
-    /// The LE connection handle (for HCI Disconnect), when the kernel told it.
-    let handle: UInt16?
-    var security: SecurityLevel
-    /// A PDU the socket had no room for: sent once it is writable.
-    var unsent: [UInt8]?
+extension KernelPeripheralTransport {
+    /// The kernel runs the link layer's procedures itself and gives a peripheral no mgmt or
+    /// socket call for them: every link request is refused, with the reason (docs/kernel.md).
+    public func requestLink(_ id: ConnectionID, _ request: LinkRequest) {
+        onEvent?(.linkRequestFinished(id, request.kind, .refused("the kernel transport cannot ask a central for \(request.kind.rawValue): the kernel keeps the link's procedures to itself")))
+    }
 }

@@ -29,25 +29,15 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     var agent: KernelPairingAgent?
     var controller: KernelHCIController?
     var listener: KernelATTListener?
-    var adapterState: AdapterState = .closed
-    /// The adapter went down or away: wait for it instead of powering it on again.
-    private var adapterAway = false
-    /// Bumped whenever work in flight must be forgotten (the adapter went down meanwhile).
-    var generation = 0
-    var closing = false
+    /// Idle, opening, ready, away or closed; work in flight belongs to its session.
+    var lifecycle = KernelAdapterLifecycle()
 
-    /// The connected centrals' ATT bearers.
-    var links: [ConnectionID: KernelLink] = [:]
+    /// The connected centrals, their ids and handles (data; their sockets are in `attSockets`).
+    var links = KernelLinkTable()
+    /// The connected centrals' ATT sockets (fixed bearers), by the id `links` gave each.
+    var attSockets: [KernelSocketID: KernelATTBearer] = [:]
     /// `--btsnoop` or the `capture` op: the ATT PDUs exchanged (see `PacketCapturing`).
     var capture: BtsnoopWriter?
-    /// Connection handles of LE links in the peripheral role (adapter monitor, accepted bearers).
-    var peripheralHandles: Set<UInt16> = []
-    /// Disconnection Complete reasons not yet reported, by connection handle.
-    var disconnectReasons: [UInt16: UInt8] = [:]
-    /// Closed links whose disconnection is not reported yet (their ids are not reused meanwhile).
-    var disconnecting: Set<ConnectionID> = []
-    /// ConnectionIDs for links whose handle is unknown or still in use start here.
-    var spareConnectionID: UInt16 = 0x1000
     /// One driver per advertising set (by `AdvertisingSet.id`), made when the set is first asked for.
     var advertisingDrivers: [String: KernelAdvertisingDriver] = [:]
     /// The instance number of each other set (the primary's is 1).
@@ -65,15 +55,6 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     /// Whether the kernel offers Enhanced ATT, decided once.
     let enhancedATTCheck = KernelEnhancedATTCheck()
 
-    enum AdapterState: Equatable {
-        /// Gone or down, or not opened yet.
-        case closed
-        /// Being brought up on the command thread.
-        case opening
-        /// Controller open, listening on the ATT channel.
-        case ready
-    }
-
     /// `connection.preferred`: set as the adapter's default connection parameters at open.
     var preferredConnection: LEConnectionParameters?
     /// The `security` settings given to the kernel's SMP at every open (and on reload).
@@ -88,7 +69,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     /// Merges a pairing's key events into one bond.
     var bondAssembler = KernelBondAssembler()
     /// Pairing questions from the kernel waiting for the daemon's answer, by connection.
-    var pendingPrompts: [ConnectionID: KernelPairingPrompt] = [:]
+    var prompts = KernelPairingPrompts()
 
     public init(index: Int, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger) {
         self.index = index
@@ -124,12 +105,12 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         if security != securitySettings {
             securitySettings = security
             securityWarnings = []
-            if adapterState == .ready { applySecurity() }
+            if lifecycle.isReady { applySecurity() }
         }
         let preferred = configuration.advertising.preferredConnection?.connectionParameters
         guard preferred != preferredConnection else { return }
         preferredConnection = preferred
-        if adapterState == .ready { applyPreferredConnection() }
+        if lifecycle.isReady { applyPreferredConnection() }
     }
 
     /// Makes the kernel ask each central for `connection.preferred`; a kernel without mgmt's
@@ -165,13 +146,15 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
                 return eventLoop.makeFailedFuture(TransportOpenFailure("\(error)", retry: .never(exitCode: permission ? 77 : 69)))
             }
         }
-        if adapterAway {
+        let session: Int
+        switch lifecycle.open() {
+        case .away:
             return eventLoop.makeFailedFuture(TransportOpenFailure("\(adapterName) is down; waiting for it to come back", retry: .whenAvailable))
+        case .nothing:
+            return eventLoop.makeSucceededVoidFuture()
+        case .start(let s):
+            session = s
         }
-        guard adapterState == .closed else { return eventLoop.makeSucceededVoidFuture() }
-        adapterState = .opening
-        generation += 1
-        let generation = self.generation
         let index = self.index
         return commandThread.runIfActive(eventLoop: eventLoop) { () throws -> (KernelHCIController, KernelAdapterInfo, Result<AdvertisingSupport, KernelTransportError>) in
             let controller = try KernelHCIController(index: index)
@@ -184,10 +167,10 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
                 throw error
             }
         }.flatMapErrorThrowing { error in
-            if generation == self.generation { self.adapterState = .closed }
+            self.lifecycle.openFailed(session: session)
             throw Self.openFailure(error, adapter: self.adapterName)
         }.flatMapThrowing { (controller, info, support) in
-            try self.adapterOpened(controller, info, support, generation: generation)
+            try self.adapterOpened(controller, info, support, session: session)
         }
     }
 
@@ -226,9 +209,9 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     }
 
     private func adapterOpened(
-        _ controller: KernelHCIController, _ info: KernelAdapterInfo, _ support: Result<AdvertisingSupport, KernelTransportError>, generation: Int
+        _ controller: KernelHCIController, _ info: KernelAdapterInfo, _ support: Result<AdvertisingSupport, KernelTransportError>, session: Int
     ) throws {
-        guard generation == self.generation, !closing, let poller else {
+        guard lifecycle.state == .opening(session: session), let poller else {
             commandThread.submit { _ in controller.close() }
             throw TransportOpenFailure("\(adapterName) went away while opening", retry: .whenAvailable)
         }
@@ -237,12 +220,12 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
             listener = try KernelATTListener(address: KernelBDAddress(controller.address.address, type: .lePublic), adapter: adapterName, poller: poller)
         } catch {
             commandThread.submit { _ in controller.close() }
-            adapterState = .closed
+            lifecycle.openFailed(session: session)
             throw Self.openFailure(error, adapter: adapterName)
         }
         self.controller = controller
         self.listener = listener
-        adapterState = .ready
+        _ = lifecycle.opened(session: session)
         advertisingBusyRetries = 0
         advertisingDrivers = [:]
         var unknownFeatures: KernelTransportError?
@@ -270,10 +253,10 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
 
     /// Closes every socket and the command thread.
     public func close() -> EventLoopFuture<Void> {
-        closing = true
-        generation += 1
+        // Our instance outlives the process in the kernel: take it off the air with us.
+        let ownInstances = lifecycle.close() ? self.ownInstances : []
         closeEnhancedATT()
-        for id in links.keys.sorted(by: { $0.rawValue < $1.rawValue }) { links.removeValue(forKey: id)?.bearer.close() }
+        closeLinks()
         listener?.close()
         listener = nil
         closeL2CAPListeners()
@@ -285,9 +268,6 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         self.poller = nil
         let controller = self.controller
         self.controller = nil
-        // Our instance outlives the process in the kernel: take it off the air with us.
-        let ownInstances = adapterState == .ready ? self.ownInstances : []
-        adapterState = .closed
         let index = self.index
         return commandThread.runIfActive(eventLoop: eventLoop) {
             for instance in ownInstances { try? KernelManagement.removeAdvertising(index: index, instance: instance) }
@@ -302,27 +282,20 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
 
     /// The adapter went down or away: its centrals are gone; wait for it.
     private func adapterLost(_ why: String) {
-        generation += 1
-        adapterAway = true
-        guard adapterState != .closed else { return }
-        let wasReady = adapterState == .ready
-        adapterState = .closed
+        guard let loss = lifecycle.lost(), loss != .nothing else { return }
+        let wasReady = loss == .ready
         if wasReady {
-            logger.warning("\(adapterName) \(why): dropping \(links.count) central(s); waiting for it to come back")
+            logger.warning("\(adapterName) \(why): dropping \(links.ids.count) central(s); waiting for it to come back")
         }
         listener?.close()
         listener = nil
         closeL2CAPListeners()
         closeEnhancedATT()
-        for id in links.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            guard let link = links.removeValue(forKey: id) else { continue }
-            link.bearer.close()
+        for (id, _) in closeLinks() {
             // Connection Terminated By Local Host: the adapter itself went.
             onEvent?(.disconnected(id, reason: HCIStatus(0x16), detail: "adapter \(why)"))
         }
-        peripheralHandles.removeAll()
-        disconnectReasons.removeAll()
-        pendingPrompts.removeAll()
+        prompts.removeAll()
         kernelKeys = nil
         advertisingDrivers = [:]
         if let controller { commandThread.submit { _ in controller.close() } }
@@ -331,12 +304,11 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     }
 
     private func adapterEvent(_ event: KernelAdapterEvent) {
-        guard !closing else { return }
+        guard !lifecycle.isClosed else { return }
         switch event {
         case .registered, .up:
             logger.debug("\(adapterName): \(event)")
-            adapterAway = false
-            if adapterState == .closed { onAvailable?() }
+            if lifecycle.appeared() { onAvailable?() }
         case .down:
             adapterLost("went down")
         case .unregistered:
@@ -344,18 +316,10 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         case .leConnectionComplete(let status, let handle, let role, _):
             // Role 0x01: we are the peripheral, so this connection (or failed attempt) ended
             // our advertising (Core Spec Vol 6 Part B §4.4.2). Role 0x00 links are not ours.
-            guard role == 0x01 else { return }
-            if status == 0 {
-                disconnectReasons[handle] = nil  // a stale reason of an earlier link with this handle
-                guard peripheralHandles.insert(handle).inserted else { return }
-            }
+            guard role == 0x01, links.connectionComplete(status: status, handle: handle) else { return }
             advertisingEndedByConnection()
         case .disconnectionComplete(let status, let handle, let reason):
-            guard status == 0 else { return }
-            peripheralHandles.remove(handle)
-            // Kept for the bearer's disconnection, which may come before or after this.
-            disconnectReasons[handle] = reason
-            if disconnectReasons.count > 64 { disconnectReasons.removeAll() }
+            links.disconnectionComplete(status: status, handle: handle, reason: reason)
         case .encryptionChanged(let status, let handle):
             encryptionEvent(status: status, handle: handle)
         }

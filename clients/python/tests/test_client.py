@@ -57,6 +57,7 @@ from gattd_client import (  # noqa: E402
     Written,
     parse_event,
 )
+from gattd_client import LinkChanged, RefusedError
 
 Script = Callable[["Peer"], Awaitable[None]]
 BOUND = 5.0  # every wait in these tests is bounded by this many seconds
@@ -439,6 +440,40 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
         await self.run_with(script, body)
         self.assertEqual([s["op"] for s in seen], ["add_service", "list_services", "remove_service", "remove_service"])
         self.assertEqual(seen[0]["service"]["uuid"], "5E60")
+
+    async def test_connection_parameters_and_link_events(self) -> None:
+        seen: List[Dict[str, Any]] = []
+
+        async def script(peer: Peer) -> None:
+            for n in range(3):
+                request = await peer.receive()
+                seen.append({k: v for k, v in request.items() if k != "id"})
+                if n == 2:
+                    await peer.send({"ok": False, "error": "refused", "id": request["id"],
+                                     "message": "C0:00:00:00:00:01: the central rejected the L2CAP Connection Parameter Update Request (result 1)"})
+                    continue
+                await peer.ok(request)
+            await peer.receive()
+
+        async def body(client: GattdClient, fake: FakeGattd) -> None:
+            await client.connection_parameters("C0:00:00:00:00:01", preset="low_latency")
+            await client.connection_parameters(interval_ms=(30, 45), latency=0, timeout_ms=4000)
+            with self.assertRaises(RefusedError) as refused:
+                await client.connection_parameters("C0:00:00:00:00:01", preset="low_power")
+            self.assertIn("rejected", refused.exception.message)
+
+        await self.run_with(script, body)
+        self.assertEqual(seen, [
+            {"op": "connection_parameters", "central": "C0:00:00:00:00:01", "preset": "low_latency"},
+            {"op": "connection_parameters", "interval_ms": [30, 45], "latency": 0, "timeout_ms": 4000},
+            {"op": "connection_parameters", "central": "C0:00:00:00:00:01", "preset": "low_power"},
+        ])
+        a = "C0:00:00:00:00:01"
+        self.assertEqual(parse_event({"event": "link", "central": a, "interval_ms": 11.25, "latency": 0, "timeout_ms": 2000,
+                                      "tx_phy": "2m", "rx_phy": "1m", "tx_octets": 251, "rx_octets": 27}),
+                         LinkChanged(a, 11.25, 0, 2000, "2m", "1m", 251, 27))
+        self.assertEqual(parse_event({"event": "link", "central": a, "interval_ms": None, "latency": None, "timeout_ms": None,
+                                      "tx_phy": None, "rx_phy": None, "tx_octets": None, "rx_octets": None}), LinkChanged(a))
 
     def test_pairing_events_are_typed(self) -> None:
         a = "C0:00:00:00:00:01"

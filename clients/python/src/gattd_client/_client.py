@@ -348,6 +348,52 @@ class GattdClient:
         """Disconnects a central (by address)."""
         await self.request({"op": "disconnect", "central": central})
 
+    async def connection_parameters(self, central: Optional[str] = None, *, preset: Optional[str] = None,
+                                    interval_ms: Optional[Tuple[float, float]] = None, latency: Optional[int] = None,
+                                    timeout_ms: Optional[int] = None) -> None:
+        """Asks a central (by address; None: every connected central) for new connection
+        parameters: a `preset` (``"low_latency"``, ``"balanced"``, ``"low_power"``) or all of
+        `interval_ms` (min, max), `latency` and `timeout_ms`, which gattd checks against the rules
+        of the config's ``connection.preferred`` (Apple's too: `InvalidValueError` names the
+        broken rule, and nothing is sent). Returns once every central took them; raises
+        `RefusedError` when one refused (the message says why), `TimeoutError_` when one did not
+        answer, `UnknownCentralError` when one is not (or no longer) connected, `BusyError` when
+        a request for it is still waiting. The new values arrive as ``link`` events and in
+        `status()`."""
+        request: Dict[str, Any] = {"op": "connection_parameters"}
+        if central is not None:
+            request["central"] = central
+        if preset is not None:
+            request["preset"] = preset
+        if interval_ms is not None:
+            request["interval_ms"] = [interval_ms[0], interval_ms[1]]
+        if latency is not None:
+            request["latency"] = latency
+        if timeout_ms is not None:
+            request["timeout_ms"] = timeout_ms
+        await self.request(request)
+
+    async def phy(self, central: str, phy: Optional[str] = None, *, tx: Optional[str] = None, rx: Optional[str] = None) -> None:
+        """Asks a central for other PHYs (LE Set PHY): ``"1m"``, ``"2m"``, ``"coded"``,
+        ``"coded_s2"`` or ``"coded_s8"``, both ways (`phy`) or `tx`/`rx` apart. Returns once the
+        controller reported the PHY update (the PHYs in use arrive as a ``link`` event: the
+        central may pick others); `RefusedError` says why when the controller lacks the PHY
+        or the update failed."""
+        request: Dict[str, Any] = {"op": "phy", "central": central}
+        if phy is not None:
+            request["phy"] = phy
+        if tx is not None:
+            request["tx"] = tx
+        if rx is not None:
+            request["rx"] = rx
+        await self.request(request)
+
+    async def data_length(self, central: str, tx_octets: int) -> None:
+        """Asks the controller to send LL Data PDUs of up to `tx_octets` (27-251) to `central`
+        (LE Set Data Length); what each side then uses arrives as a ``link`` event.
+        `RefusedError` when the controller lacks LE Data Packet Length Extension."""
+        await self.request({"op": "data_length", "central": central, "tx_octets": tx_octets})
+
     async def pairing_respond(self, central: Optional[str] = None, *, accept: Optional[bool] = None,
                               passkey: Optional[int] = None, confirm: Optional[bool] = None) -> None:
         """Answers a pairing prompt (`PairingRequest`: `accept`; `NumericComparison`: `confirm`;

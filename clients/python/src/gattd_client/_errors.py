@@ -25,6 +25,8 @@ class ErrorCode(str, enum.Enum):
     PERSIST_FAILED = "persist_failed"
     TOO_MANY_CLIENTS = "too_many_clients"
     UNKNOWN_CHANNEL = "unknown_channel"
+    REFUSED = "refused"
+    TIMEOUT = "timeout"
 
     def __str__(self) -> str:
         return self.value
@@ -111,6 +113,14 @@ class UnknownChannelError(GattdError):
     """`unknown_channel`: no app L2CAP channel with that id (or it cannot be unpublished)."""
 
 
+class RefusedError(GattdError):
+    """`refused`: the central, the controller or the transport refused a link request."""
+
+
+class TimeoutError_(GattdError):
+    """`timeout`: a link request got no answer in time."""
+
+
 _ERROR_CLASSES: Dict[str, Type[GattdError]] = {
     ErrorCode.BAD_JSON.value: BadJSONError,
     ErrorCode.UNKNOWN_OP.value: UnknownOpError,
@@ -128,6 +138,8 @@ _ERROR_CLASSES: Dict[str, Type[GattdError]] = {
     ErrorCode.PERSIST_FAILED.value: PersistFailedError,
     ErrorCode.TOO_MANY_CLIENTS.value: TooManyClientsError,
     ErrorCode.UNKNOWN_CHANNEL.value: UnknownChannelError,
+    ErrorCode.REFUSED.value: RefusedError,
+    ErrorCode.TIMEOUT.value: TimeoutError_,
 }
 
 

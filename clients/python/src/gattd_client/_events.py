@@ -219,6 +219,41 @@ class AdvertisingChanged(Event):
 
 
 @dataclass(frozen=True)
+class LinkChanged(Event):
+    """A central's link parameters, PHYs or data length changed (None: the transport cannot know)."""
+
+    NAME: ClassVar[str] = "link"
+    central: str
+    interval_ms: Optional[float] = None
+    latency: Optional[int] = None
+    timeout_ms: Optional[int] = None
+    tx_phy: Optional[str] = None
+    rx_phy: Optional[str] = None
+    tx_octets: Optional[int] = None
+    rx_octets: Optional[int] = None
+
+
+def _link(o: Mapping[str, Any]) -> Event:
+    def number(key: str, kind: type) -> Any:
+        v = o.get(key)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TypeError(key)
+        return kind(v)
+
+    def phy(key: str) -> Optional[str]:
+        v = o.get(key)
+        if v is not None and not isinstance(v, str):
+            raise TypeError(key)
+        return v
+
+    return LinkChanged(central=_str(o, "central"), interval_ms=number("interval_ms", float), latency=number("latency", int),
+                       timeout_ms=number("timeout_ms", int), tx_phy=phy("tx_phy"), rx_phy=phy("rx_phy"),
+                       tx_octets=number("tx_octets", int), rx_octets=number("rx_octets", int))
+
+
+@dataclass(frozen=True)
 class UnknownEvent(Event):
     """An event this client does not know (a newer gattd): `event` is its name,
     `fields` the whole object."""
@@ -333,6 +368,7 @@ _PARSERS: Dict[str, Callable[[Mapping[str, Any]], Event]] = {
     "connected": _connected,
     "disconnected": _disconnected,
     "mtu": _mtu,
+    "link": _link,
     "subscribed": _subscribed,
     "unsubscribed": _unsubscribed,
     "written": _written,

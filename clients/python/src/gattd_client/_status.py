@@ -33,6 +33,22 @@ class Connection:
     """Notifications/indications queued for it and not yet sent."""
     identity: Optional[str] = None
     """The bonded central's identity address when `central` is a private address its IRK resolves."""
+    interval_ms: Optional[float] = None
+    """The connection interval (None where the transport cannot know it; so for the rest)."""
+    latency: Optional[int] = None
+    """The peripheral latency, in connection events."""
+    timeout_ms: Optional[int] = None
+    """The supervision timeout."""
+    tx_phy: Optional[str] = None
+    """"1m", "2m" or "coded"."""
+    rx_phy: Optional[str] = None
+    tx_octets: Optional[int] = None
+    """The data length each way (27-251 octets)."""
+    rx_octets: Optional[int] = None
+
+
+def _optional(v: Any, kind: type) -> Any:
+    return kind(v) if isinstance(v, (int, float, str)) and not isinstance(v, bool) else None
 
 
 @dataclass(frozen=True)
@@ -73,6 +89,10 @@ class Status:
                 ),
                 queue=int(c.get("queue", 0)),
                 identity=str(c["identity"]) if isinstance(c.get("identity"), str) else None,
+                interval_ms=_optional(c.get("interval_ms"), float), latency=_optional(c.get("latency"), int),
+                timeout_ms=_optional(c.get("timeout_ms"), int), tx_phy=_optional(c.get("tx_phy"), str),
+                rx_phy=_optional(c.get("rx_phy"), str), tx_octets=_optional(c.get("tx_octets"), int),
+                rx_octets=_optional(c.get("rx_octets"), int),
             )
             for c in reply.get("connections", [])
         )
