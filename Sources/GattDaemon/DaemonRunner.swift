@@ -31,7 +31,7 @@ public struct DaemonRunner {
         public init(lines: [String]) { self.lines = lines }
     }
 
-    public typealias ConfigLoading = @Sendable () -> Result<(GattConfiguration, AdvertisingPayloads), ConfigErrors>
+    public typealias ConfigLoading = @Sendable () -> Result<(DaemonConfiguration, AdvertisingPayloads), ConfigErrors>
 
     /// `--request-timeout`, in seconds.
     public var requestTimeout: Double
@@ -67,7 +67,7 @@ public struct DaemonRunner {
     /// socket; when the transport cannot be opened for good, the status it names (77 missing
     /// capabilities, 69 bluetoothd running or no Bluetooth in the kernel).
     public func run(
-        configuration: GattConfiguration, payloads: AdvertisingPayloads, makeTransport: (any EventLoop) -> any PeripheralTransport
+        configuration: DaemonConfiguration, payloads: AdvertisingPayloads, makeTransport: (any EventLoop) -> any PeripheralTransport
     ) throws(Failure) -> Never {
         guard requestTimeout > 0, requestTimeout <= 3600 else {
             throw Failure("--request-timeout must be between 0 and 3600 seconds", exitCode: 64)
@@ -81,11 +81,12 @@ public struct DaemonRunner {
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let transport = makeTransport(group.next())
-        if let refusal = transport.refusal(of: configuration) {
+        if let refusal = transport.refusal(of: configuration.gatt) {
             try? group.syncShutdownGracefully()
             throw Failure("\(configName): \(refusal)", exitCode: 64)
         }
-        let daemon = PeripheralDaemon(configuration: configuration, payloads: payloads, transport: transport, logger: logger, options: options)
+        let daemon = PeripheralDaemon(
+            configuration: configuration.gatt, settings: configuration.settings, payloads: payloads, transport: transport, logger: logger, options: options)
         let control = ControlServer(peripheral: daemon, eventLoop: daemon.eventLoop, options: self.control, logger: logger)
         // The first controller cannot serve the config (its advertising sets do not fit): stop
         // as for an invalid config.
@@ -142,7 +143,7 @@ public struct DaemonRunner {
             logger.info("received SIGHUP, reloading \(configName)")
             switch loadConfig() {
             case .success(let (c, p)):
-                daemon.reload(configuration: c, payloads: p).whenFailure { error in
+                daemon.reload(configuration: c.gatt, settings: c.settings, payloads: p).whenFailure { error in
                     logger.error("\(configName): \(error)")
                     logger.error("config reload rejected (1 error); still serving the previous config")
                 }

@@ -15,7 +15,7 @@ extension PeripheralDaemon {
     func recogniseBondedCentral(_ c: PeripheralConnection) {
         guard
             let (identity, state) = bondCoordinator.recognise(
-                c.id, address: c.address, encrypted: c.security.isEncrypted, resolvedIsEnough: configuration.restoreWithoutEncryption)
+                c.id, address: c.address, encrypted: c.security.isEncrypted, resolvedIsEnough: settings.restoreWithoutEncryption)
         else { return }
         guard let state else { return core.setBonded(c.id) }
         let n = state.clientConfigurations.count

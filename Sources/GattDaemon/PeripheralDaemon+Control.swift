@@ -38,14 +38,14 @@ extension PeripheralDaemon {
                 ? core.payloads.scanResponseData : nil)
         status.state = controllerState.state
         status.controller = controller.map(ControlStatus.Controller.init)
-        // The H4 host advertises every set from the controller's address (public, static or
-        // private); the kernel does so for connectable sets and picks a non-resolvable private
-        // address for the others itself.
+        // Connectable sets advertise from the controller's address; the others too where the
+        // controller says so (not known until one was ready).
         let address = core.address
-        let kernel = controller?.advertisingOwner != .host
+        let nonConnectableShowAddress = controller?.nonConnectableSetsUseControllerAddress ?? false
         status.sets = core.allSets.map {
             ControlStatus.AdvertisingSetStatus(
-                id: $0.id, advertising: core.isOnAir($0.id), payloads: $0.payloads, address: kernel && !$0.payloads.isConnectable ? nil : address)
+                id: $0.id, advertising: core.isOnAir($0.id), payloads: $0.payloads,
+                address: $0.payloads.isConnectable || nonConnectableShowAddress ? address : nil)
         }
         return status
     }

@@ -24,7 +24,7 @@ extension PeripheralDaemon {
         case .pairingComplete(let bond, let bonded):
             let kind = "\(bond.secureConnections ? "LE Secure Connections" : "legacy"), \(bond.authenticated ? "authenticated" : "unauthenticated"), key size \(bond.keySize)"
             if bonded {
-                transport.setBonds(bondCoordinator.save(bond, maxBonds: configuration.maxBonds))
+                transport.setBonds(bondCoordinator.save(bond, maxBonds: settings.maxBonds))
                 bondCoordinator.bonded(c.id, identity: bond.address, signs: bond.peerCSRK != nil)
                 core.setBonded(c.id)
                 logger.info("\(c.address): paired and bonded as \(bond.address) (\(kind))")

@@ -5,8 +5,9 @@ import NIOCore
 // SIGHUP: a new config served without dropping connections.
 extension PeripheralDaemon {
     /// Switches to a new, already validated config without dropping connections
-    /// (`Peripheral.reload`). Fails, changing nothing, when the transport refuses it.
-    public func reload(configuration new: GattConfiguration, payloads: AdvertisingPayloads) -> EventLoopFuture<Void> {
+    /// (`Peripheral.reload`), with its daemon `settings` (state restoration is chosen at start
+    /// only). Fails, changing nothing, when the transport refuses it.
+    public func reload(configuration new: GattConfiguration, settings: DaemonSettings, payloads: AdvertisingPayloads) -> EventLoopFuture<Void> {
         eventLoop.submit {
             if let refusal = self.transport.refusal(of: new) ?? self.advertisingLimitsRefusal(of: new, payloads: payloads) {
                 throw ReloadRefused(message: refusal)
@@ -20,6 +21,7 @@ extension PeripheralDaemon {
             self.persisted?.apply(to: &database)
             let (primary, otherSets) = self.reloadedAdvertising(from: self.configuration, to: new, payloads: payloads)
             self.configuration = new
+            self.settings = settings
             self.serviceLayout = layout
             self.restoration.keep(kept, what: "the runtime services")
             self.keepAdvertisingData()

@@ -32,6 +32,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
 
     /// The config as loaded (without run-time advertising data).
     var configuration: GattConfiguration
+    /// The config's settings for the daemon itself (restoration, bonds).
+    var settings: DaemonSettings
     /// Advertising data the `advertising_data` op replaced, over the config's.
     var advertisingOverrides = AdvertisingDataOverrides()
     /// The core on the transport: the event queue, the flushes, the security routing.
@@ -74,13 +76,17 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// `L2CAPChannelControl`: where opened channels go (set by `ControlServer`).
     public var l2capChannelHandler: ((L2CAPChannelOpened, _ central: String) -> Bool)?
 
-    public init(configuration: GattConfiguration, payloads: AdvertisingPayloads, transport: any PeripheralTransport, logger: Logger, options: DaemonOptions = DaemonOptions()) {
+    public init(
+        configuration: GattConfiguration, settings: DaemonSettings = DaemonSettings(), payloads: AdvertisingPayloads, transport: any PeripheralTransport,
+        logger: Logger, options: DaemonOptions = DaemonOptions()
+    ) {
         var configuration = configuration
         var l2capChannels = L2CAPChannelCoordinator(
-            stateDirectory: options.stateDirectory, restoresPublished: options.restoresState && configuration.stateRestoration, logger: logger)
+            stateDirectory: options.stateDirectory, restoresPublished: options.restoresState && settings.stateRestoration, logger: logger)
         l2capChannels.adopt(&configuration)
         self.l2capChannels = l2capChannels
         self.configuration = configuration
+        self.settings = settings
         self.transport = transport
         self.eventLoop = transport.eventLoop
         self.logger = logger
@@ -89,7 +95,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.persisted = options.persistedValues(logger: logger)
         self.bondCoordinator = BondCoordinator(stateDirectory: options.stateDirectory, logger: logger)
         var restoration = RestorationCoordinator(
-            stateDirectory: options.stateDirectory, enabled: options.restoresState && configuration.stateRestoration, logger: logger)
+            stateDirectory: options.stateDirectory, enabled: options.restoresState && settings.stateRestoration, logger: logger)
         let saved = restoration.load()
         let (layout, kept, restored) = Self.restoredLayout(configuration, saved, l2capChannels: l2capChannels.channels, logger: logger)
         self.serviceLayout = layout

@@ -12,7 +12,7 @@ enum CheckConfig {
     static func run(path: String) -> (code: Int32, stdout: String, stderr: String) {
         let config: GattConfiguration
         do {
-            config = try ConfigLoader.load(path: path)
+            config = try ConfigLoader.load(path: path).gatt
         } catch {
             if error.isReadFailure {
                 return (noInput, "", "gattd: \(error.errors[0].message)\n")

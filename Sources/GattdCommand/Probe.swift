@@ -23,7 +23,7 @@ func checkConfigAgainstController(_ path: String, _ options: Gattd) throws {
     StandardStream.output.write("\n" + ProbeReport.render(probe, location: location))
     guard let controller = probe.controller else { return }
     let sets = [AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: payloads)]
-        + configuration.advertisingSets.compactMap { try? $0.build() }
+        + configuration.gatt.advertisingSets.compactMap { try? $0.build() }
     let violations = controller.limits.violations(of: sets)
     guard !violations.isEmpty else {
         let turns = sets.count > 1 && controller.limits.setsTakeTurns ? " (taking turns on the air)" : ""

@@ -13,7 +13,7 @@ func runDaemon(_ options: Gattd) throws {
         return ExitCode(code)
     }
 
-    let configuration: GattConfiguration
+    let configuration: DaemonConfiguration
     let payloads: AdvertisingPayloads
     switch loadConfig(options.config) {
     case .success(let loaded): (configuration, payloads) = loaded
@@ -53,7 +53,7 @@ func runDaemon(_ options: Gattd) throws {
     runner.restoresState = !options.noStateRestoration
     do {
         try runner.run(configuration: configuration, payloads: payloads) { eventLoop in
-            let transport = makeTransport(spec, eventLoop: eventLoop, configuration: configuration, logger: logger)
+            let transport = makeTransport(spec, eventLoop: eventLoop, configuration: configuration.gatt, logger: logger)
             if let capture, let path = options.btsnoop {
                 transport.setCapture(capture)
                 logger.info("capturing \(transport.captureScope) to \(path) (btsnoop)")
@@ -89,15 +89,15 @@ func makeTransport(
 
 /// Loads and validates a config and builds its advertising payloads; the
 /// failure is the error lines to print ("path: where: what").
-func loadConfig(_ path: String) -> Result<(GattConfiguration, AdvertisingPayloads), DaemonRunner.ConfigErrors> {
-    let configuration: GattConfiguration
+func loadConfig(_ path: String) -> Result<(DaemonConfiguration, AdvertisingPayloads), DaemonRunner.ConfigErrors> {
+    let configuration: DaemonConfiguration
     do {
         configuration = try ConfigLoader.load(path: path)
     } catch {
         return .failure(DaemonRunner.ConfigErrors(lines: error.lines(prefix: "\(path): ")))
     }
     do {
-        return .success((configuration, try AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.name)))
+        return .success((configuration, try configuration.gatt.advertisingPayloads()))
     } catch {
         return .failure(DaemonRunner.ConfigErrors(lines: ["\(path): \(error)"]))
     }

@@ -16,7 +16,7 @@ import GattTestFixtures
 
     static func server(_ level: SecurityLevel) throws -> ATTHarness {
         var h = ATTHarness()
-        let database = try ConfigLoader.load(data: Array(config.utf8)).makeDatabase()
+        let database = try ConfigLoader.load(data: Array(config.utf8)).gatt.makeDatabase()
         h.server = ATTServer(database: database)
         h.server.connect(h.c1, security: level)
         return h
@@ -61,7 +61,7 @@ import GattTestFixtures
         var configuration = ATTServerConfiguration()
         configuration.minimumKeySize = 16
         var h = ATTHarness()
-        h.server = ATTServer(database: try ConfigLoader.load(data: Array(config.utf8)).makeDatabase(), configuration: configuration)
+        h.server = ATTServer(database: try ConfigLoader.load(data: Array(config.utf8)).gatt.makeDatabase(), configuration: configuration)
         h.server.connect(h.c1, security: .low)
         let auth = Self.handle(h, 6), enc = Self.handle(h, 7)
         let cccd = h.server.database.characteristics[8].valueHandle.rawValue + 1
@@ -83,7 +83,7 @@ import GattTestFixtures
     }
 
     @Test func permissionNamesParse() throws {
-        let db = try ConfigLoader.load(data: Array(Self.config.utf8))
+        let db = try ConfigLoader.load(data: Array(Self.config.utf8)).gatt
         #expect(db.services[0].characteristics[0].permissions == [.readAuthenticationRequired, .writeAuthenticationRequired])
     }
 }

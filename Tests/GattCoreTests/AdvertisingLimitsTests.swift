@@ -6,7 +6,7 @@ import GattTestFixtures
 @Suite struct AdvertisingLimitsTests {
     /// The example: the primary, an iBeacon (legacy) and 127 bytes on extended PDUs.
     static func example() throws -> [AdvertisingSet] {
-        try ConfigLoader.load(path: ConfigFixture.path("config/advertising-sets.json")).allAdvertisingSets()
+        try ConfigLoader.load(path: ConfigFixture.path("config/advertising-sets.json")).gatt.allAdvertisingSets()
     }
 
     @Test func everythingFits() throws {

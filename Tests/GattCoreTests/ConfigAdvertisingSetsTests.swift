@@ -59,7 +59,7 @@ private func sets(_ elements: String) -> String { #"{"name": "S", "advertising_s
     }
 
     @Test func exampleFileIsTheIssueExample() throws {
-        let file = try ConfigLoader.load(path: F.path("config/advertising-sets.json"))
+        let file = try ConfigLoader.load(path: F.path("config/advertising-sets.json")).gatt
         let inline = try F.load(issueExample)
         #expect(file.advertisingSets == inline.advertisingSets)
         #expect(try file.allAdvertisingSets().map(\.payloads) == inline.allAdvertisingSets().map(\.payloads))

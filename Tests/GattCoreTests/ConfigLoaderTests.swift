@@ -28,7 +28,7 @@ import GattTestFixtures
     }
 
     @Test func fullExampleLoadsEveryOption() throws {
-        let c = try ConfigLoader.load(path: F.path("config/full-example.json"))
+        let c = try ConfigLoader.load(path: F.path("config/full-example.json")).gatt
         let a = c.advertising
         #expect(a.localName == "gattd-full")
         #expect(a.serviceUUIDs == [BluetoothUUID(uuid16: 0x181A), BluetoothUUID("6e400001-b5a3-f393-e0a9-e50e24dcca9e")!])
@@ -57,7 +57,7 @@ import GattTestFixtures
     }
 
     @Test func iBeaconExampleLoads() throws {
-        let c = try ConfigLoader.load(path: F.path("config/ibeacon.json"))
+        let c = try ConfigLoader.load(path: F.path("config/ibeacon.json")).gatt
         #expect(c.advertising.iBeacon == .init(uuid: BluetoothUUID("e2c56db5-dffb-48d2-b060-d0f5a71096e0")!, major: 1, minor: 2, measuredPower: -59))
         #expect(try c.advertisingPayloads().isBeaconOnly)
     }
@@ -126,6 +126,13 @@ import GattTestFixtures
             == [#"services[0].characteristics[0].max_lenght: unknown key; did you mean "max_length"?"#])
         #expect(F.errors(#"{"name": "x", "colour": 1}"#)
             == ["colour: unknown key; allowed keys here: name, appearance, advertising, advertising_sets, connection, security, services, state_restoration, l2cap_channels, eatt, phy"])
+    }
+
+    @Test func stateRestorationIsADaemonSettingOnByDefault() throws {
+        func settings(_ json: String) throws -> DaemonSettings { try ConfigLoader.load(data: Array(json.utf8)).settings }
+        #expect(try settings(#"{"name": "x"}"#).stateRestoration)
+        #expect(try !settings(#"{"name": "x", "state_restoration": false}"#).stateRestoration)
+        #expect(F.errors(#"{"name": "x", "state_restoration": 0}"#) == ["state_restoration: expected true or false, got a number (0)"])
     }
 
     @Test func eattIsOnByDefaultAndABooleanSwitch() throws {
@@ -334,7 +341,7 @@ import GattTestFixtures
         ])
         #expect(F.errors(#"{"name": "x", "advertising": {"own_address_type": "rpa", "rpa_timeout_s": 0}}"#)
             == ["advertising.rpa_timeout_s: 0 s is out of range; allowed: 1...3600 s"])
-        let rpa = try? ConfigLoader.load(data: Array(#"{"name": "x", "advertising": {"own_address_type": "rpa", "rpa_timeout_s": 60}}"#.utf8))
+        let rpa = (try? ConfigLoader.load(data: Array(#"{"name": "x", "advertising": {"own_address_type": "rpa", "rpa_timeout_s": 60}}"#.utf8)))?.gatt
         #expect(rpa?.advertising.ownAddressType == .rpa && rpa?.advertising.rpaTimeout == .seconds(60))
         #expect(F.errors(#"{"name": "x", "advertising": {"ibeacon": {"uuid": "180D", "major": 1, "minor": 70000}}}"#) == [
             #"advertising.ibeacon.uuid: an iBeacon proximity UUID must be written in full (36 characters, e.g. "e2c56db5-dffb-48d2-b060-d0f5a71096e0")"#,

@@ -11,17 +11,19 @@ import GattTestFixtures
         #expect(c.security == SecurityManagerConfiguration())
         #expect(c.security.ioCapability == .noInputNoOutput && c.security.bondable && !c.security.secureConnectionsOnly)
         #expect(c.security.minimumKeySize == 16 && !c.security.allowDebugKeys)
-        #expect(c.maxBonds == nil)
+        #expect(try ConfigLoader.load(data: Array(#"{"name": "x"}"#.utf8)).settings == DaemonSettings())
     }
 
     @Test func everyKeyIsRead() throws {
-        let c = try F.load(#"""
+        let file = try ConfigLoader.load(data: Array(#"""
             {"name": "x", "security": {"io_capability": "keyboard_display", "bondable": false, "secure_connections_only": true,
-             "min_key_size": 7, "max_bonds": 3, "allow_debug_keys": true}}
-            """#)
+             "min_key_size": 7, "max_bonds": 3, "allow_debug_keys": true, "restore_without_encryption": true}}
+            """#.utf8))
+        let c = file.gatt
         #expect(c.security == SecurityManagerConfiguration(
             ioCapability: .keyboardDisplay, bondable: false, secureConnectionsOnly: true, minimumKeySize: 7, allowDebugKeys: true))
-        #expect(c.maxBonds == 3)
+        // `max_bonds` and `restore_without_encryption` are the daemon's, apart from the GATT configuration.
+        #expect((file.settings.maxBonds, file.settings.restoreWithoutEncryption, file.settings.stateRestoration) == (3, true, true))
         for (name, io) in SecurityParser.ioCapabilities {
             #expect(try F.load(#"{"name": "x", "security": {"io_capability": "\#(name)"}}"#).security.ioCapability == io)
         }

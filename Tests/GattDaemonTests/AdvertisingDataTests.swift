@@ -25,7 +25,7 @@ import Testing
     let configuration: GattConfiguration
 
     init() throws {
-        configuration = try ConfigLoader.load(data: Array(Self.config.utf8))
+        configuration = try ConfigLoader.load(data: Array(Self.config.utf8)).gatt
         transport = FakeTransport(eventLoop: group.next())
         daemon = PeripheralDaemon(
             configuration: configuration, payloads: try configuration.advertisingPayloads(), transport: transport, logger: Logger(label: "test"))
@@ -123,11 +123,11 @@ import Testing
         let counted = try status("primary")?.advertisingData
         var renamed = configuration
         renamed.services = []
-        try daemon.reload(configuration: renamed, payloads: try renamed.advertisingPayloads()).wait()
+        try daemon.reload(configuration: renamed, settings: DaemonSettings(), payloads: try renamed.advertisingPayloads()).wait()
         #expect(try status("primary")?.advertisingData == counted)
         var edited = renamed
         edited.advertising.manufacturerData = [.init(companyID: 0xFFFF, data: [0x77])]
-        try daemon.reload(configuration: edited, payloads: try edited.advertisingPayloads()).wait()
+        try daemon.reload(configuration: edited, settings: DaemonSettings(), payloads: try edited.advertisingPayloads()).wait()
         #expect(try status("primary")?.advertisingData.suffix(5) == [0x04, 0xFF, 0xFF, 0xFF, 0x77])
         try daemon.stop().wait()
     }

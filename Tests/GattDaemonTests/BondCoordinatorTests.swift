@@ -67,8 +67,8 @@ import Testing
     @Test func aChangedDatabaseAtStartOwesServiceChanged() throws {
         var first = BondCoordinator(stateDirectory: state, logger: logger)
         _ = first.save(Self.b, maxBonds: nil)
-        let old = try ConfigLoader.load(data: Array(#"{"name": "x", "services": [{"uuid": "180F", "characteristics": [{"uuid": "2A19", "properties": ["read"]}]}]}"#.utf8))
-        let new = try ConfigLoader.load(data: Array(#"{"name": "x", "services": [{"uuid": "180D", "characteristics": [{"uuid": "2A37", "properties": ["notify"]}]}]}"#.utf8))
+        let old = try ConfigLoader.load(data: Array(#"{"name": "x", "services": [{"uuid": "180F", "characteristics": [{"uuid": "2A19", "properties": ["read"]}]}]}"#.utf8)).gatt
+        let new = try ConfigLoader.load(data: Array(#"{"name": "x", "services": [{"uuid": "180D", "characteristics": [{"uuid": "2A37", "properties": ["notify"]}]}]}"#.utf8)).gatt
         let oldDB = old.makeDatabase(), newDB = new.makeDatabase()
         first.loadClientStates(serving: oldDB)
         first.save(Self.b.address, GATTClientState(databaseHash: oldDB.databaseHash))

@@ -102,13 +102,14 @@ import Testing
         mkdir(state, 0o755)
         let store = BondStore(stateDirectory: state)
         try store.save(BondStoreTests.full)
-        let configuration = try ConfigLoader.load(data: Array(#"{"name": "fake", "security": {"max_bonds": 1}}"#.utf8))
-        let payloads = try AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.name)
+        let file = try ConfigLoader.load(data: Array(#"{"name": "fake", "security": {"max_bonds": 1}}"#.utf8))
+        let payloads = try file.gatt.advertisingPayloads()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let transport = FakeTransport(eventLoop: group.next())
         var options = DaemonOptions()
         options.stateDirectory = state
-        let daemon = PeripheralDaemon(configuration: configuration, payloads: payloads, transport: transport, logger: Logger(label: "test"), options: options)
+        let daemon = PeripheralDaemon(
+            configuration: file.gatt, settings: file.settings, payloads: payloads, transport: transport, logger: Logger(label: "test"), options: options)
         try daemon.start().wait()
         #expect(transport.loadedBonds == [BondStoreTests.full.bond])
         let id = ConnectionID(0x40)
@@ -157,7 +158,7 @@ import Testing
         let bond = Bond(address: central, addressType: .random, longTermKey: Array(0...15), keySize: 16, authenticated: false,
                         secureConnections: true, peerCSRK: Self.csrk)
         try store.save(StoredBond(bond: bond, created: 1_790_000_000, peerSignCounter: 3))
-        let configuration = try ConfigLoader.load(data: Array(Self.config.utf8))
+        let configuration = try ConfigLoader.load(data: Array(Self.config.utf8)).gatt
         let payloads = try AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.name)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }

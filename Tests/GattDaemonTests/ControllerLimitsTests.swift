@@ -32,7 +32,7 @@ import Testing
     }
 
     func daemon(_ json: String, controller: ControllerInfo) throws -> (PeripheralDaemon, FakeTransport, NIOLockedValueBox<[DaemonRunner.Failure]>) {
-        let configuration = try ConfigLoader.load(data: Array(json.utf8))
+        let configuration = try ConfigLoader.load(data: Array(json.utf8)).gatt
         let payloads = try AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.name)
         let transport = FakeTransport(eventLoop: group.next())
         transport.controller = controller
@@ -90,10 +90,10 @@ import Testing
         // ... and a reload adding a fourth set to a 3-set controller changes nothing.
         let bigger = Self.config.replacingFirst(
             "\"advertising_sets\": [", with: "\"advertising_sets\": [{\"id\": \"more\", \"connectable\": false, \"scannable\": false, \"manufacturer_data\": [{\"company_id\": 1, \"data\": {\"hex\": \"01\"}}]},")
-        let configuration = try ConfigLoader.load(data: Array(bigger.utf8))
+        let configuration = try ConfigLoader.load(data: Array(bigger.utf8)).gatt
         let payloads = try AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.name)
         #expect {
-            try d2.reload(configuration: configuration, payloads: payloads).wait()
+            try d2.reload(configuration: configuration, settings: DaemonSettings(), payloads: payloads).wait()
         } throws: { error in
             "\(error)" == "advertising_sets[2]: the controller has 3 advertising sets; this is set 4 of 4 (the primary set \"advertising\" is set 1)"
         }
@@ -109,10 +109,14 @@ import Testing
         #expect(failures.withLockedValue { $0 }.isEmpty)
         #expect(transport.advertisingRequests.last?.count == 3)
         #expect(try group.next().submit { daemon.status().controller?.setsTakeTurns }.wait() == true)
+        // The H4 host advertises every set from the controller's address.
+        #expect(try group.next().submit { daemon.status().sets.map { $0.address != nil } }.wait() == [true, true, true])
         // Through the kernel, a non-connectable set's address is the kernel's choice: not reported.
         try daemon.stop().wait()
         var kernelController = Self.controller(.legacy)
-        kernelController.advertisingOwner = .kernel(extendedManagement: true, limits: AdvertisingLimits(numberOfSets: 5, maximumDataLength: 31, extendedPDUs: false))
+        kernelController.advertisingOwner = .kernel(
+            limits: AdvertisingLimits(numberOfSets: 5, maximumDataLength: 31, extendedPDUs: false), summary: "legacy advertising by the kernel")
+        kernelController.nonConnectableSetsUseControllerAddress = false
         let (kernelDaemon, _, _) = try self.daemon(legacyOnly, controller: kernelController)
         try kernelDaemon.start().wait()
         #expect(try group.next().submit { kernelDaemon.status().sets.map { $0.address != nil } }.wait() == [true, false, false])

@@ -29,7 +29,7 @@ import Testing
     }
 
     func daemon(_ config: String = Self.config()) throws -> (PeripheralDaemon, FakeTransport) {
-        let configuration = try ConfigLoader.load(data: Array(config.utf8))
+        let configuration = try ConfigLoader.load(data: Array(config.utf8)).gatt
         let transport = FakeTransport(eventLoop: group.next())
         var options = DaemonOptions()
         options.stateDirectory = state

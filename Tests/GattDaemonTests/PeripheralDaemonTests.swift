@@ -94,7 +94,7 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     let payloads: AdvertisingPayloads
 
     init() throws {
-        configuration = try ConfigLoader.load(data: Array(Self.config.utf8))
+        configuration = try ConfigLoader.load(data: Array(Self.config.utf8)).gatt
         payloads = try AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.name)
         transport = FakeTransport(eventLoop: group.next())
         daemon = PeripheralDaemon(configuration: configuration, payloads: payloads, transport: transport, logger: Logger(label: "test"))
@@ -138,10 +138,10 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
         transport.refusal = "not with this transport"
         var other = configuration
         other.name = "other"
-        #expect(throws: PeripheralDaemon.ReloadRefused.self) { try daemon.reload(configuration: other, payloads: payloads).wait() }
+        #expect(throws: PeripheralDaemon.ReloadRefused.self) { try daemon.reload(configuration: other, settings: DaemonSettings(), payloads: payloads).wait() }
         #expect(try on { self.daemon.configuration.name } == "fake")
         transport.refusal = nil
-        try daemon.reload(configuration: other, payloads: payloads).wait()
+        try daemon.reload(configuration: other, settings: DaemonSettings(), payloads: payloads).wait()
         #expect(try on { self.daemon.configuration.name } == "other")
         try daemon.stop().wait()
     }

@@ -66,7 +66,7 @@ import Testing
         init(group: MultiThreadedEventLoopGroup, bondDirectory: String) throws {
             self.group = group
             loop = group.next()
-            let configuration = try ConfigLoader.load(data: Array(PersistenceModelTests.config.utf8))
+            let configuration = try ConfigLoader.load(data: Array(PersistenceModelTests.config.utf8)).gatt
             let payloads = try AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.name)
             var options = DaemonOptions()
             options.stateDirectory = bondDirectory

@@ -28,13 +28,14 @@ import Testing
 
     /// A daemon on `state` (restoration `enabled`) around a fresh fake transport, started.
     func daemon(config: String = AdvertisingDataTests.config, enabled: Bool = true) throws -> (PeripheralDaemon, FakeTransport) {
-        let configuration = try ConfigLoader.load(data: Array(config.utf8))
+        let file = try ConfigLoader.load(data: Array(config.utf8))
         let transport = FakeTransport(eventLoop: group.next())
         var options = DaemonOptions()
         options.stateDirectory = state
         options.restoresState = enabled
         let d = PeripheralDaemon(
-            configuration: configuration, payloads: try configuration.advertisingPayloads(), transport: transport, logger: Logger(label: "test"), options: options)
+            configuration: file.gatt, settings: file.settings, payloads: try file.gatt.advertisingPayloads(), transport: transport,
+            logger: Logger(label: "test"), options: options)
         try d.start().wait()
         return (d, transport)
     }
@@ -121,8 +122,8 @@ import Testing
     @Test func aReloadKeepsRuntimeServices() throws {
         let (d, _) = try daemon()
         let extra = try add(Self.extra, on: d)
-        let configuration = try ConfigLoader.load(data: Array(AdvertisingDataTests.config.utf8))
-        try d.reload(configuration: configuration, payloads: try configuration.advertisingPayloads()).wait()
+        let file = try ConfigLoader.load(data: Array(AdvertisingDataTests.config.utf8))
+        try d.reload(configuration: file.gatt, settings: file.settings, payloads: try file.gatt.advertisingPayloads()).wait()
         let back = try #require(try services(d).first { $0.id == "extra" })
         #expect(back.start == extra.start)
         try d.stop().wait()

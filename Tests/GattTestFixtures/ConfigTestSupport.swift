@@ -12,7 +12,7 @@ package enum ConfigFixture {
     package static func path(_ relative: String) -> String { packageRoot + "/" + relative }
 
     package static func load(_ json: String) throws(ConfigErrors) -> GattConfiguration {
-        try ConfigLoader.load(data: Array(json.utf8))
+        try ConfigLoader.load(data: Array(json.utf8)).gatt
     }
 
     /// The error lines ("path: message") for a config that must fail; a
@@ -32,6 +32,6 @@ package enum ConfigFixture {
     }
 
     package static func heartRate() throws -> GattConfiguration {
-        try ConfigLoader.load(path: path("config/heart-rate.json"))
+        try ConfigLoader.load(path: path("config/heart-rate.json")).gatt
     }
 }

@@ -46,7 +46,7 @@ let benchmarks: @Sendable () -> Void = {
         let text = BenchConfigs.services(100)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            blackHole(try? ConfigLoader.load(data: text).makeDatabase())
+            blackHole(try? ConfigLoader.load(data: text).gatt.makeDatabase())
         }
     }
     Benchmark("control request parse, notify (fast path)") { benchmark in

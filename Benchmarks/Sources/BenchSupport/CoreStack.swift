@@ -24,7 +24,7 @@ public struct CoreStack {
         let configuration: GattConfiguration
         let payloads: AdvertisingPayloads
         do {
-            configuration = try ConfigLoader.load(data: config)
+            configuration = try ConfigLoader.load(data: config).gatt
             payloads = try configuration.advertisingPayloads()
         } catch {
             fatalError("benchmark setup: the config does not load: \(error)")

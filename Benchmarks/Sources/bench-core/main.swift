@@ -49,7 +49,7 @@ case "config-load":
     let text = BenchConfigs.services(100)
     for _ in 0..<iterations {
         guard let c = try? ConfigLoader.load(data: text) else { fatalError("config does not load") }
-        sink &+= c.makeDatabase().attributes.count
+        sink &+= c.gatt.makeDatabase().attributes.count
     }
 case "control-parse-fast":
     for _ in 0..<iterations {

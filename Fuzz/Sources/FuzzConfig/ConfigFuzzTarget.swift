@@ -20,7 +20,7 @@ public func fuzzConfig(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     switch (first, second) {
     case (.success(let a), .success(let b)):
         if a != b { oracleViolation("loading twice gave two configurations") }
-        checkLoaded(a)
+        checkLoaded(a.gatt)
     case (.failure(let a), .failure(let b)):
         if a.lines() != b.lines() || a.totalCount != b.totalCount { oracleViolation("loading twice gave two reports") }
         checkReport(a)
@@ -34,7 +34,7 @@ public func fuzzConfig(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 /// descriptors with shortened keys, and the longest message with shortened values.
 let maximumLineLength = 1024
 
-func load(_ bytes: [UInt8]) -> Result<GattConfiguration, ConfigErrors> {
+func load(_ bytes: [UInt8]) -> Result<DaemonConfiguration, ConfigErrors> {
     do {
         return .success(try ConfigLoader.load(data: bytes))
     } catch {

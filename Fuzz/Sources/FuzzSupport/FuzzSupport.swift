@@ -69,7 +69,7 @@ public enum FuzzConfigs {
     /// silently serving nothing would pass every run).
     public static let all: [GattConfiguration] = files.map { file in
         do {
-            return try ConfigLoader.load(path: repositoryRoot + "/" + file)
+            return try ConfigLoader.load(path: repositoryRoot + "/" + file).gatt
         } catch {
             fatalError("fuzz setup: \(file) does not load: \(error)")
         }

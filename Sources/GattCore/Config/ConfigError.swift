@@ -69,14 +69,6 @@ public struct GattConfiguration: Sendable, Equatable {
     public var services: [ServiceDefinition]
     /// The `security` object: what the Security Manager offers and accepts.
     public var security = SecurityManagerConfiguration()
-    /// `security.max_bonds`: the oldest bonds are evicted beyond it (nil: no limit).
-    public var maxBonds: Int?
-    /// `security.restore_without_encryption`: a bonded central recognised by an RPA its IRK
-    /// resolves gets its subscriptions back when it connects, before it encrypts.
-    public var restoreWithoutEncryption = false
-    /// `state_restoration`: runtime services and advertising choices come back after a
-    /// restart (with a state directory); false: the config file is the only truth.
-    public var stateRestoration = true
     /// `l2cap_channels`: the L2CAP channels programs serve (PSMs assigned: `assignL2CAPPSMs`).
     public var l2capChannels: [L2CAPChannelConfiguration] = []
     /// `eatt`: accept Enhanced ATT bearers where the transport can (Server Supported

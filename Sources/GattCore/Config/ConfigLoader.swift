@@ -14,7 +14,7 @@ public enum ConfigLoader {
     /// The largest config file accepted.
     public static let maximumFileSize = 16 << 20
 
-    public static func load(data: [UInt8]) throws(ConfigErrors) -> GattConfiguration {
+    public static func load(data: [UInt8]) throws(ConfigErrors) -> DaemonConfiguration {
         let root: JSONValue
         do {
             root = try JSONParser.parse(data)
@@ -22,8 +22,9 @@ public enum ConfigLoader {
             throw ConfigErrors([ConfigError(path: "line \(error.line), column \(error.column)", message: error.message)])
         }
         let reader = ConfigReader()
-        let config = decode(root, reader)
-        guard !reader.hasErrors, let config else { throw reader.errors }
+        let loaded = decode(root, reader)
+        guard !reader.hasErrors, let loaded else { throw reader.errors }
+        let config = loaded.gatt
         // What only shows once everything parsed: each advertising set's payload budget
         // and the connection parameter rules.
         var late: [ConfigError] = []
@@ -46,12 +47,12 @@ public enum ConfigLoader {
             late += preferred.violations().map { ConfigError(path: $0.field, message: "\($0.detail) breaks the rule \"\($0.rule)\"") }
         }
         guard late.isEmpty else { throw ConfigErrors(late) }
-        return config
+        return loaded
     }
 
     /// Reads the file (the only I/O in GattCore) and loads it. A file that
     /// cannot be read gives one error with path `ConfigError.filePath`.
-    public static func load(path: String) throws(ConfigErrors) -> GattConfiguration {
+    public static func load(path: String) throws(ConfigErrors) -> DaemonConfiguration {
         let data: [UInt8]
         switch readFile(path) {
         case .success(let d): data = d
@@ -88,7 +89,7 @@ public enum ConfigLoader {
 
     // MARK: - Top level
 
-    static func decode(_ root: JSONValue, _ r: ConfigReader) -> GattConfiguration? {
+    static func decode(_ root: JSONValue, _ r: ConfigReader) -> DaemonConfiguration? {
         guard let obj = r.object(root, at: ConfigError.rootPath, keys: topLevelKeys, required: ["name"]) else { return nil }
         if let v = obj.value("$schema") { _ = r.string(v, at: obj.path("$schema")) }
 
@@ -131,12 +132,13 @@ public enum ConfigLoader {
         if let v = obj.value("advertising_sets") {
             config.advertisingSets = AdvertisingParser(reader: r).parseSets(v, primary: advertising, appearance: appearance)
         }
-        if let v = obj.value("security") { SecurityParser(reader: r).parse(v, into: &config) }
-        if let v = obj.value("state_restoration"), let b = r.bool(v, at: "state_restoration") { config.stateRestoration = b }
+        var settings = DaemonSettings()
+        if let v = obj.value("security") { SecurityParser(reader: r).parse(v, into: &config, settings: &settings) }
+        if let v = obj.value("state_restoration"), let b = r.bool(v, at: "state_restoration") { settings.stateRestoration = b }
         if let v = obj.value("eatt"), let b = r.bool(v, at: "eatt") { config.enhancedATT = b }
         config.l2capChannels = channels
         config.assignL2CAPPSMs()
-        return config
+        return DaemonConfiguration(gatt: config, settings: settings)
     }
 }
 

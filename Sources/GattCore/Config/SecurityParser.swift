@@ -11,8 +11,8 @@ struct SecurityParser {
         ("keyboard_only", .keyboardOnly), ("keyboard_display", .keyboardDisplay),
     ]
 
-    /// Reads `security` into `config.security` and `config.maxBonds`.
-    func parse(_ v: JSONValue, into config: inout GattConfiguration) {
+    /// Reads `security` into `config.security`, and its daemon settings into `settings`.
+    func parse(_ v: JSONValue, into config: inout GattConfiguration, settings: inout DaemonSettings) {
         let r = reader
         guard let o = r.object(v, at: "security", keys: Self.keys) else { return }
         var s = SecurityManagerConfiguration()
@@ -35,9 +35,9 @@ struct SecurityParser {
         if let v = o.value("request_security_on_connect"), let b = r.bool(v, at: o.path("request_security_on_connect")) {
             s.requestSecurityOnConnect = b
         }
-        if let v = o.value("max_bonds"), let n = r.integer(v, at: o.path("max_bonds"), in: 1...0xFFFF) { config.maxBonds = n }
+        if let v = o.value("max_bonds"), let n = r.integer(v, at: o.path("max_bonds"), in: 1...0xFFFF) { settings.maxBonds = n }
         if let v = o.value("restore_without_encryption"), let b = r.bool(v, at: o.path("restore_without_encryption")) {
-            config.restoreWithoutEncryption = b
+            settings.restoreWithoutEncryption = b
         }
         config.security = s
     }

@@ -9,8 +9,12 @@ public struct ControllerInfo: Sendable, Equatable {
     /// The advertising commands the controller gets until its next reset (from the H4 host,
     /// or from the kernel, which chooses as its LE features say).
     public var advertisingCommands: AdvertisingCommandSet = .legacy
-    /// Who sends them.
+    /// Who sends them, and so what fits and how, in words.
     public var advertisingOwner: AdvertisingOwner = .host
+    /// Whether non-connectable advertising sets advertise from `address`, like connectable
+    /// ones; false: from an address the advertiser picks itself (the kernel: a non-resolvable
+    /// private one), which `status` then leaves out.
+    public var nonConnectableSetsUseControllerAddress = true
 
     public init() {}
 
@@ -21,21 +25,18 @@ public struct ControllerInfo: Sendable, Equatable {
     /// What advertising sets fit (`AdvertisingLimits.violations(of:)`).
     public var limits: AdvertisingLimits {
         switch (advertisingOwner, advertisingCommands) {
-        case (.kernel(_, let limits), _): limits
+        case (.kernel(let limits, _), _): limits
         case (.host, .legacy): .legacy
         case (.host, .extended(let sets, let length)): AdvertisingLimits(numberOfSets: sets, maximumDataLength: length, extendedPDUs: true)
         }
     }
 
     /// How the advertising sets go on the air, in words: "extended advertising (16 sets, 1650
-    /// bytes of data per set)"; with legacy advertising and several sets, "... (sets take turns)".
+    /// bytes of data per set)"; through the kernel, what its transport says.
     public var advertisingSummary: String {
         switch advertisingOwner {
         case .host: "\(advertisingCommands)"
-        case .kernel(let extendedManagement, let limits):
-            "\(advertisingCommands) by the kernel, through mgmt \(extendedManagement ? "Add Extended Advertising" : "Add Advertising") ("
-                + "\(limits.numberOfSets.map { "\($0) instances" } ?? "instances"), \(limits.maximumDataLength)-byte data"
-                + "\(limits.setsTakeTurns ? ", sets take turns" : ""))"
+        case .kernel(_, let summary): summary
         }
     }
 
@@ -55,9 +56,9 @@ public struct ControllerInfo: Sendable, Equatable {
 public enum AdvertisingOwner: Sendable, Equatable {
     /// gattd's H4 host, with `ControllerInfo.advertisingCommands`.
     case host
-    /// The kernel, asked through mgmt: Add Extended Advertising Parameters/Data
-    /// (`extendedManagement`) or Add Advertising; `limits` from Read Advertising Features.
-    case kernel(extendedManagement: Bool, limits: AdvertisingLimits)
+    /// The kernel, for gattd: the sets that fit and how they go on the air, in words (as
+    /// the kernel transport tells them).
+    case kernel(limits: AdvertisingLimits, summary: String)
 }
 
 /// The advertising commands the host gives a controller until its next reset: legacy or

@@ -50,7 +50,15 @@ extension KernelPeripheralTransport {
         let limits = support?.limits(extendedController: extended)
             ?? AdvertisingLimits(numberOfSets: 1, maximumDataLength: AdvertisingPayloadBuilder.maximumDataLength, extendedPDUs: false)
         c.advertisingCommands = extended ? .extended(sets: limits.numberOfSets ?? 1, maximumDataLength: limits.maximumDataLength) : .legacy
-        c.advertisingOwner = .kernel(extendedManagement: support?.commands == .extended, limits: limits)
+        let through = support?.commands == .extended ? "Add Extended Advertising" : "Add Advertising"
+        c.advertisingOwner = .kernel(
+            limits: limits,
+            summary: "\(c.advertisingCommands) by the kernel, through mgmt \(through) ("
+                + "\(limits.numberOfSets.map { "\($0) instances" } ?? "instances"), \(limits.maximumDataLength)-byte data"
+                + "\(limits.setsTakeTurns ? ", sets take turns" : ""))")
+        // It advertises connectable sets from the controller's address, the others from a
+        // non-resolvable private address it picks itself.
+        c.nonConnectableSetsUseControllerAddress = false
         return c
     }
 
