@@ -18,6 +18,10 @@ public enum ControlEvent: Sendable, Equatable {
     case ready
     /// A central confirmed an indication.
     case confirmed(central: String, characteristic: String)
+    /// An indication sent to a central will never be confirmed (no `confirmed` follows):
+    /// `reason` is `bearer_closed` (the central closed the Enhanced ATT bearer it went on) or
+    /// `timeout` (not confirmed in 30 s; its bearer is closed).
+    case unconfirmed(central: String, characteristic: String, reason: String)
     /// A value of a persisted characteristic could not be made durable (`central`: the
     /// central that wrote it; nil for a control-socket `set`/`notify`).
     case persistFailed(central: String?, characteristic: String, message: String)
@@ -46,6 +50,7 @@ public enum ControlEvent: Sendable, Equatable {
         case .writeRequest: "write_request"
         case .ready: "ready"
         case .confirmed: "confirmed"
+        case .unconfirmed: "unconfirmed"
         case .persistFailed: "persist_failed"
         case .pairing(_, let e): e.name
         case .state: "state"
@@ -77,6 +82,8 @@ public enum ControlEvent: Sendable, Equatable {
             break
         case .confirmed(let c, let ch):
             m += [("central", .string(c)), ("characteristic", .string(ch))]
+        case .unconfirmed(let c, let ch, let reason):
+            m += [("central", .string(c)), ("characteristic", .string(ch)), ("reason", .string(reason))]
         case .persistFailed(let c, let ch, let message):
             if let c { m.append(("central", .string(c))) }
             m += [("characteristic", .string(ch)), ("message", .string(message))]
@@ -132,6 +139,8 @@ public enum ControlEvent: Sendable, Equatable {
             return .ready
         case "confirmed":
             return .confirmed(central: try o.string("central"), characteristic: try o.string("characteristic"))
+        case "unconfirmed":
+            return .unconfirmed(central: try o.string("central"), characteristic: try o.string("characteristic"), reason: try o.string("reason"))
         case "persist_failed":
             return .persistFailed(central: try o.optionalString("central"), characteristic: try o.string("characteristic"), message: try o.string("message"))
         case "state":

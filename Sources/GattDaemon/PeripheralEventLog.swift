@@ -40,7 +40,9 @@ struct PeripheralEventLog {
         case .subscriptionChanged(let id, let c, let n, let i):
             logger.info("\(who(id)): \(n || i ? "subscribed to" : "unsubscribed from") \(name(c))\(i ? " (indications)" : "")")
         case .written(let id, let c, let v): logger.info("\(who(id)): wrote \(v.count) bytes to \(name(c))")
-        case .indicationTimedOut(let id, let c): logger.warning("\(who(id)): indication of \(name(c)) not confirmed in 30 s; disconnecting")
+        case .indicationTimedOut(let id, let c): logger.warning("\(who(id)): indication of \(name(c)) not confirmed in 30 s; closing its bearer")
+        case .indicationUnconfirmed(let id, let c):
+            logger.warning("\(who(id)): indication of \(name(c)) will not be confirmed: its Enhanced ATT bearer closed")
         case .requestTimedOut(let r): logger.warning("request \(r) not answered in time; answered Unlikely Error")
         default: logger.debug("\(event)")
         }

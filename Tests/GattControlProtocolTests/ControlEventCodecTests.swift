@@ -28,6 +28,10 @@ struct ControlEventCodecTests {
          #"{"event":"write_request","central":"AA:BB:CC:DD:EE:FF","request":4,"characteristic":"c","offset":0,"value":{"hex":"0102"}}"#),
         (.ready, #"{"event":"ready"}"#),
         (.confirmed(central: a, characteristic: "alert"), #"{"event":"confirmed","central":"AA:BB:CC:DD:EE:FF","characteristic":"alert"}"#),
+        (
+            .unconfirmed(central: a, characteristic: "alert", reason: "bearer_closed"),
+            #"{"event":"unconfirmed","central":"AA:BB:CC:DD:EE:FF","characteristic":"alert","reason":"bearer_closed"}"#
+        ),
         (.persistFailed(central: a, characteristic: "label", message: "disk full"),
          #"{"event":"persist_failed","central":"AA:BB:CC:DD:EE:FF","characteristic":"label","message":"disk full"}"#),
         (.persistFailed(central: nil, characteristic: "label", message: "disk full"),

@@ -174,9 +174,12 @@ import GattTestFixtures
         #expect(h.drain(e1) == [pdu(0x1D, Self.a, [1])])
         notify(Self.a, [2])  // …a2 and a3 wait behind it
         notify(Self.a, [3])
-        // e1 closes before a1 is confirmed: a1 went out (it is not sent again), a2 and a3 go to
-        // a bearer without an indication outstanding (e2), a2 at once, a3 after its confirmation.
-        _ = h.server.closeBearer(e1, now: .seconds(1))
+        // e1 closes before a1 is confirmed: a1 went out (it is not sent again: reported
+        // unconfirmed), a2 and a3 go to a bearer without an indication outstanding (e2), a2 at
+        // once, a3 after its confirmation.
+        #expect(h.server.closeBearer(e1, now: .seconds(1)) == [
+            .event(.indicationUnconfirmed(h.c1, characteristic: Self.a)), .outgoingAvailable(e2),
+        ])
         #expect(h.drain(e2) == [pdu(0x1D, Self.a, [2])])
         #expect(h.server.nextDeadline == .seconds(30))  // b's on the fixed bearer; a2's at 31
         #expect(h.server.receive([0x1E], from: e2, now: .seconds(2)) == [
@@ -184,6 +187,57 @@ import GattTestFixtures
         ])
         #expect(h.drain(e2) == [pdu(0x1D, Self.a, [3])])
         #expect(h.drain(fixed) == [pdu(0x1D, Self.b, [0xB0])])
+    }
+
+    // MARK: An indication its closed bearer took with it
+
+    @Test mutating func aBearerClosedWithItsIndicationSentReportsItUnconfirmedOnce() {
+        subscribe(Self.a, 0x02)
+        subscribe(Self.b, 0x02)
+        notify(Self.b, [0xB0])  // fixed: outstanding
+        notify(Self.a, [1])  // e1: outstanding, and sent
+        #expect(h.drain(e1) == [pdu(0x1D, Self.a, [1])])
+        // Nothing else was queued on e1: only the report.
+        #expect(h.server.closeBearer(e1, now: .seconds(1)) == [.event(.indicationUnconfirmed(h.c1, characteristic: Self.a))])
+        #expect(h.server.closeBearer(e1, now: .seconds(2)) == [])  // closed already: no second report
+        #expect(h.server.nextDeadline == .seconds(30))  // b's alone: a1's timer went with e1
+        // a's next indication goes out at once on another bearer.
+        notify(Self.a, [2], now: .seconds(3))
+        #expect(h.drain(e2) == [pdu(0x1D, Self.a, [2])])
+    }
+
+    @Test mutating func aBearerClosedBeforeTheTransportTookItsIndicationMovesItUnreported() {
+        subscribe(Self.a, 0x02)
+        subscribe(Self.b, 0x02)
+        notify(Self.b, [0xB0])  // fixed: outstanding
+        notify(Self.a, [1])  // e1: outstanding, still in e1's queue (held back)
+        // Never sent: it is sent on e2 instead, and a confirmation may still come.
+        #expect(h.server.closeBearer(e1, now: .seconds(1)) == [.outgoingAvailable(e2)])
+        #expect(h.drain(e2) == [pdu(0x1D, Self.a, [1])])
+        #expect(h.server.receive([0x1E], from: e2, now: .seconds(2)) == [.event(.indicationConfirmed(h.c1, characteristic: Self.a))])
+    }
+
+    @Test mutating func aBearerClosedAfterItsIndicationWasConfirmedReportsNothing() {
+        subscribe(Self.a, 0x02)
+        subscribe(Self.b, 0x02)
+        notify(Self.b, [0xB0])
+        notify(Self.a, [1])
+        #expect(h.drain(e1) == [pdu(0x1D, Self.a, [1])])
+        _ = h.server.receive([0x1E], from: e1, now: .seconds(1))
+        #expect(h.server.closeBearer(e1, now: .seconds(2)) == [])
+    }
+
+    @Test mutating func anIndicationThatTimedOutOnAnEnhancedBearerIsReportedOnceAsTimedOut() {
+        subscribe(Self.a, 0x02)
+        subscribe(Self.b, 0x02)
+        notify(Self.b, [0xB0], now: .seconds(10))  // fixed: its deadline is later
+        notify(Self.a, [1])
+        #expect(h.drain(e1) == [pdu(0x1D, Self.a, [1])])
+        #expect(h.server.tick(now: .seconds(30)) == [
+            .event(.indicationTimedOut(h.c1, characteristic: Self.a)), .closeBearer(e1, .transactionTimeout),
+        ])
+        // The transport then reports the channel closed: nothing more (the timeout said it).
+        #expect(h.server.closeBearer(e1, now: .seconds(31)) == [])
     }
 
     @Test mutating func aMultipleHandleValueNotificationThatNoLongerFitsIsSplitWhenMoved() {

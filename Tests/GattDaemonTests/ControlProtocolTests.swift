@@ -26,6 +26,11 @@ struct ControlEventMappingTests {
             == .written(central: "01:02:03:04:05:06", characteristic: "level", value: ControlValue(hex: [1])))
         #expect(ControlEvent.from(.ready, database: db, central: central) == .ready)
         #expect(ControlEvent.from(.requestTimedOut(id: PendingRequestID(1)), database: db, central: central) == nil)
+        // An indication that will not be confirmed: its Enhanced bearer closed, or it timed out.
+        #expect(ControlEvent.from(.indicationUnconfirmed(ConnectionID(1), characteristic: level), database: db, central: central)
+            == .unconfirmed(central: "01:02:03:04:05:06", characteristic: "level", reason: "bearer_closed"))
+        #expect(ControlEvent.from(.indicationTimedOut(ConnectionID(1), characteristic: level), database: db, central: central)
+            == .unconfirmed(central: "01:02:03:04:05:06", characteristic: "level", reason: "timeout"))
         // Unknown connection: not forwarded.
         #expect(ControlEvent.from(.mtuExchanged(ConnectionID(2), mtu: 100), database: db, central: central) == nil)
     }

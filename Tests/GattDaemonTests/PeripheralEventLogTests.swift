@@ -83,6 +83,7 @@ import Testing
             log.att(.written(id, characteristic: CharacteristicIndex(99), value: [1]), database: db)
             log.att(.written(id, characteristic: CharacteristicIndex(-1), value: [1]), database: db)
             log.att(.indicationTimedOut(id, characteristic: level), database: db)
+            log.att(.indicationUnconfirmed(id, characteristic: level), database: db)
             log.att(.requestTimedOut(id: PendingRequestID(7)), database: db)
         }
         #expect(logged == [
@@ -93,7 +94,8 @@ import Testing
             "<6>conn#64: wrote 3 bytes to level\n",
             "<6>conn#64: wrote 1 bytes to #99\n",
             "<6>conn#64: wrote 1 bytes to #-1\n",
-            "<4>conn#64: indication of level not confirmed in 30 s; disconnecting\n",
+            "<4>conn#64: indication of level not confirmed in 30 s; closing its bearer\n",
+            "<4>conn#64: indication of level will not be confirmed: its Enhanced ATT bearer closed\n",
             "<4>request req#7 not answered in time; answered Unlikely Error\n",
         ])
     }

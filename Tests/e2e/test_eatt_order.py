@@ -24,7 +24,7 @@ from bumble.core import UUID, PhysicalTransport
 from bumble.pairing import PairingConfig
 
 from control_client import ControlClient, hex_value
-from eatt_client import Client, Updates, fixed_bearer_client, open_bearers
+from eatt_client import FIXED, Client, Updates, fixed_bearer_client, open_bearers
 from gatt_central import Link, central_device, dump_link_logs, module_link  # noqa: F401 (dump_link_logs: fixture)
 from harness import LINK_LAYERS, run
 
@@ -41,6 +41,7 @@ CHARACTERISTICS = [
     {"id": "stream", "uuid": uuid(1), "properties": ["notify"], "max_length": 244},
     {"id": "level", "uuid": uuid(2), "properties": ["notify"], "max_length": 244},
     {"id": "alert", "uuid": uuid(3), "properties": ["indicate"], "max_length": 20},
+    {"id": "alarm", "uuid": uuid(4), "properties": ["indicate"], "max_length": 20},
 ]
 CONFIG = json.dumps({"name": "gattd eatt order",
                      "services": [{"id": "svc", "uuid": uuid(0), "characteristics": CHARACTERISTICS}]}, indent=1)
@@ -239,6 +240,46 @@ def test_the_android_like_session_of_issue_30(link):
                 assert [len(v) for v in values] == [244] * 40
                 assert numbers(values) == list(range(40)), f"bearers used: {s.bearers_used()}"
         finally:
+            await control.close()
+
+    run(body(), 90)
+
+
+def test_a_bearer_closed_with_its_indication_unconfirmed_reports_it(link):
+    """The central holds its confirmations and closes the Enhanced ATT bearer an indication
+    came on: that indication will never be confirmed, and `watch` says so (`unconfirmed`,
+    `bearer_closed`) instead of leaving a program waiting for `confirmed`; the one still
+    outstanding on the fixed bearer is confirmed once the central confirms it."""
+
+    async def body():
+        control = await ControlClient.open(link.gattd.work_dir / "control.sock")
+        watcher = await ControlClient.open(link.gattd.work_dir / "control.sock")
+        try:
+            assert await watcher.request({"op": "watch"}) == {"ok": True}
+            async with session(link, "C0:00:00:00:E0:06") as s:
+                await s.subscribe("alert", b"\x02\x00")
+                await s.subscribe("alarm", b"\x02\x00")
+                for client in [s.fixed, *s.bearers]:
+                    client.hold_confirmations = True
+                # alert takes the fixed bearer (a tie) and stays unconfirmed there, so alarm
+                # takes an Enhanced one (a bearer without an indication outstanding).
+                for name in ["alert", "alarm"]:
+                    assert await control.request({"op": "notify", "central": s.address, "characteristic": name,
+                                                  "value": hex_value(b"\x01")}) == {"ok": True, "sent": 1}
+                updates = await s.updates.wait_for(2, timeout=10)
+                alarm = s.found["alarm"][0]
+                [bearer] = [u.bearer for u in updates if u.values[0][0] == alarm]
+                assert bearer != FIXED, f"bearers used: {s.bearers_used()}"
+                [client] = [c for c in s.bearers if c.label == bearer]
+                await client.bearer.disconnect()
+                event = await watcher.event("unconfirmed", timeout=10)
+                assert event == {"event": "unconfirmed", "central": s.address, "characteristic": "alarm",
+                                 "reason": "bearer_closed"}
+                s.fixed.release_confirmations()
+                assert await watcher.event("confirmed", timeout=10) == {
+                    "event": "confirmed", "central": s.address, "characteristic": "alert"}
+        finally:
+            await watcher.close()
             await control.close()
 
     run(body(), 90)

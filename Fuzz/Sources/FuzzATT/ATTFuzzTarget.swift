@@ -179,10 +179,17 @@ struct ATTFuzzHarness {
             case 1:
                 server.reconfigureBearer(b, mtu: mtu)
             case 2:
-                guard models[b] != nil else { return }
+                guard let model = models[b] else { return }
                 models[b] = nil
                 dropTransport(b)
-                absorb(server.closeBearer(b, now: now))
+                // An indication the transport took and the client did not confirm is
+                // reported unconfirmed, once; none otherwise (one still queued moves on).
+                let outputs = server.closeBearer(b, now: now)
+                let reports = outputs.filter { if case .event(.indicationUnconfirmed(b.connection, _)) = $0 { true } else { false } }
+                if reports.count != (model.indicationOutstanding ? 1 : 0) {
+                    oracleViolation("closing \(b) with an indication \(model.indicationOutstanding ? "" : "not ")outstanding reported \(reports)")
+                }
+                absorb(outputs)
             case 3:
                 toggleHold(b)
             default:
@@ -249,6 +256,8 @@ struct ATTFuzzHarness {
                     dropTransport(b)
                     if models[b]?.indicationOutstanding == false { excuse(c, for: id) }
                 }
+            case .event(.indicationUnconfirmed):
+                break  // checked where the bearer closes
             case .event:
                 break
             case .closeBearer(let b, _) where b.isEnhanced:

@@ -18,14 +18,19 @@ extension ATTServer {
     }
 
     /// An Enhanced ATT bearer's channel closed: the bearer is forgotten (its outstanding
-    /// deferred accesses become unknown, its queued responses are dropped); the
-    /// notifications and indications still queued or waiting on it move, in order, to another
-    /// bearer of the client (`moveUpdates`); the client and its other bearers stay. The fixed
-    /// bearer closes with its connection: for it this is `disconnect`.
+    /// deferred accesses become unknown, its queued responses are dropped); an indication
+    /// the transport took and the client did not confirm is reported (`.indicationUnconfirmed`,
+    /// not re-sent: the client may have received it); the notifications and indications still
+    /// queued or waiting on it move, in order, to another bearer of the client
+    /// (`moveUpdates`); the client and its other bearers stay. The fixed bearer closes with
+    /// its connection: for it this is `disconnect`.
     public mutating func closeBearer(_ id: BearerID, now: Duration) -> [ATTServerOutput] {
         guard id.isEnhanced else { return disconnect(id.connection) }
         outputs = []
-        if let closed = removeBearer(id) { moveUpdates(of: closed, from: id, now: now) }
+        if let closed = removeBearer(id) {
+            reportUnconfirmed(closed, of: id.connection)
+            moveUpdates(of: closed, from: id, now: now)
+        }
         checkReady()
         return takeOutputs()
     }
@@ -112,6 +117,17 @@ extension ATTServer {
                 }
             }
         }
+    }
+
+    /// Emits `.indicationUnconfirmed` when the closed bearer's outstanding indication was
+    /// taken by the transport (sent, or about to be): no confirmation can come for it on
+    /// another bearer (Vol 3 Part F §3.3.2: a confirmation answers its own bearer's
+    /// indication). One still in its queue moves with the other updates instead.
+    private mutating func reportUnconfirmed(_ closed: ATTBearer, of id: ConnectionID) {
+        guard let o = closed.outstandingIndication,
+            !closed.outgoing.contains(where: { $0.isUpdate && $0.bytes.first == ATTOpcode.handleValueIndication.rawValue })
+        else { return }
+        emit(.indicationUnconfirmed(id, characteristic: o.characteristic))
     }
 
     /// The characteristic whose value handle an indication names.

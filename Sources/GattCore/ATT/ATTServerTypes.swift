@@ -30,6 +30,11 @@ public enum ATTServerEvent: Equatable, Sendable {
     case indicationConfirmed(ConnectionID, characteristic: CharacteristicIndex)
     /// An indication was not confirmed in 30 s; the bearer is being closed.
     case indicationTimedOut(ConnectionID, characteristic: CharacteristicIndex)
+    /// An Enhanced ATT bearer closed (`closeBearer`) after its indication was sent and before
+    /// the client confirmed it: that indication will never be confirmed, and is not re-sent
+    /// (the client may have received it). Not emitted when the connection goes (`disconnect`)
+    /// nor after `.indicationTimedOut`, which says the same.
+    case indicationUnconfirmed(ConnectionID, characteristic: CharacteristicIndex)
     /// Every queue that made `notify` return `.busy` has room again
     /// (`peripheralManagerIsReadyToUpdateSubscribers`).
     case ready

@@ -319,7 +319,8 @@ extension ATTServerEvent {
         switch self {
         case .mtuExchanged(let id, _), .subscriptionChanged(let id, _, _, _), .written(let id, _, _),
             .descriptorWritten(let id, _, _), .clientFeaturesChanged(let id, _), .deferredAccess(_, let id, _),
-            .writeCommand(let id, _, _), .indicationConfirmed(let id, _), .indicationTimedOut(let id, _):
+            .writeCommand(let id, _, _), .indicationConfirmed(let id, _), .indicationTimedOut(let id, _),
+            .indicationUnconfirmed(let id, _):
             return id
         case .requestTimedOut, .ready:
             return nil

@@ -3,8 +3,9 @@ import GattCore
 
 extension ControlEvent {
     /// The control event for an ATT server event, or nil when it is not forwarded
-    /// (descriptor writes, client features, timeouts, indication timeouts, commits: the
-    /// daemon answers those itself).
+    /// (descriptor writes, client features, request timeouts, commits: the daemon answers
+    /// those itself). An indication that will not be confirmed, its bearer closed or timed
+    /// out (fixed or Enhanced), is `unconfirmed` with reason `bearer_closed` or `timeout`.
     /// `central` maps a connection to its address string.
     public static func from(_ e: ATTServerEvent, database db: GATTDatabase, central: (ConnectionID) -> String?) -> ControlEvent? {
         func name(_ c: CharacteristicIndex) -> String { db.contains(c) ? db[c].displayName : "#\(c.rawValue)" }
@@ -21,9 +22,13 @@ extension ControlEvent {
             return central(id).map { .writeRequest(central: $0, request: r.rawValue, characteristic: name(c), offset: offset, value: ControlValue(hex: v)) }
         case .indicationConfirmed(let id, let c):
             return central(id).map { .confirmed(central: $0, characteristic: name(c)) }
+        case .indicationUnconfirmed(let id, let c):
+            return central(id).map { .unconfirmed(central: $0, characteristic: name(c), reason: "bearer_closed") }
+        case .indicationTimedOut(let id, let c):
+            return central(id).map { .unconfirmed(central: $0, characteristic: name(c), reason: "timeout") }
         case .ready:
             return .ready
-        case .descriptorWritten, .clientFeaturesChanged, .requestTimedOut, .indicationTimedOut, .deferredAccess(_, _, .commit):
+        case .descriptorWritten, .clientFeaturesChanged, .requestTimedOut, .deferredAccess(_, _, .commit):
             return nil
         }
     }

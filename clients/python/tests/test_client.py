@@ -35,6 +35,7 @@ from gattd_client import (  # noqa: E402
     UnknownServiceError,
     BusyError,
     Confirmed,
+    Unconfirmed,
     Connected,
     Disconnected,
     AdvertisingChanged,
@@ -530,6 +531,7 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             {"event": "write_request", "central": "A", "request": 8, "characteristic": "ctl", "offset": 0, "value": {"hex": "01"}},
             {"event": "ready"},
             {"event": "confirmed", "central": "A", "characteristic": "alert"},
+            {"event": "unconfirmed", "central": "A", "characteristic": "alert", "reason": "bearer_closed"},
             {"event": "persist_failed", "message": "disk full"},
             {"event": "connected"},  # malformed: still no exception
             {"event": "disconnected", "central": "A", "reason": "remote_user_terminated_connection"},
@@ -554,13 +556,13 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             self.assertEqual(got, [
                 Connected("A"), MtuChanged("A", 100), Subscribed("A", "hr", True, False), Unsubscribed("A", "hr"),
                 Written("A", "label", b"hi"), ReadRequest("A", 7, "ctl", 0), WriteRequest("A", 8, "ctl", 0, b"\x01"),
-                Ready(), Confirmed("A", "alert"),
+                Ready(), Confirmed("A", "alert"), Unconfirmed("A", "alert", "bearer_closed"),
                 UnknownEvent("persist_failed", {"event": "persist_failed", "message": "disk full"}),
                 UnknownEvent("connected", {"event": "connected"}),
                 Disconnected("A", "remote_user_terminated_connection"),
             ])
             self.assertEqual([e.name for e in got][:3], ["connected", "mtu", "subscribed"])
-            self.assertEqual(got[9].name, "persist_failed")
+            self.assertEqual(got[10].name, "persist_failed")
 
         await self.run_with(script, body)
         self.assertEqual([w["op"] for w in watches], ["watch"])

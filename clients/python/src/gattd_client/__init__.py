@@ -38,6 +38,7 @@ from ._errors import (
 from ._events import (
     AdvertisingChanged,
     Confirmed,
+    Unconfirmed,
     Connected,
     Disconnected,
     Event,
@@ -82,6 +83,7 @@ __all__ = [
     "BusyError",
     "AdvertisingChanged",
     "Confirmed",
+    "Unconfirmed",
     "Connected",
     "Connection",
     "DEFAULT_SOCKET",

@@ -119,6 +119,17 @@ class Confirmed(Event):
 
 
 @dataclass(frozen=True)
+class Unconfirmed(Event):
+    """An indication will never be confirmed (no `Confirmed` follows): `reason` is
+    `bearer_closed` (its Enhanced ATT bearer closed) or `timeout` (30 s without one)."""
+
+    NAME: ClassVar[str] = "unconfirmed"
+    central: str
+    characteristic: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class PersistFailed(Event):
     """A persisted value could not be made durable (`central`: who wrote it, if a central)."""
 
@@ -327,6 +338,10 @@ def _confirmed(o: Mapping[str, Any]) -> Event:
     return Confirmed(central=_str(o, "central"), characteristic=_str(o, "characteristic"))
 
 
+def _unconfirmed(o: Mapping[str, Any]) -> Event:
+    return Unconfirmed(central=_str(o, "central"), characteristic=_str(o, "characteristic"), reason=_str(o, "reason"))
+
+
 def _persist_failed(o: Mapping[str, Any]) -> Event:
     central = o.get("central")
     if central is not None and not isinstance(central, str):
@@ -376,6 +391,7 @@ _PARSERS: Dict[str, Callable[[Mapping[str, Any]], Event]] = {
     "write_request": _write_request,
     "ready": _ready,
     "confirmed": _confirmed,
+    "unconfirmed": _unconfirmed,
     "persist_failed": _persist_failed,
     "pairing_request": _pairing_request,
     "passkey_display": _passkey_display,
