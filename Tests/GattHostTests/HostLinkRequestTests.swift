@@ -216,6 +216,10 @@ import GattTestFixtures
         #expect(h.sent.isEmpty)
         #expect(finished(h) == [.linkRequestFinished(0x40, .connectionParameters, .accepted)])
         #expect(h.host.host.connectionUpdates.isEmpty)
+        // The PHYs in use (LE 1M both ways on a new link): nothing to ask either.
+        Self.requestPHY(&h, tx: .le1M, rx: .le1M)
+        #expect(h.sent.isEmpty)
+        #expect(finished(h).last == .linkRequestFinished(0x40, .phy, .accepted))
         // Another timeout is a change: asked for.
         Self.request(&h, LEConnectionParameters(intervalMin: 24, intervalMax: 36, latency: 0, supervisionTimeout: 100))
         #expect(!h.sent.isEmpty)

@@ -57,6 +57,11 @@ extension Host {
                     return [finished(id, .phy, .refused("the controller does not support \(phy) (its LE features lack it)"))]
                 }
             }
+            // The PHYs in use already (not LE Coded: its coding is not reported): no procedure to
+            // run. §7.7.65.12 has the controller answer at once then, but not every one does.
+            if let link = links[handle], link.txPHY == tx, link.rxPHY == rx, tx != .leCoded, rx != .leCoded {
+                return [finished(id, .phy, .accepted)]
+            }
             let command = HCICommand.leSetPHY(
                 handle: handle, allPHYs: 0, txPHYs: 1 << (tx.rawValue - 1), rxPHYs: 1 << (rx.rawValue - 1), phyOptions: coding.rawValue)
             guard supports(command) else { return [finished(id, .phy, .refused("the controller does not list LE Set PHY"))] }
