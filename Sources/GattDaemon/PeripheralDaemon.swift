@@ -73,6 +73,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var loggedNoEnhancedATT = false
     /// The `connection_parameters` requests waiting for each central's answer.
     var linkRequests: [ConnectionID: PendingLinkRequest] = [:]
+    /// How long a link request waits for its central (tests shorten it).
+    var linkRequestTimeout = PeripheralDaemon.defaultLinkRequestTimeout
     /// `L2CAPChannelControl`: where opened channels go (set by `ControlServer`).
     public var l2capChannelHandler: ((L2CAPChannelOpened, _ central: String) -> Bool)?
 
@@ -341,8 +343,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         case .linkChanged(let c):
             logger.info("\(c.address): link \(c.link)")
             controlEventHandler?(.link(central: c.address.description, c.link))
-        case .linkRequestFinished(let c, _, let result):
-            linkRequestEnded(c.id, .finished(result))
+        case .linkRequestFinished(let c, let kind, let result):
+            linkRequestEnded(c.id, .finished(result), kind: kind)
         case .pairing(let c, let e):
             pairing(c, e)
         case .l2capChannel(let channel, let central):

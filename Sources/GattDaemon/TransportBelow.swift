@@ -39,6 +39,10 @@ struct TransportBelow: BelowSeam {
         transport.requestLink(id, request)
         return []
     }
+    func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind, now: Duration) -> [Never] {
+        transport.cancelLinkRequest(id, kind)
+        return []
+    }
     func tick(now: Duration) -> [Never] { [] }
     var nextDeadline: Duration? { nil }
 }

@@ -42,6 +42,8 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     /// A program's request for one link (new connection parameters); `.linkRequestFinished`
     /// reports how it ended (a transport that cannot: refused at once, with the reason).
     func requestLink(_ id: ConnectionID, _ request: LinkRequest)
+    /// The program stopped waiting for its `kind` request on `id`: a late answer answers nothing.
+    func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind)
     /// The bonds to encrypt reconnecting centrals with (loaded from the bond store at
     /// start; the transport adds the bonds its own pairings complete).
     func setBonds(_ bonds: [Bond])

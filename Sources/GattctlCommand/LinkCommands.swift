@@ -44,6 +44,11 @@ struct ConnectionParameters: ParsableCommand {
         guard bounds.count == 2, latency >= 0, latency <= Int(UInt16.max), timeout >= 0 else {
             throw .usage("--interval takes MIN,MAX in ms (e.g. 30,45); --latency and --timeout non-negative integers")
         }
+        // Vol 6 Part B §4.5.1: 7.5 ms to 4 s; anything else (inf, nan, 1e300) never reaches gattd.
+        if let bad = bounds.first(where: { !$0.isFinite || $0 < 7.5 || $0 > 4000 }) {
+            throw .usage("--interval: \(bad) is not a connection interval; MIN and MAX are milliseconds from 7.5 to 4000")
+        }
+        guard timeout <= 32000 else { throw .usage("--timeout: \(timeout) ms is out of range; the supervision timeout is 100 to 32000 ms") }
         // gattd checks the rules (and says which one is broken).
         return .explicit(PreferredConnectionParameters(intervalMinMs: bounds[0], intervalMaxMs: bounds[1], latency: UInt16(latency), timeoutMs: timeout))
     }

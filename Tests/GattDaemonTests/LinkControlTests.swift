@@ -59,7 +59,7 @@ import Testing
         #expect(transport.linkRequests.map(\.1) == [.connectionParameters(LEConnectionParameters(intervalMin: 12, intervalMax: 12, latency: 0, supervisionTimeout: 200))])
         // One at a time per central.
         #expect(try now(.phy(central: "11:22:33:44:55:66", tx: .le2M, rx: .le2M, coding: .noPreference))
-            == .failure(ControlError(.busy, "11:22:33:44:55:66 has a phy request waiting; send the next one after its reply")))
+            == .failure(ControlError(.busy, "11:22:33:44:55:66 has a connection_parameters request waiting; send the next one after its reply")))
         try transport.report(.linkRequestFinished(Self.a, .connectionParameters, .accepted))
         #expect(try reply.wait() == .success)
         // Answered: the next one goes.
@@ -100,6 +100,27 @@ import Testing
         try transport.report(.connected(Self.a, Self.centralA))
         let reply = try later(Self.lowLatency)
         #expect(try reply.wait() == .failure(ControlError(.refused, "11:22:33:44:55:66: this transport cannot")))
+        try daemon.stop().wait()
+    }
+
+    @Test func anAnswerOfAnotherKindAnswersNothing() throws {
+        try transport.report(.connected(Self.a, Self.centralA))
+        let reply = try later(Self.lowLatency)
+        // A late PHY Update Complete of an older `phy` op: the connection_parameters op still waits.
+        try transport.report(.linkRequestFinished(Self.a, .phy, .accepted))
+        #expect(try now(.dataLength(central: "11:22:33:44:55:66", txOctets: 251))
+            == .failure(ControlError(.busy, "11:22:33:44:55:66 has a connection_parameters request waiting; send the next one after its reply")))
+        try transport.report(.linkRequestFinished(Self.a, .connectionParameters, .refused("no")))
+        #expect(try reply.wait() == .failure(ControlError(.refused, "11:22:33:44:55:66: no")))
+        try daemon.stop().wait()
+    }
+
+    @Test func aTimeoutRepliesAndTheStackForgetsTheRequest() throws {
+        try group.next().submit { self.daemon.linkRequestTimeout = .milliseconds(10) }.wait()
+        try transport.report(.connected(Self.a, Self.centralA))
+        let reply = try later(.phy(central: "11:22:33:44:55:66", tx: .le2M, rx: .le2M, coding: .noPreference))
+        #expect(try reply.wait() == .failure(ControlError(.timeout, "11:22:33:44:55:66: no answer within 0.01 s")))
+        #expect(transport.cancelledLinkRequests.map(\.0) == [Self.a] && transport.cancelledLinkRequests.map(\.1) == [.phy])
         try daemon.stop().wait()
     }
 }

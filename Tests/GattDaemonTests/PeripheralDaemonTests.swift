@@ -57,6 +57,8 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     /// Link requests as asked; with `refusesLinkRequests` refused at once, as a transport that cannot.
     private(set) var linkRequests: [(ConnectionID, LinkRequest)] = []
     var refusesLinkRequests = false
+    private(set) var cancelledLinkRequests: [(ConnectionID, LinkRequestKind)] = []
+    func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) { cancelledLinkRequests.append((id, kind)) }
     func requestLink(_ id: ConnectionID, _ request: LinkRequest) {
         guard refusesLinkRequests else { return linkRequests.append((id, request)) }
         onEvent?(.linkRequestFinished(id, request.kind, .refused("this transport cannot")))

@@ -88,5 +88,10 @@ import GattTestFixtures
         #expect(LinkParameters(connectionInterval: 9).description == "interval 11.25 ms")
         #expect(LinkParameters(connectionInterval: 6, txPHY: .le2M).description == "interval 7.5 ms, PHY 2M/?")
         #expect(LinkParameters().description == "parameters unknown")
+        // Never traps, whatever a program or a command line gives.
+        #expect(LinkParameters.milliseconds(.infinity) == "inf")
+        #expect(LinkParameters.milliseconds(.nan) == "nan")
+        #expect(LinkParameters.milliseconds(1e300) == "1e+300")
+        #expect(LinkParameters.milliseconds(-11.25) == "-11.25")
     }
 }

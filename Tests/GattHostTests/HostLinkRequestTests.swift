@@ -166,8 +166,9 @@ import GattTestFixtures
     @Test func aDataLengthRequestIsLESetDataLengthAnsweredByItsCommandComplete() {
         var h = Self.harness(procedure: false)
         h.take(h.host.call({ host, now in host.requestLink(ConnectionID(0x40), .dataLength(txOctets: 100), now: now) }, now: h.now))
-        // LE Set Data Length (0x2022): handle 0x0040, 100 octets, (100 + 14) × 8 = 912 µs.
-        #expect(h.sent.map(\.encoded) == [[0x01, 0x22, 0x20, 0x06, 0x40, 0x00, 0x64, 0x00, 0x90, 0x03]])
+        // LE Set Data Length (0x2022): handle 0x0040, 100 octets, TxTime 0x4290 (17040 µs, the
+        // largest: on LE Coded the LE 1M time, (100 + 14) × 8 µs, would bound it below 100 octets).
+        #expect(h.sent.map(\.encoded) == [[0x01, 0x22, 0x20, 0x06, 0x40, 0x00, 0x64, 0x00, 0x90, 0x42]])
         #expect(finished(h) == [.linkRequestFinished(0x40, .dataLength, .accepted)])
 
         var c = FakeController()
@@ -199,5 +200,78 @@ import GattTestFixtures
         h2.bringUp()
         h2.connect(0x40)
         #expect(!h2.sentOpcodes.contains(.leSetPHY))
+    }
+
+    // MARK: - What the link has, others' updates, Command Reject, cancelling
+
+    static func cancel(_ h: inout HostHarness, _ kind: LinkRequestKind) {
+        h.take(h.host.call({ host, now in host.cancelLinkRequest(ConnectionID(0x40), kind, now: now) }, now: h.now))
+    }
+
+    /// §7.7.65.3: no LE Connection Update Complete when nothing changes; the link (24, 0, 72)
+    /// already gives it, on either way of asking.
+    @Test(arguments: [true, false]) func theParametersTheLinkHasAreAcceptedAtOnce(procedure: Bool) {
+        var h = Self.harness(procedure: procedure)
+        Self.request(&h, LEConnectionParameters(intervalMin: 24, intervalMax: 36, latency: 0, supervisionTimeout: 72))
+        #expect(h.sent.isEmpty)
+        #expect(finished(h) == [.linkRequestFinished(0x40, .connectionParameters, .accepted)])
+        #expect(h.host.host.connectionUpdates.isEmpty)
+        // The PHYs in use (LE 1M both ways on a new link): nothing to ask either.
+        Self.requestPHY(&h, tx: .le1M, rx: .le1M)
+        #expect(h.sent.isEmpty)
+        #expect(finished(h).last == .linkRequestFinished(0x40, .phy, .accepted))
+        // Another timeout is a change: asked for.
+        Self.request(&h, LEConnectionParameters(intervalMin: 24, intervalMax: 36, latency: 0, supervisionTimeout: 100))
+        #expect(!h.sent.isEmpty)
+    }
+
+    @Test func anUpdateOutsideWhatWasAskedLeavesTheRequestWaiting() throws {
+        var h = Self.harness(procedure: true)
+        Self.request(&h)
+        // The central's own update (30 ms, 2 s) while 15 ms is asked: seen, but no answer.
+        h.deliver(Self.updateComplete(interval: 24))
+        #expect(finished(h).isEmpty)
+        #expect(h.host.linkReports.last?.link.connectionInterval == 24)
+        h.deliver(Self.updateComplete())
+        #expect(finished(h) == [.linkRequestFinished(0x40, .connectionParameters, .accepted)])
+
+        var h2 = Self.harness(procedure: false)
+        Self.request(&h2)
+        let request = try #require(h2.sentPayloads(handle: 0x40, channel: .leSignalling).first)
+        h2.receive([0x13, request[1], 0x02, 0x00, 0x00, 0x00], channel: .leSignalling, handle: 0x40)
+        h2.deliver(Self.updateComplete(timeout: 300))
+        #expect(finished(h2).isEmpty)
+        h2.deliver(Self.updateComplete())
+        #expect(finished(h2) == [.linkRequestFinished(0x40, .connectionParameters, .accepted)])
+    }
+
+    /// Vol 3 Part A §4.1: a central that does not take the request rejects it, same identifier.
+    @Test func aCommandRejectOfTheRequestRefusesIt() throws {
+        var h = Self.harness(procedure: false)
+        Self.request(&h)
+        let request = try #require(h.sentPayloads(handle: 0x40, channel: .leSignalling).first)
+        // Command Reject (0x01), another identifier: not ours.
+        h.receive([0x01, request[1] &+ 1, 0x02, 0x00, 0x00, 0x00], channel: .leSignalling, handle: 0x40)
+        #expect(finished(h).isEmpty)
+        // Command not understood (reason 0x0000), our identifier.
+        h.receive([0x01, request[1], 0x02, 0x00, 0x00, 0x00], channel: .leSignalling, handle: 0x40)
+        #expect(finished(h) == [.linkRequestFinished(0x40, .connectionParameters, .refused(
+            "the central rejected the command (L2CAP Command Reject of the Connection Parameter Update Request)"))])
+        #expect(h.host.host.connectionUpdates.isEmpty)
+    }
+
+    @Test func aCancelledRequestIsForgottenAndALateAnswerAnswersNothing() {
+        var h = Self.harness(procedure: true)
+        Self.request(&h)
+        Self.requestPHY(&h, tx: .le2M, rx: .le2M)
+        Self.cancel(&h, .connectionParameters)
+        #expect(h.host.host.connectionUpdates.isEmpty)
+        #expect(h.host.host.phyUpdates == [0x40])  // another kind stays
+        h.deliver(Self.updateComplete())
+        #expect(finished(h).isEmpty)
+        Self.cancel(&h, .phy)
+        h.deliver(.leMeta(.phyUpdateComplete(status: .success, handle: 0x40, txPHY: 2, rxPHY: 2)))
+        #expect(finished(h).isEmpty)
+        #expect(h.host.linkReports.last?.link.txPHY == .le2M)
     }
 }

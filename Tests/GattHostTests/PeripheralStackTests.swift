@@ -199,6 +199,10 @@ struct ScriptedBelow: BelowSeam {
         calls.append("request link \(id) \(request)")
         return []
     }
+    mutating func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind, now: Duration) -> [Output] {
+        calls.append("cancel link request \(id) \(kind)")
+        return []
+    }
     mutating func tick(now: Duration) -> [Output] {
         calls.append("tick")
         return []

@@ -467,6 +467,16 @@ def test_connection_parameters(fake):
     assert gattctl("connection-parameters", "fast", socket_path=server.path).returncode == 64
     assert gattctl("connection-parameters", "--interval", "30,45", socket_path=server.path).returncode == 64
     assert gattctl("connection-parameters", "balanced", "--latency", "1", socket_path=server.path).returncode == 64
+    # Not finite, or beyond what an interval can be: a usage error, and nothing sent (no trap).
+    for interval in ("inf,30", "nan,30", "30,1e300", "5,30"):
+        result = gattctl("connection-parameters", "--interval", interval, "--latency", "0", "--timeout", "4000",
+                         socket_path=server.path)
+        assert result.returncode == 64, (interval, result.stderr)
+        assert "MIN and MAX are milliseconds from 7.5 to 4000" in result.stderr
+    result = gattctl("connection-parameters", "--interval", "30,45", "--latency", "0", "--timeout", "99999999",
+                     socket_path=server.path)
+    assert result.returncode == 64 and "100 to 32000 ms" in result.stderr
+    assert len(server.ops()) == 3
 
 
 def test_phy(fake):

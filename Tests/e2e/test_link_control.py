@@ -133,6 +133,9 @@ def test_a_preset_accepted_by_the_central_is_seen_as_an_event_and_in_status(cont
         [central] = (await control.request({"op": "status"}))["connections"]
         assert (central["interval_ms"], central["latency"], central["timeout_ms"]) == (15, 0, 2000)
         assert peer.connection.parameters.connection_interval == 15
+        # What the link has already: accepted at once (no update would be reported), not a timeout.
+        again = await control.request({"op": "connection_parameters", "central": CENTRAL, "preset": "low_latency"}, timeout=5)
+        assert again == {"ok": True}
         # Without "central": every connected central (here the one).
         assert await control.request({"op": "connection_parameters", "preset": "balanced"}, timeout=25) == {"ok": True}
         [central] = (await control.request({"op": "status"}))["connections"]

@@ -97,8 +97,11 @@ public struct LinkParameters: Sendable, Hashable, CustomStringConvertible {
         return parts.isEmpty ? "parameters unknown" : parts.joined(separator: ", ")
     }
 
-    /// 7.5, 30, 11.25: no trailing zeros.
+    /// 7.5, 30, 11.25: no trailing zeros. Never traps: a value that is not finite or not
+    /// within ±10¹³ is written as Swift writes a Double (`inf`, `1e+300`), a negative one with `-`.
     public static func milliseconds(_ ms: Double) -> String {
+        guard ms.isFinite, abs(ms) < 1e13 else { return String(ms) }
+        guard ms >= 0 else { return "-" + milliseconds(-ms) }
         let hundredths = Int((ms * 100).rounded())
         let whole = hundredths / 100
         let fraction = hundredths % 100

@@ -21,6 +21,9 @@ public protocol BelowSeam {
     /// Asks for new connection parameters (or more, `LinkRequest`) on one link; a
     /// `.linkRequestFinished` reports how it ended.
     mutating func requestLink(_ id: ConnectionID, _ request: LinkRequest, now: Duration) -> [Output]
+    /// The program no longer waits for its `kind` request on `id` (it timed out): forget it,
+    /// so that a late answer answers nothing.
+    mutating func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind, now: Duration) -> [Output]
     /// Runs the timers due at `now`.
     mutating func tick(now: Duration) -> [Output]
     /// When `tick` should next be called.

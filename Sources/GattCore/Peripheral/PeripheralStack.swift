@@ -74,6 +74,11 @@ public final class PeripheralStack<Below: BelowSeam> {
         run(now) { route(below.requestLink(id, request, now: now)) }
     }
 
+    /// The program stopped waiting for a `LinkRequest` (`BelowSeam.cancelLinkRequest`).
+    public func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind, now: Duration) {
+        run(now) { route(below.cancelLinkRequest(id, kind, now: now)) }
+    }
+
     /// The user's answer to a pairing prompt, down to the half below.
     public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer, now: Duration) {
         run(now) { route(below.respondToPairing(id, answer, now: now)) }

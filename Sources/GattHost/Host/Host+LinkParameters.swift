@@ -9,7 +9,7 @@ extension Host {
         // The new values first, then the answer to the request that asked for them.
         switch event {
         case .connectionUpdateComplete(let status, let h, let interval, let latency, let timeout):
-            let answered = connectionUpdateEnded(h, status: status)
+            let answered = connectionUpdateEnded(h, status: status, new: (interval, latency, timeout))
             guard status == .success else { return answered ?? linkProcedureFailed("connection update", handle: h, status: status) }
             let update = LinkParameters(connectionInterval: interval, peripheralLatency: latency, supervisionTimeout: timeout)
             return linkUpdated(h, update) + (answered ?? [])

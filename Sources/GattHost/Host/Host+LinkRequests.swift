@@ -8,7 +8,22 @@ enum PendingConnectionUpdate: Sendable, Equatable {
     /// L2CAP Connection Parameter Update Request sent (Vol 3 Part A §4.20) with this
     /// identifier: a rejecting response ends it, else the LE Connection Update Complete of
     /// the update the central then makes.
-    case signalling(identifier: UInt8)
+    case signalling(identifier: UInt8, LEConnectionParameters)
+
+    /// What was asked for.
+    var parameters: LEConnectionParameters {
+        switch self {
+        case .controller(let p), .signalling(_, let p): p
+        }
+    }
+}
+
+extension LEConnectionParameters {
+    /// An interval within [min, max] and the same latency and supervision timeout: what a
+    /// link with these values already gives (or an update to them answers).
+    func admit(interval: UInt16, latency: UInt16, timeout: UInt16) -> Bool {
+        (intervalMin...max(intervalMin, intervalMax)).contains(interval) && latency == self.latency && timeout == supervisionTimeout
+    }
 }
 
 // A program's requests for one link (`requestLink`): new connection parameters.
@@ -22,6 +37,12 @@ extension Host {
         guard connections[handle] != nil else { return [finished(id, request.kind, .refused("\(id) is not connected"))] }
         switch request {
         case .connectionParameters(let p):
+            // Nothing to change: no LE Connection Update Complete would come (§7.7.65.3).
+            if let link = links[handle], let i = link.connectionInterval, let l = link.peripheralLatency, let t = link.supervisionTimeout,
+                p.admit(interval: i, latency: l, timeout: t)
+            {
+                return [finished(id, .connectionParameters, .accepted)]
+            }
             let command = HCICommand.leConnectionUpdate(handle: handle, parameters: p, minCELength: 0, maxCELength: 0)
             guard controller.leFeatures.contains(.connectionParametersRequestProcedure), supports(command) else {
                 return signalConnectionUpdate(handle, p)
@@ -36,6 +57,11 @@ extension Host {
                     return [finished(id, .phy, .refused("the controller does not support \(phy) (its LE features lack it)"))]
                 }
             }
+            // The PHYs in use already (not LE Coded: its coding is not reported): no procedure to
+            // run. §7.7.65.12 has the controller answer at once then, but not every one does.
+            if let link = links[handle], link.txPHY == tx, link.rxPHY == rx, tx != .leCoded, rx != .leCoded {
+                return [finished(id, .phy, .accepted)]
+            }
             let command = HCICommand.leSetPHY(
                 handle: handle, allPHYs: 0, txPHYs: 1 << (tx.rawValue - 1), rxPHYs: 1 << (rx.rawValue - 1), phyOptions: coding.rawValue)
             guard supports(command) else { return [finished(id, .phy, .refused("the controller does not list LE Set PHY"))] }
@@ -46,8 +72,8 @@ extension Host {
             guard controller.leFeatures.contains(.dataPacketLengthExtension) else {
                 return [finished(id, .dataLength, .refused("the controller does not support LE Data Packet Length Extension (its LE features lack it)"))]
             }
-            // TX time for the octets on LE 1M (Vol 6 Part B §4.5.10): (octets + 14) × 8 µs.
-            let command = HCICommand.leSetDataLength(handle: handle, txOctets: octets, txTime: (octets + 14) * 8)
+            // The largest TX time (17040 µs, §7.8.33): the octets bound it on every PHY, LE Coded included.
+            let command = HCICommand.leSetDataLength(handle: handle, txOctets: octets, txTime: Self.maximumTxTime)
             guard supports(command) else { return [finished(id, .dataLength, .refused("the controller does not list LE Set Data Length"))] }
             dataLengthRequests.insert(handle)
             commands.append(command)
@@ -71,9 +97,12 @@ extension Host {
         return [finished(ConnectionID(handle), .phy, result)]
     }
 
+    /// connMaxTxTime's largest value, 0x4290 (Vol 6 Part B §4.5.10), as Zephyr sends it.
+    static let maximumTxTime: UInt16 = 0x4290
+
     private mutating func signalConnectionUpdate(_ handle: UInt16, _ p: LEConnectionParameters) -> [HostOutput] {
         let identifier = nextSignallingIdentifier()
-        connectionUpdates[handle] = .signalling(identifier: identifier)
+        connectionUpdates[handle] = .signalling(identifier: identifier, p)
         acl.queue(frame: LESignallingPDU(identifier: identifier, command: .connectionParameterUpdateRequest(p)).frame, on: handle)
         return pumpACL()
     }
@@ -88,10 +117,14 @@ extension Host {
 
     /// LE Connection Update was refused by our controller (Command Status) or ended (LE
     /// Connection Update Complete): the request is answered, or tried again over L2CAP.
-    /// Nil when no request of ours waits on `handle`.
-    mutating func connectionUpdateEnded(_ handle: UInt16, status: HCIStatus) -> [HostOutput]? {
+    /// Nil when no request of ours waits on `handle`. `new`: the values of a successful
+    /// update; one outside what was asked (the central's own) leaves the request waiting.
+    mutating func connectionUpdateEnded(
+        _ handle: UInt16, status: HCIStatus, new: (interval: UInt16, latency: UInt16, timeout: UInt16)? = nil
+    ) -> [HostOutput]? {
         guard let pending = connectionUpdates[handle] else { return nil }
         if status == .success {
+            if let new, !pending.parameters.admit(interval: new.interval, latency: new.latency, timeout: new.timeout) { return [] }
             connectionUpdates[handle] = nil
             return [finished(ConnectionID(handle), .connectionParameters, .accepted)]
         }
@@ -113,10 +146,30 @@ extension Host {
     /// The central's L2CAP Connection Parameter Update Response (Vol 3 Part A §4.21): result 1
     /// ends our request refused; result 0 waits for the update itself. Nil: not ours.
     mutating func connectionParameterUpdateResponse(_ identifier: UInt8, result: UInt16, handle: UInt16) -> [HostOutput]? {
-        guard case .signalling(identifier) = connectionUpdates[handle] else { return nil }
+        guard case .signalling(identifier, _) = connectionUpdates[handle] else { return nil }
         guard result != 0 else { return [] }
         connectionUpdates[handle] = nil
         return [finished(ConnectionID(handle), .connectionParameters, .refused("the central rejected the L2CAP Connection Parameter Update Request (result \(result))"))]
+    }
+
+    /// The central's L2CAP Command Reject (Vol 3 Part A §4.1) of our Connection Parameter
+    /// Update Request (same identifier): it does not take the command. Nil: not ours.
+    mutating func signallingCommandRejected(_ identifier: UInt8, handle: UInt16) -> [HostOutput]? {
+        guard case .signalling(identifier, _) = connectionUpdates[handle] else { return nil }
+        connectionUpdates[handle] = nil
+        return [finished(ConnectionID(handle), .connectionParameters, .refused("the central rejected the command (L2CAP Command Reject of the Connection Parameter Update Request)"))]
+    }
+
+    /// The program stopped waiting for `kind` on `id` (its timeout): the request is forgotten,
+    /// so that a late answer does not answer a later request.
+    public mutating func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind, now: Duration) -> [HostOutput] {
+        self.now = now
+        switch kind {
+        case .connectionParameters: connectionUpdates[id.rawValue] = nil
+        case .phy: phyUpdates.remove(id.rawValue)
+        case .dataLength: dataLengthRequests.remove(id.rawValue)
+        }
+        return []
     }
 
     /// LE Set PHY for a new link: the config's `phy.preferred` the controller has (LE 2M by

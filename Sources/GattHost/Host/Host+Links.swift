@@ -152,6 +152,7 @@ extension Host {
         {
             return out
         }
+        if case .commandReject = pdu.command, let out = signallingCommandRejected(pdu.identifier, handle: handle) { return out }
         if case .connectionParameterUpdateResponse(let result) = pdu.command, result != 0 {
             return [.event(.warning("connection \(handle): the central rejected the preferred connection parameters"))]
         }

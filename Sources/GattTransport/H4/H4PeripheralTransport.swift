@@ -121,6 +121,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) { process(host.requestSecurity(id, now: now)) }
     public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) { process(host.respondToPairing(id, answer, now: now)) }
     public func requestLink(_ id: ConnectionID, _ request: LinkRequest) { process(host.requestLink(id, request, now: now)) }
+    public func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) { process(host.cancelLinkRequest(id, kind, now: now)) }
 
     /// Our IRK for the host: identity distribution and private addresses.
     public func setLocalIRK(_ irk: [UInt8]) {

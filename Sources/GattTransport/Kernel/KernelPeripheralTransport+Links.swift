@@ -183,6 +183,9 @@ extension KernelPeripheralTransport {
 extension KernelPeripheralTransport {
     /// The kernel runs the link layer's procedures itself and gives a peripheral no mgmt or
     /// socket call for them: every link request is refused, with the reason (docs/kernel.md).
+    /// Nothing waits: every request was refused at once.
+    public func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) {}
+
     public func requestLink(_ id: ConnectionID, _ request: LinkRequest) {
         onEvent?(.linkRequestFinished(id, request.kind, .refused("the kernel transport cannot ask a central for \(request.kind.rawValue): the kernel keeps the link's procedures to itself")))
     }

@@ -58,7 +58,7 @@ from gattd_client import (  # noqa: E402
     Written,
     parse_event,
 )
-from gattd_client import LinkChanged, RefusedError
+from gattd_client import LinkChanged, RefusedError, RequestTimeoutError
 
 Script = Callable[["Peer"], Awaitable[None]]
 BOUND = 5.0  # every wait in these tests is bounded by this many seconds
@@ -446,9 +446,13 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
         seen: List[Dict[str, Any]] = []
 
         async def script(peer: Peer) -> None:
-            for n in range(3):
+            for n in range(4):
                 request = await peer.receive()
                 seen.append({k: v for k, v in request.items() if k != "id"})
+                if n == 3:
+                    await peer.send({"ok": False, "error": "timeout", "id": request["id"],
+                                     "message": "C0:00:00:00:00:01: no answer within 20 s"})
+                    continue
                 if n == 2:
                     await peer.send({"ok": False, "error": "refused", "id": request["id"],
                                      "message": "C0:00:00:00:00:01: the central rejected the L2CAP Connection Parameter Update Request (result 1)"})
@@ -462,12 +466,15 @@ class ClientTest(unittest.IsolatedAsyncioTestCase):
             with self.assertRaises(RefusedError) as refused:
                 await client.connection_parameters("C0:00:00:00:00:01", preset="low_power")
             self.assertIn("rejected", refused.exception.message)
+            with self.assertRaises(RequestTimeoutError):
+                await client.phy("C0:00:00:00:00:01", tx="2m", rx="2m")
 
         await self.run_with(script, body)
         self.assertEqual(seen, [
             {"op": "connection_parameters", "central": "C0:00:00:00:00:01", "preset": "low_latency"},
             {"op": "connection_parameters", "interval_ms": [30, 45], "latency": 0, "timeout_ms": 4000},
             {"op": "connection_parameters", "central": "C0:00:00:00:00:01", "preset": "low_power"},
+            {"op": "phy", "central": "C0:00:00:00:00:01", "tx": "2m", "rx": "2m"},
         ])
         a = "C0:00:00:00:00:01"
         self.assertEqual(parse_event({"event": "link", "central": a, "interval_ms": 11.25, "latency": 0, "timeout_ms": 2000,

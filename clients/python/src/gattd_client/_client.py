@@ -356,7 +356,7 @@ class GattdClient:
         `interval_ms` (min, max), `latency` and `timeout_ms`, which gattd checks against the rules
         of the config's ``connection.preferred`` (Apple's too: `InvalidValueError` names the
         broken rule, and nothing is sent). Returns once every central took them; raises
-        `RefusedError` when one refused (the message says why), `TimeoutError_` when one did not
+        `RefusedError` when one refused (the message says why), `RequestTimeoutError` when one did not
         answer, `UnknownCentralError` when one is not (or no longer) connected, `BusyError` when
         a request for it is still waiting. The new values arrive as ``link`` events and in
         `status()`."""

@@ -117,7 +117,7 @@ class RefusedError(GattdError):
     """`refused`: the central, the controller or the transport refused a link request."""
 
 
-class TimeoutError_(GattdError):
+class RequestTimeoutError(GattdError):
     """`timeout`: a link request got no answer in time."""
 
 
@@ -139,7 +139,7 @@ _ERROR_CLASSES: Dict[str, Type[GattdError]] = {
     ErrorCode.TOO_MANY_CLIENTS.value: TooManyClientsError,
     ErrorCode.UNKNOWN_CHANNEL.value: UnknownChannelError,
     ErrorCode.REFUSED.value: RefusedError,
-    ErrorCode.TIMEOUT.value: TimeoutError_,
+    ErrorCode.TIMEOUT.value: RequestTimeoutError,
 }
 
 
