@@ -118,13 +118,21 @@ extension Host {
     /// LE Connection Update was refused by our controller (Command Status) or ended (LE
     /// Connection Update Complete): the request is answered, or tried again over L2CAP.
     /// Nil when no request of ours waits on `handle`. `new`: the values of a successful
-    /// update; one outside what was asked (the central's own) leaves the request waiting.
+    /// update. After our LE Connection Update the update is the central's answer (Vol 6 Part B
+    /// §5.1.7: it picks the values), so values outside what was asked refuse the request, naming
+    /// them; after the L2CAP request an update outside them is the central's own (it may come
+    /// before its response) and the request keeps waiting.
     mutating func connectionUpdateEnded(
         _ handle: UInt16, status: HCIStatus, new: (interval: UInt16, latency: UInt16, timeout: UInt16)? = nil
     ) -> [HostOutput]? {
         guard let pending = connectionUpdates[handle] else { return nil }
         if status == .success {
-            if let new, !pending.parameters.admit(interval: new.interval, latency: new.latency, timeout: new.timeout) { return [] }
+            if let new, !pending.parameters.admit(interval: new.interval, latency: new.latency, timeout: new.timeout) {
+                guard case .controller = pending else { return [] }
+                connectionUpdates[handle] = nil
+                let chosen = "interval \(LinkParameters.milliseconds(Double(new.interval) * 1.25)) ms, latency \(new.latency), timeout \(Int(new.timeout) * 10) ms"
+                return [finished(ConnectionID(handle), .connectionParameters, .refused("the central chose other parameters (\(chosen))"))]
+            }
             connectionUpdates[handle] = nil
             return [finished(ConnectionID(handle), .connectionParameters, .accepted)]
         }
