@@ -129,10 +129,10 @@ public struct ControlStatus: Sendable, Equatable {
             id = try o.string("id")
             advertising = try o.bool("advertising")
             if try o.oneOf("pdus", ["legacy", "extended"]) == "extended" {
-                let names = AdvertisingPHY.allCases.map(\.configName)
+                let names = LEPHY.allCases.map(\.configName)
                 pdus = .extended(
-                    primaryPHY: AdvertisingPHY(configName: try o.oneOf("primary_phy", names)) ?? .le1M,
-                    secondaryPHY: AdvertisingPHY(configName: try o.oneOf("secondary_phy", names)) ?? .le1M)
+                    primaryPHY: LEPHY(configName: try o.oneOf("primary_phy", names)) ?? .le1M,
+                    secondaryPHY: LEPHY(configName: try o.oneOf("secondary_phy", names)) ?? .le1M)
             } else {
                 pdus = .legacy
             }

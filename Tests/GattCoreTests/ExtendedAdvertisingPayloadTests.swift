@@ -140,9 +140,9 @@ private func build(_ c: AdvertisingConfiguration, path: String = "advertising_se
 
     @Test func phyNamesAndRawValues() {
         // Vol 4 Part E §7.8.53: 0x01 LE 1M, 0x02 LE 2M, 0x03 LE Coded.
-        #expect(AdvertisingPHY.allCases.map(\.rawValue) == [0x01, 0x02, 0x03])
-        #expect(AdvertisingPHY.allCases.map(\.configName) == ["1m", "2m", "coded"])
-        #expect(AdvertisingPHY(configName: "coded") == .leCoded && AdvertisingPHY(configName: "Coded") == nil)
+        #expect(LEPHY.allCases.map(\.rawValue) == [0x01, 0x02, 0x03])
+        #expect(LEPHY.allCases.map(\.configName) == ["1m", "2m", "coded"])
+        #expect(LEPHY(configName: "coded") == .leCoded && LEPHY(configName: "Coded") == nil)
         #expect(AdvertisingPDUs.extended(primaryPHY: .leCoded, secondaryPHY: .le2M).description
             == "extended PDUs (primary PHY LE Coded, secondary PHY LE 2M)")
     }

@@ -1,41 +1,10 @@
-/// An advertising PHY (Core Spec Vol 4 Part E §7.8.53, Primary_Advertising_PHY and
-/// Secondary_Advertising_PHY); raw values are the HCI values.
-public enum AdvertisingPHY: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    case le1M = 0x01
-    /// Secondary advertising channels only (§7.8.53: the primary PHY is LE 1M or LE Coded).
-    case le2M = 0x02
-    case leCoded = 0x03
-
-    /// The config's spelling: `"1m"`, `"2m"`, `"coded"`.
-    public var configName: String {
-        switch self {
-        case .le1M: "1m"
-        case .le2M: "2m"
-        case .leCoded: "coded"
-        }
-    }
-
-    public init?(configName: String) {
-        guard let phy = Self.allCases.first(where: { $0.configName == configName }) else { return nil }
-        self = phy
-    }
-
-    public var description: String {
-        switch self {
-        case .le1M: "LE 1M"
-        case .le2M: "LE 2M"
-        case .leCoded: "LE Coded"
-        }
-    }
-}
-
 /// Which advertising PDUs carry a set (Vol 6 Part B §2.3.1): legacy (ADV_IND,
 /// ADV_SCAN_IND, ADV_NONCONN_IND; every scanner sees them, 31 bytes per payload) or
 /// extended (ADV_EXT_IND on the primary PHY pointing to AUX_ADV_IND on the secondary
 /// PHY; only Bluetooth 5 scanners see them, up to 1650 bytes).
 public enum AdvertisingPDUs: Sendable, Hashable, CustomStringConvertible {
     case legacy
-    case extended(primaryPHY: AdvertisingPHY, secondaryPHY: AdvertisingPHY)
+    case extended(primaryPHY: LEPHY, secondaryPHY: LEPHY)
 
     /// Extended PDUs on LE 1M for both.
     public static let extended1M = AdvertisingPDUs.extended(primaryPHY: .le1M, secondaryPHY: .le1M)

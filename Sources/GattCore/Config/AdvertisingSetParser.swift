@@ -86,8 +86,8 @@ extension AdvertisingParser {
         // nil: `extended` is there but not a boolean (already an error: say nothing more).
         var extended: Bool? = false
         if let v = o.value("extended") { extended = r.bool(v, at: o.path("extended")) }
-        var primary = AdvertisingPHY.le1M
-        var secondary = AdvertisingPHY.le1M
+        var primary = LEPHY.le1M
+        var secondary = LEPHY.le1M
         for key in ["primary_phy", "secondary_phy"] {
             guard let v = o.value(key) else { continue }
             if extended == false {
@@ -100,10 +100,10 @@ extension AdvertisingParser {
                         o.path(key),
                         "\"2m\" is not a primary advertising PHY: the primary advertising channels use LE 1M or LE Coded (Core Spec Vol 4 Part E §7.8.53); \"2m\" is for \"secondary_phy\"",
                         at: v.offset)
-                } else if let s = r.choice(v, at: o.path(key), ["1m", "coded"], what: "a primary advertising PHY"), let phy = AdvertisingPHY(configName: s) {
+                } else if let s = r.choice(v, at: o.path(key), ["1m", "coded"], what: "a primary advertising PHY"), let phy = LEPHY(configName: s) {
                     primary = phy
                 }
-            } else if let s = r.choice(v, at: o.path(key), ["1m", "2m", "coded"], what: "a secondary advertising PHY"), let phy = AdvertisingPHY(configName: s) {
+            } else if let s = r.choice(v, at: o.path(key), ["1m", "2m", "coded"], what: "a secondary advertising PHY"), let phy = LEPHY(configName: s) {
                 secondary = phy
             }
         }

@@ -1,33 +1,3 @@
-/// A PHY of an LE connection (Core Spec Vol 4 Part E §7.7.65.12: 0x01 LE 1M, 0x02 LE 2M,
-/// 0x03 LE Coded).
-public enum LEPHY: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    case le1M = 0x01
-    case le2M = 0x02
-    case leCoded = 0x03
-
-    /// The control protocol's and the config's spelling: `"1m"`, `"2m"`, `"coded"`.
-    public var configName: String {
-        switch self {
-        case .le1M: "1m"
-        case .le2M: "2m"
-        case .leCoded: "coded"
-        }
-    }
-
-    public init?(configName: String) {
-        guard let phy = Self.allCases.first(where: { $0.configName == configName }) else { return nil }
-        self = phy
-    }
-
-    public var description: String {
-        switch self {
-        case .le1M: "LE 1M"
-        case .le2M: "LE 2M"
-        case .leCoded: "LE Coded"
-        }
-    }
-}
-
 /// What a transport knows of one LE link (Vol 6 Part B §4.5.1, §4.5.2, §5.1.10, §5.1.9): the
 /// connection parameters the central chose, the PHYs and the data length. Nil where the
 /// transport cannot know a value. Wire units: interval in 1.25 ms, latency in connection

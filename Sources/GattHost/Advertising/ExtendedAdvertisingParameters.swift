@@ -19,9 +19,9 @@ public struct ExtendedAdvertisingParameters: Sendable, Hashable {
     /// In dBm, -127...+20; 0x7F (`noTxPowerPreference`): the controller chooses.
     public var txPower: Int8
     /// LE 1M or LE Coded (legacy PDUs: LE 1M).
-    public var primaryPHY: AdvertisingPHY
+    public var primaryPHY: LEPHY
     public var secondaryMaxSkip: UInt8
-    public var secondaryPHY: AdvertisingPHY
+    public var secondaryPHY: LEPHY
     /// Advertising_SID, 0x00...0x0F.
     public var sid: UInt8
     public var scanRequestNotification: Bool
@@ -33,7 +33,7 @@ public struct ExtendedAdvertisingParameters: Sendable, Hashable {
         advertisingHandle: UInt8, eventProperties: AdvertisingEventProperties, primaryIntervalMin: UInt32, primaryIntervalMax: UInt32,
         primaryChannelMap: UInt8 = 0x07, ownAddressType: BluetoothAddressType = .public, peerAddressType: BluetoothAddressType = .public,
         peerAddress: BluetoothAddress = .zero, filterPolicy: UInt8 = 0x00, txPower: Int8 = Self.noTxPowerPreference,
-        primaryPHY: AdvertisingPHY = .le1M, secondaryMaxSkip: UInt8 = 0, secondaryPHY: AdvertisingPHY = .le1M, sid: UInt8 = 0,
+        primaryPHY: LEPHY = .le1M, secondaryMaxSkip: UInt8 = 0, secondaryPHY: LEPHY = .le1M, sid: UInt8 = 0,
         scanRequestNotification: Bool = false
     ) {
         self.advertisingHandle = advertisingHandle
