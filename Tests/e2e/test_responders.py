@@ -43,10 +43,11 @@ async def line(stream: asyncio.StreamReader, timeout: float = 15) -> str:
 
 
 async def next_event(stream: asyncio.StreamReader) -> dict:
-    """The next `gattctl watch --json` event about centrals: the controller's `state` and the
-    advertising sets' `advertising` events (advertising stops when a central connects) are
-    not what these tests are about."""
-    while (event := json.loads(await line(stream)))["event"] in ("state", "advertising"):
+    """The next `gattctl watch --json` event about centrals: the controller's `state`, the
+    advertising sets' `advertising` events (advertising stops when a central connects) and the
+    links' `link` events (the PHY and data length a new link is asked for) are not what these
+    tests are about."""
+    while (event := json.loads(await line(stream)))["event"] in ("state", "advertising", "link"):
         pass
     return event
 
