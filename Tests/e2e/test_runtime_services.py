@@ -154,16 +154,22 @@ def test_state_restoration_a_runtime_service_is_back_at_its_handles_after_kill_9
             await write_cccd(peer, SERVICE_CHANGED_CCCD, 0x0002)
             indicated = record_updates(peer)
             control = await ControlClient.open(tmp_path / "control.sock")
+            # Each change waits for its Service Changed before the next one: a change made while
+            # an indication is unconfirmed joins the one owed (one indication, the ranges merged).
             heart = await control.request({"op": "add_service", "service": HEART})
             assert heart["services"][0]["start"] == 0x39
+            await updates_for(indicated, SERVICE_CHANGED, count=1)
             battery = await control.request({"op": "add_service", "service": BATTERY})
             assert battery["services"][0]["start"] == 0x3D  # 0x3D-0x3F, value 0x3F
+            await updates_for(indicated, SERVICE_CHANGED, count=2)
             assert bytes(await peer.gatt_client.read_value(0x3F)) == b"\x64"
             assert await control.request({"op": "remove_service", "service": "fuel"}) == {"ok": True}
             await control.close()
             # Every Service Changed confirmed (a request after the confirmations: gattd has them),
             # so none is owed when the central comes back.
-            assert len(await updates_for(indicated, SERVICE_CHANGED, count=3)) == 3
+            assert await updates_for(indicated, SERVICE_CHANGED, count=3) == [bytes([0x39, 0x00, 0x3C, 0x00]),
+                                                                               bytes([0x3D, 0x00, 0x3F, 0x00]),
+                                                                               bytes([0x3D, 0x00, 0x3F, 0x00])]
             await att_round_trip(peer)
             await asyncio.wait_for(peer.connection.disconnect(), 5)
             await wait_for_log(first, r"disconnected: C0:00:00:00:00:01")
