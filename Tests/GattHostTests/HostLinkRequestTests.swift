@@ -102,11 +102,11 @@ import GattTestFixtures
     @Test func anUnknownConnectionIsRefusedAtOnceAndADisconnectionForgetsTheRequest() {
         var h = Self.harness(procedure: true)
         h.take(h.host.call({ host, now in host.requestLink(ConnectionID(0x41), .connectionParameters(Self.lowLatency), now: now) }, now: h.now))
-        #expect(h.host.host.connectionUpdates.isEmpty)
+        #expect(h.host.host.linkProcedures.waiting(.connectionParameters).isEmpty)
         #expect(h.sent.isEmpty)
         Self.request(&h)
         h.disconnected(0x40)
-        #expect(h.host.host.connectionUpdates.isEmpty)
+        #expect(h.host.host.linkProcedures.waiting(.connectionParameters).isEmpty)
     }
 
     // MARK: - PHY
@@ -215,7 +215,7 @@ import GattTestFixtures
         Self.request(&h, LEConnectionParameters(intervalMin: 24, intervalMax: 36, latency: 0, supervisionTimeout: 72))
         #expect(h.sent.isEmpty)
         #expect(finished(h) == [.linkRequestFinished(0x40, .connectionParameters, .accepted)])
-        #expect(h.host.host.connectionUpdates.isEmpty)
+        #expect(h.host.host.linkProcedures.waiting(.connectionParameters).isEmpty)
         // The PHYs in use (LE 1M both ways on a new link): nothing to ask either.
         Self.requestPHY(&h, tx: .le1M, rx: .le1M)
         #expect(h.sent.isEmpty)
@@ -262,7 +262,7 @@ import GattTestFixtures
         h.receive([0x01, request[1], 0x02, 0x00, 0x00, 0x00], channel: .leSignalling, handle: 0x40)
         #expect(finished(h) == [.linkRequestFinished(0x40, .connectionParameters, .refused(
             "the central rejected the command (L2CAP Command Reject of the Connection Parameter Update Request)"))])
-        #expect(h.host.host.connectionUpdates.isEmpty)
+        #expect(h.host.host.linkProcedures.waiting(.connectionParameters).isEmpty)
     }
 
     @Test func aCancelledRequestIsForgottenAndALateAnswerAnswersNothing() {
@@ -270,8 +270,8 @@ import GattTestFixtures
         Self.request(&h)
         Self.requestPHY(&h, tx: .le2M, rx: .le2M)
         Self.cancel(&h, .connectionParameters)
-        #expect(h.host.host.connectionUpdates.isEmpty)
-        #expect(h.host.host.phyUpdates == [0x40])  // another kind stays
+        #expect(h.host.host.linkProcedures.waiting(.connectionParameters).isEmpty)
+        #expect(h.host.host.linkProcedures.waiting(.phy) == [0x40])  // another kind stays
         h.deliver(Self.updateComplete())
         #expect(finished(h).isEmpty)
         Self.cancel(&h, .phy)

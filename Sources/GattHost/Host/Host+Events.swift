@@ -59,7 +59,7 @@ extension Host {
         case .advertisingSetTerminated(let status, let handle, let connection, _):
             return advertising.setTerminated(handle: handle, status: status, connectionHandle: connection).map { .event(.transport($0)) }
         case .dataLengthChange, .phyUpdateComplete, .connectionUpdateComplete:
-            return linkChanged(meta)
+            return apply(linkProcedures.handle(meta))
         case .readRemoteFeaturesComplete, .unknown:
             return []
         }
@@ -89,7 +89,7 @@ extension Host {
     }
 
     private mutating func failed(_ command: HCICommand, status: HCIStatus) -> [HostOutput] {
-        if let out = connectionUpdateCommandFailed(command, status: status) { return out }
+        if let steps = linkProcedures.answered(command, status: status) { return apply(steps) }
         if command == .leReadBufferSizeV2 {
             commands.prepend(.leReadBufferSize)
             return []
@@ -100,8 +100,8 @@ extension Host {
 
     private mutating func succeeded(_ command: HCICommand, _ complete: HCICommandComplete?) throws -> [HostOutput] {
         switch command {
-        case .leSetDataLength(let handle, _, _):
-            return dataLengthSet(handle, status: .success) ?? []
+        case .leSetDataLength:
+            return linkProcedures.answered(command, status: .success).map { apply($0) } ?? []
         case .readLocalVersionInformation:
             controller.version = try complete?.decode(HCILocalVersionInformation.self)
         case .readBDADDR:

@@ -20,7 +20,7 @@ extension Host {
         let conn = HostConnection(handle: c.handle, peerAddress: c.peerAddress, peerAddressType: c.peerAddressType)
         connections[c.handle] = conn
         let link = LinkParameters.atConnection(connectionInterval: c.connectionInterval, peripheralLatency: c.peripheralLatency, supervisionTimeout: c.supervisionTimeout)
-        links[c.handle] = link
+        _ = linkProcedures.opened(c.handle, link)
         reassemblers[c.handle] = ACLReassembler()
         acl.open(c.handle)
         openSecurity(c)
@@ -55,10 +55,7 @@ extension Host {
         reassemblers[handle] = nil
         responders[handle] = nil
         peerWarnings[handle] = nil
-        links[handle] = nil
-        connectionUpdates[handle] = nil
-        phyUpdates.remove(handle)
-        dataLengthRequests.remove(handle)
+        linkProcedures.closed(handle)
         return closeChannels(of: handle) + [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
     }
 
@@ -148,11 +145,11 @@ extension Host {
             return peerWarning("connection \(handle): malformed LE signalling command rejected: \(error)", handle: handle)
         }
         if case .connectionParameterUpdateResponse(let result) = pdu.command,
-            let out = connectionParameterUpdateResponse(pdu.identifier, result: result, handle: handle)
+            let steps = linkProcedures.updateResponse(pdu.identifier, result: result, handle: handle)
         {
-            return out
+            return apply(steps)
         }
-        if case .commandReject = pdu.command, let out = signallingCommandRejected(pdu.identifier, handle: handle) { return out }
+        if case .commandReject = pdu.command, let steps = linkProcedures.commandRejected(pdu.identifier, handle: handle) { return apply(steps) }
         if case .connectionParameterUpdateResponse(let result) = pdu.command, result != 0 {
             return [.event(.warning("connection \(handle): the central rejected the preferred connection parameters"))]
         }

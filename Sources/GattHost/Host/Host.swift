@@ -11,15 +11,11 @@ public struct Host: Sendable {
     public internal(set) var configuration: HostConfiguration
     public internal(set) var controller = ControllerInfo()
     public internal(set) var connections: [UInt16: HostConnection] = [:]
-    /// Each link's parameters, PHYs and data length as the controller reported them
-    /// (`Host+LinkParameters`).
-    public internal(set) var links: [UInt16: LinkParameters] = [:]
-    /// The connection parameter update a program asked for on each link (`Host+LinkRequests`).
-    var connectionUpdates: [UInt16: PendingConnectionUpdate] = [:]
-    /// The links a program asked for new PHYs, until LE PHY Update Complete.
-    var phyUpdates: Set<UInt16> = []
-    /// The links a program asked for another data length, until LE Set Data Length is answered.
-    var dataLengthRequests: Set<UInt16> = []
+    /// Each link's parameters, PHYs and data length, and what a program asked of it
+    /// (`Host+LinkRequests`).
+    var linkProcedures = LinkProcedures()
+    /// Each link's parameters, PHYs and data length as the controller reported them.
+    public var links: [UInt16: LinkParameters] { linkProcedures.links }
     /// True once bring-up is complete.
     public private(set) var isReady = false
     /// True after a `.fatal` event: the host sends nothing more until `start` again.
