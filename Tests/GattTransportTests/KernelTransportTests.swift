@@ -1,5 +1,6 @@
 import CBlueZ
 import GattCore
+import GattHost
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -61,17 +62,38 @@ struct KernelTransportTests {
             0x28, 0x00, 0x00, 0x00, 0x2A, 0x00, 0x00,
         ]
         let peer = KernelBDAddress(BluetoothAddress("00:AA:01:01:00:01")!, type: .lePublic)
-        #expect(KernelAdapterEvent(packet: complete) == .leConnectionComplete(status: 0, handle: 42, role: 1, peer: peer))
+        // Interval 0x28 (50 ms), latency 0, timeout 0x2A (420 ms); LE 1M and 27 octets each way.
+        let link = LinkParameters.atConnection(connectionInterval: 0x28, peripheralLatency: 0, supervisionTimeout: 0x2A)
+        #expect(KernelAdapterEvent(packet: complete) == .leConnectionComplete(status: 0, handle: 42, role: 1, peer: peer, link: link))
         var enhanced = complete
         enhanced[3] = 0x0A
         enhanced[8] = 0x03  // random identity → random
+        // Too short for the enhanced event's parameters (two RPAs come first): no link values.
         #expect(
             KernelAdapterEvent(packet: enhanced)
-                == .leConnectionComplete(status: 0, handle: 42, role: 1, peer: KernelBDAddress(peer.address, type: .leRandom)))
+                == .leConnectionComplete(status: 0, handle: 42, role: 1, peer: KernelBDAddress(peer.address, type: .leRandom), link: nil))
         var report = complete
         report[3] = 0x02  // LE Advertising Report
         #expect(KernelAdapterEvent(packet: report) == nil)
         #expect(KernelAdapterEvent(packet: Array(complete.prefix(10))) == nil)
+    }
+
+    /// The LE Meta subevents `LinkProcedures` takes (Vol 4 Part E §7.7.65.3, .7, .12).
+    @Test func linkProcedureEvents() {
+        // LE Connection Update Complete: success, handle 42, interval 12 (15 ms), latency 0, timeout 200 (2 s).
+        #expect(
+            KernelAdapterEvent(packet: [0x04, 0x3E, 0x0A, 0x03, 0x00, 0x2A, 0x00, 0x0C, 0x00, 0x00, 0x00, 0xC8, 0x00])
+                == .linkProcedure(.connectionUpdateComplete(status: .success, handle: 42, connectionInterval: 12, peripheralLatency: 0, supervisionTimeout: 200)))
+        // LE PHY Update Complete: success, handle 42, LE 2M both ways.
+        #expect(
+            KernelAdapterEvent(packet: [0x04, 0x3E, 0x06, 0x0C, 0x00, 0x2A, 0x00, 0x02, 0x02])
+                == .linkProcedure(.phyUpdateComplete(status: .success, handle: 42, txPHY: 2, rxPHY: 2)))
+        // LE Data Length Change: handle 42, 251 octets and 2120 µs each way.
+        #expect(
+            KernelAdapterEvent(packet: [0x04, 0x3E, 0x0B, 0x07, 0x2A, 0x00, 0xFB, 0x00, 0x48, 0x08, 0xFB, 0x00, 0x48, 0x08])
+                == .linkProcedure(.dataLengthChange(handle: 42, maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120)))
+        // Truncated: nothing.
+        #expect(KernelAdapterEvent(packet: [0x04, 0x3E, 0x05, 0x0C, 0x00, 0x2A, 0x00, 0x02]) == nil)
     }
 
     @Test func encryptionEvents() {

@@ -221,6 +221,18 @@ def require_built(binary: Path) -> Path:
     return binary
 
 
+GATTCTL = REPO_ROOT / ".build" / "debug" / "gattctl"
+
+
+async def gattctl(socket: Path, *args: str) -> tuple[int, str, str]:
+    """Runs `gattctl --socket SOCKET ARGS...`; its exit status, stdout and stderr."""
+    process = await asyncio.create_subprocess_exec(
+        str(require_built(GATTCTL)), "--socket", str(socket), *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), 30)
+    return process.returncode, out.decode(), err.decode()
+
+
 class GattdProcess:
     """gattd run as `gattd --config CONFIG --transport TRANSPORT [extra...]`."""
 

@@ -34,15 +34,15 @@ from harness import (  # noqa: E402
     OPCODE_LE_SET_ADVERTISING_ENABLE,
     OPCODE_LE_SET_EXTENDED_ADVERTISING_DATA,
     OPCODE_LE_SET_EXTENDED_ADVERTISING_ENABLE,
-    REPO_ROOT,
+    GATTCTL,
     both_link_layers,
     from_address,
+    gattctl,
     require_built,
     run,
     scan_for,
 )
 
-GATTCTL = REPO_ROOT / ".build" / "debug" / "gattctl"
 
 CONFIG = json.dumps({
     "name": "Counter",
@@ -82,14 +82,6 @@ async def seen_after(device, address: str, change: Callable[[], Awaitable[None]]
     finally:
         device.remove_listener("advertisement", on_advertisement)
         await device.stop_scanning()
-
-
-async def gattctl(socket: Path, *args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        str(GATTCTL), "--socket", str(socket), *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(process.communicate(), 20)
-    return process.returncode, out.decode(), err.decode()
 
 
 @both_link_layers

@@ -19,9 +19,8 @@ from bumble.core import AdvertisingData
 
 from control_client import ControlClient
 from gatt_central import central_device, connect_peer
-from harness import REPO_ROOT, both_link_layers, from_address, require_built, run, wait_for_log
+from harness import GATTCTL, REPO_ROOT, both_link_layers, from_address, require_built, run, wait_for_log
 
-GATTCTL = REPO_ROOT / ".build" / "debug" / "gattctl"
 SETS_CONFIG = REPO_ROOT / "config" / "advertising-sets.json"
 APPLE = 0x004C
 LONG_DATA = bytes(range(0x78))  # the "long" set's manufacturer data (company 0xFFFF)

@@ -406,6 +406,21 @@ def test_extended_advertising_commands_are_listed_with_the_feature(controllers, 
     run(body())
 
 
+@pytest.mark.parametrize("legacy_only", [False, True], ids=["extended-controllers", "legacy-controllers"])
+def test_the_connection_parameters_request_procedure_is_not_listed(controllers, legacy_only):
+    """Stock Bumble lists the Connection Parameters Request procedure (LE feature bit 1) but, as
+    peripheral, carries out LE Connection Update with an LL_CONNECTION_UPDATE_IND of its own,
+    which only a central may send; the harness unlists it, so a peripheral host asks with the
+    L2CAP request, which the central can refuse. LE Encryption (bit 0) stays."""
+    async def body():
+        async with await RawHost.open(controllers[0].port) as host:
+            assert await host.command(OPCODE_RESET) == bytes([SUCCESS])
+            features = (await host.command(OPCODE_LE_READ_LOCAL_SUPPORTED_FEATURES))[1:]
+            assert (features[0] & 0x01, features[0] & 0x02) == (0x01, 0)
+
+    run(body())
+
+
 def test_legacy_and_extended_advertising_commands_do_not_mix(controllers):
     """Vol 4 Part E §3.1.1: after an extended advertising command, legacy ones get Command
     Disallowed until a Reset, and the other way round."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from control_client import ControlClient
-from harness import both_link_layers, bumble_device, connect, named, run, scan_for, wait_for_log
+from harness import both_link_layers, bumble_device, connect, gattctl, named, run, scan_for, wait_for_log
 
 CONFIG = """{
   "name": "Link Test",
@@ -245,17 +245,23 @@ def test_data_length_requests(controllers, gattd, tmp_path, link_layer):
         reply.pop("id", None)
         bad = await control.request({"op": "data_length", "central": CENTRAL, "tx_octets": 26})
         assert (bad["ok"], bad["error"]) == (False, "invalid_value")
+        # gattctl data-length: the same op; out-of-range octets never reach gattd.
+        command = await gattctl(tmp_path / "control.sock", "data-length", CENTRAL, "251")
+        usage = await gattctl(tmp_path / "control.sock", "data-length", CENTRAL, "300")
         await close_central(device_cm, peer)
         await control.close()
-        return reply
+        return reply, command, usage
 
-    reply = run(body())
+    reply, (rc, out, err), usage = run(body())
+    assert usage[0] == 64 and "27 to 251 octets" in usage[2]
     if link_layer == "bumble":
         assert reply == {"ok": True}
+        assert rc == 0, (out, err)
     else:
         # rootcanal's controllers have no LE Data Packet Length Extension: refused with the reason.
         assert (reply["ok"], reply["error"]) == (False, "refused")
         assert "does not support LE Data Packet Length Extension" in reply["message"]
+        assert rc == 1 and "does not support LE Data Packet Length Extension" in err, (rc, out, err)
 
 
 @both_link_layers

@@ -219,6 +219,78 @@ fi
 kill $LISTEN 2>/dev/null; wait $LISTEN 2>/dev/null
 echo "listener:"; cat /tmp/listen.out
 
+# Per-central link control (issue #33): gattd sends LE Connection Update, LE Set PHY and LE Set
+# Data Length for the link's handle on its raw HCI socket, as the kernel's own commands go, and
+# reads the link's values from the LE Meta events its adapter monitor sees (the kernel takes the
+# same events). The kernel keeps LE signalling, so there is no L2CAP fallback. A central that
+# stays connected (gatttool --listen) takes them; each op waits for its answer.
+links_closed
+SUBS=$(count "subscribed to counter" $LOG)
+LINKS=$(count ": link interval" $LOG)
+timeout 60 gatttool -i hci1 -b "$HCI0_ADDR" -t public --char-write-req -a 0x0015 -n 0100 --listen >/tmp/hold.out 2>&1 &
+HOLD=$!
+link_op() { # DESCRIPTION gattctl-args...: runs one op, its reply in /tmp/link-op.out, rc in LINK_RC
+    what=$1; shift
+    timeout 30 $GATTCTL "$@" >/tmp/link-op.out 2>&1; LINK_RC=$?
+    echo "gattctl $* -> rc=$LINK_RC: $(cat /tmp/link-op.out)"
+}
+if wait_more "subscribed to counter" $LOG "$SUBS" 100; then
+    $GATTCTL status --json >/tmp/link-status.out 2>&1; cat /tmp/link-status.out; echo
+    grep -q '"interval_ms":[0-9]' /tmp/link-status.out && grep -q '"tx_phy":"1m"' /tmp/link-status.out \
+        && pass "status shows the link's interval and PHY (LE Connection Complete, seen by the monitor)" \
+        || bad "status has no link values for the central"
+    wait_more ": link interval" $LOG "$LINKS" 20 && pass "the link's values logged at info level" || bad "no link log line"
+    grep ': link interval' $LOG | tail -3
+
+    # The kernel asked the central for connection.preferred (15 ms, above) and the central
+    # updated the link: the monitor saw LE Connection Update Complete.
+    grep -q ": link interval 15 ms, latency 0, timeout 420 ms" $LOG \
+        && pass "the central's own update (to connection.preferred) seen as a link change" || bad "no link change for the central's update"
+
+    # What btvirt's controllers can do: the 4.x ones list the Connection Parameters Request
+    # procedure (LE Connection Update works as peripheral) and neither LE 2M nor LE Data Packet
+    # Length Extension; the 5.2 ones list LE 2M but not the procedure (and the kernel keeps the
+    # L2CAP request, so the op is refused), do not know LE Set PHY, and lack the data length feature.
+    link_op "connection parameters" connection-parameters low_latency --central "$HCI1_ADDR"
+    if [ "$BT5" = 0 ]; then
+        $GATTCTL status --json >/tmp/link-status.out 2>&1
+        [ "$LINK_RC" = 0 ] && grep -q '"interval_ms":15,"latency":0,' /tmp/link-status.out && grep -q '"timeout_ms":2000,' /tmp/link-status.out \
+            && pass "connection_parameters low_latency accepted: status shows 15 ms/0/2000 ms" \
+            || bad "connection_parameters on a 4.x controller: $(cat /tmp/link-status.out)"
+        grep -q ": link interval 15 ms, latency 0, timeout 2000 ms" $LOG && pass "the update logged as a link change" || bad "the update not logged"
+        btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -q "LE Connection Update (0x08|0x0013)" \
+            && pass "gattd's LE Connection Update went to hci0's controller (raw HCI socket)" || bad "no LE Connection Update in the trace"
+    else
+        [ "$LINK_RC" = 1 ] && grep -q "lacks the Connection Parameters Request procedure, and the kernel keeps LE signalling" /tmp/link-op.out \
+            && pass "connection_parameters refused on a controller without the procedure, with the reason" \
+            || bad "connection_parameters on a 5.2 controller not refused cleanly"
+    fi
+    # Values outside Apple's rules: refused by gattd before anything goes on the air.
+    link_op "bad parameters" connection-parameters --central "$HCI1_ADDR" --interval 10,11.25 --latency 0 --timeout 2000
+    [ "$LINK_RC" = 1 ] && grep -q 'breaks the rule "Apple: Interval Min' /tmp/link-op.out && grep -q "nothing was sent" /tmp/link-op.out \
+        && pass "parameters outside Apple's rules refused, naming the rule" || bad "bad parameters not refused"
+    link_op "phy" phy "$HCI1_ADDR" 2m
+    if [ "$BT5" = 1 ]; then
+        [ "$LINK_RC" = 1 ] && grep -q "the controller does not know LE Set PHY" /tmp/link-op.out \
+            && pass "phy 2m: LE Set PHY sent, and refused with the controller's answer (btvirt lacks the command)" \
+            || bad "phy 2m on a 5.2 controller not refused cleanly"
+    else
+        [ "$LINK_RC" = 1 ] && grep -q "does not support LE 2M" /tmp/link-op.out \
+            && pass "phy 2m refused on a 4.x controller, with the reason" || bad "phy 2m on a 4.x controller not refused cleanly"
+    fi
+    link_op "data length" data-length "$HCI1_ADDR" 200
+    [ "$LINK_RC" = 1 ] && grep -q "does not support LE Data Packet Length Extension" /tmp/link-op.out \
+        && pass "data-length refused on a controller without the feature, with the reason" || bad "data-length not refused cleanly"
+    # An unknown central: a clear error, nothing waits.
+    link_op "unknown central" phy 00:11:22:33:44:55 1m
+    [ "$LINK_RC" != 0 ] && grep -qi "not connected\|no central\|unknown" /tmp/link-op.out \
+        && pass "a link op for an unknown central is refused" || bad "unknown central: $(cat /tmp/link-op.out)"
+else
+    bad "no central held the link for the link ops"
+fi
+kill $HOLD 2>/dev/null; wait $HOLD 2>/dev/null
+grep -i "link\|connection update\|PHY" $LOG | tail -12
+
 # The capture op on the kernel transport: the ATT PDUs gattd exchanges, framed as HCI ACL
 # packets on the ATT channel, in a btsnoop file btmon decodes.
 links_closed   # (a read over the idle link hci1 is dropping fails with Connection reset by peer)

@@ -174,6 +174,11 @@ public struct LinkProcedures: Sendable, Equatable {
     /// Our controller answered a command of ours: LE Set Data Length's Command Complete ends
     /// its request; a failure (Command Status or Complete) ends any. Nil: no request waits on it.
     public mutating func answered(_ command: HCICommand, status: HCIStatus) -> [Step]? {
+        // A controller that lists a feature yet lacks its command (btvirt's LE Set PHY).
+        if status == HCIStatus(0x01), let kind = Self.kind(of: command), waiting(kind).contains(Self.handle(of: command)) {
+            cancel(Self.handle(of: command), kind)
+            return [.finished(handle: Self.handle(of: command), kind, .refused("the controller does not know \(command.name) (\(status))"))]
+        }
         switch command {
         case .leSetPHY(let handle, _, _, _, _):
             return status == .success ? nil : phyUpdateEnded(handle, status: status)
@@ -186,6 +191,22 @@ public struct LinkProcedures: Sendable, Equatable {
             return connectionUpdateEnded(handle, status: status)
         default:
             return nil
+        }
+    }
+
+    private static func kind(of command: HCICommand) -> LinkRequestKind? {
+        switch command {
+        case .leSetPHY: .phy
+        case .leSetDataLength: .dataLength
+        case .leConnectionUpdate: .connectionParameters
+        default: nil
+        }
+    }
+
+    private static func handle(of command: HCICommand) -> UInt16 {
+        switch command {
+        case .leSetPHY(let handle, _, _, _, _), .leSetDataLength(let handle, _, _), .leConnectionUpdate(let handle, _, _, _): handle
+        default: 0xFFFF
         }
     }
 

@@ -1,5 +1,6 @@
 import CBlueZ
 import GattCore
+import GattHost
 import NIOCore
 import Synchronization
 
@@ -17,8 +18,12 @@ public enum KernelAdapterEvent: Sendable, Equatable {
     case up(index: Int)
     /// hciN went down: its advertising and connections are gone.
     case down(index: Int)
-    /// LE (Enhanced) Connection Complete, Core Spec Vol 4 Part E §7.7.65.1 / §7.7.65.10.
-    case leConnectionComplete(status: UInt8, handle: UInt16, role: UInt8, peer: KernelBDAddress)
+    /// LE (Enhanced) Connection Complete, Core Spec Vol 4 Part E §7.7.65.1 / §7.7.65.10;
+    /// `link`: the new link's parameters (nil when the event is too short to carry them).
+    case leConnectionComplete(status: UInt8, handle: UInt16, role: UInt8, peer: KernelBDAddress, link: LinkParameters? = nil)
+    /// LE Connection Update Complete, LE PHY Update Complete or LE Data Length Change: a
+    /// link's parameters changed, or a procedure on it ended (`LinkProcedures`).
+    case linkProcedure(HCILEMetaEvent)
     /// Disconnection Complete, Core Spec Vol 4 Part E §7.7.5.
     case disconnectionComplete(status: UInt8, handle: UInt16, reason: UInt8)
     /// Encryption Change (v1 §7.7.8, v2 §7.7.8.2) or Encryption Key Refresh Complete (§7.7.39):
@@ -50,14 +55,25 @@ public enum KernelAdapterEvent: Sendable, Equatable {
             guard body.count >= 3 else { return nil }
             self = .encryptionChanged(status: body[0], handle: (UInt16(body[1]) | UInt16(body[2]) << 8) & 0x0FFF)
         case KernelHCIEventCode.leMeta:
+            let meta = try? HCILEMetaEvent(decoding: body)
+            switch meta {
+            case .connectionUpdateComplete, .phyUpdateComplete, .dataLengthChange:
+                self = .linkProcedure(meta!)
+                return
+            default:
+                break
+            }
             // Subevent 0x01 LE Connection Complete and 0x0A LE Enhanced Connection Complete share
             // the first fields: status, handle, role, peer address type, peer address.
             guard body.count >= 12, body[0] == 0x01 || body[0] == 0x0A else { return nil }
             let type: KernelBDAddress.AddressType = body[5] & 0x01 == 0 ? .lePublic : .leRandom
             guard let address = BluetoothAddress(littleEndian: body[6..<12]) else { return nil }
             let peer = KernelBDAddress(address, type: type)
+            let link = meta?.connectionComplete.map {
+                LinkParameters.atConnection(connectionInterval: $0.connectionInterval, peripheralLatency: $0.peripheralLatency, supervisionTimeout: $0.supervisionTimeout)
+            }
             self = .leConnectionComplete(
-                status: body[1], handle: (UInt16(body[2]) | UInt16(body[3]) << 8) & 0x0FFF, role: body[4], peer: peer)
+                status: body[1], handle: (UInt16(body[2]) | UInt16(body[3]) << 8) & 0x0FFF, role: body[4], peer: peer, link: link)
         default:
             return nil
         }

@@ -17,6 +17,8 @@ extension KernelPeripheralTransport {
         attSockets[socket] = bearer
         let peer = TransportPeer(address: bearer.peer.address, addressType: bearer.peer.type.hciAddressType, handle: handle, security: security)
         onEvent?(.connected(id, peer))
+        // The monitor saw the connection first: its parameters so far.
+        if let handle, let link = linkProcedures.links[handle] { onEvent?(.linkChanged(id, link)) }
         // The monitor has not reported this connection yet: it ended advertising all the same.
         if endedAdvertising { advertisingEndedByConnection() }
         bearer.start(
@@ -178,15 +180,4 @@ extension KernelPeripheralTransport {
 
     /// Each PDU is written as it comes: nothing to flush.
     public func flush() {}
-}
-
-extension KernelPeripheralTransport {
-    /// The kernel runs the link layer's procedures itself and gives a peripheral no mgmt or
-    /// socket call for them: every link request is refused, with the reason (docs/kernel.md).
-    /// Nothing waits: every request was refused at once.
-    public func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) {}
-
-    public func requestLink(_ id: ConnectionID, _ request: LinkRequest) {
-        onEvent?(.linkRequestFinished(id, request.kind, .refused("the kernel transport cannot ask a central for \(request.kind.rawValue): the kernel keeps the link's procedures to itself")))
-    }
 }

@@ -34,6 +34,9 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
 
     /// The connected centrals, their ids and handles (data; their sockets are in `attSockets`).
     var links = KernelLinkTable()
+    /// Each link's parameters and the programs' link requests (`+LinkControl`): the rules
+    /// `Host` runs on H4, fed with the events the adapter monitor sees.
+    var linkProcedures = KernelPeripheralTransport.freshLinkProcedures
     /// The connected centrals' ATT sockets (fixed bearers), by the id `links` gave each.
     var attSockets: [KernelSocketID: KernelATTBearer] = [:]
     /// `--btsnoop` or the `capture` op: the ATT PDUs exchanged (see `PacketCapturing`).
@@ -296,6 +299,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
             onEvent?(.disconnected(id, reason: HCIStatus(0x16), detail: "adapter \(why)"))
         }
         prompts.removeAll()
+        linkProcedures = Self.freshLinkProcedures
         kernelKeys = nil
         advertisingDrivers = [:]
         if let controller { commandThread.submit { _ in controller.close() } }
@@ -313,13 +317,17 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
             adapterLost("went down")
         case .unregistered:
             adapterLost("was removed")
-        case .leConnectionComplete(let status, let handle, let role, _):
+        case .leConnectionComplete(let status, let handle, let role, _, let link):
+            if status == 0, role == 0x01, let link { apply(linkProcedures.opened(handle, link)) }
             // Role 0x01: we are the peripheral, so this connection (or failed attempt) ended
             // our advertising (Core Spec Vol 6 Part B §4.4.2). Role 0x00 links are not ours.
             guard role == 0x01, links.connectionComplete(status: status, handle: handle) else { return }
             advertisingEndedByConnection()
         case .disconnectionComplete(let status, let handle, let reason):
             links.disconnectionComplete(status: status, handle: handle, reason: reason)
+            if status == 0 { linkProcedures.closed(handle) }
+        case .linkProcedure(let event):
+            apply(linkProcedures.handle(event))
         case .encryptionChanged(let status, let handle):
             encryptionEvent(status: status, handle: handle)
         }

@@ -1,0 +1,72 @@
+import GattCore
+import GattHost
+import NIOCore
+
+// A program's requests for one central's link on the kernel transport: LE Connection Update,
+// LE Set PHY and LE Set Data Length go out on the raw HCI socket, as the kernel's own
+// commands would, and the kernel takes their events as it takes those of procedures the
+// central starts. The rules are `LinkProcedures`' (the same as on H4); the kernel keeps LE
+// signalling, so the L2CAP Connection Parameter Update Request is not ours to send.
+extension KernelPeripheralTransport {
+    static var freshLinkProcedures: LinkProcedures {
+        LinkProcedures(signallingUnavailable: "the kernel keeps LE signalling to itself (no L2CAP Connection Parameter Update Request from a program)")
+    }
+
+    public func requestLink(_ id: ConnectionID, _ request: LinkRequest) {
+        guard let link = links[id] else {
+            onEvent?(.linkRequestFinished(id, request.kind, .refused("\(id) is not connected")))
+            return
+        }
+        guard let handle = link.handle, let controller else {
+            onEvent?(.linkRequestFinished(id, request.kind, .refused("the kernel did not tell \(id)'s connection handle")))
+            return
+        }
+        // The controller answers a command it lacks with Unknown HCI Command: the request is
+        // refused with that status.
+        apply(linkProcedures.request(handle, request, leFeatures: LEFeatures(rawValue: controller.leFeatures)) { _ in true })
+    }
+
+    public func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) {
+        guard let handle = links[id]?.handle else { return }
+        linkProcedures.cancel(handle, kind)
+    }
+
+    /// Carries out what `LinkProcedures` returned, in order.
+    func apply(_ steps: [LinkProcedures.Step]) {
+        for step in steps {
+            switch step {
+            case .command(let command):
+                send(command)
+            case .signal(let handle, _):
+                // Never: `signallingUnavailable` is set. Should it come, nothing waits forever.
+                linkProcedures.cancel(handle, .connectionParameters)
+            case .changed(let handle, let link):
+                for (id, _) in links.links(onHandle: handle) { onEvent?(.linkChanged(id, link)) }
+            case .finished(let handle, let kind, let result):
+                for (id, _) in links.links(onHandle: handle) { onEvent?(.linkRequestFinished(id, kind, result)) }
+            case .warning(let warning):
+                logger.info("\(warning)")
+            }
+        }
+    }
+
+    /// Sends a link command on the command thread; its answer comes back to the loop.
+    private func send(_ command: HCICommand) {
+        guard let controller else { return }
+        let loop = eventLoop
+        commandThread.submit { _ in
+            let status: HCIStatus
+            do {
+                try controller.send(command)
+                status = .success
+            } catch {
+                // A timeout or a closed socket: Unspecified Error, with the log's detail.
+                if case .commandFailed(let code)? = (error as? KernelTransportError)?.kind { status = HCIStatus(code) } else { status = HCIStatus(0x1F) }
+            }
+            loop.execute { [weak self] in
+                guard let self, let steps = self.linkProcedures.answered(command, status: status) else { return }
+                self.apply(steps)
+            }
+        }
+    }
+}
