@@ -48,11 +48,15 @@ extension PeripheralDaemon: L2CAPChannelControl {
     /// A central opened an app's channel: hand its socket to a program listening for it.
     func l2capChannelOpened(_ channel: L2CAPChannelOpened, central: PeripheralConnection?) {
         let who = central.map { "\($0.address)" } ?? "a central"
-        if let handler = l2capChannelHandler, handler(channel, central.map { "\($0.address)" } ?? "unknown") {
+        guard let socket = transport.takeL2CAPChannel(channel.ticket) else {
+            logger.warning("\(who) opened L2CAP channel \"\(channel.server)\" (PSM \(channel.psm)) but its socket is gone (\(channel.ticket))")
+            return
+        }
+        if let handler = l2capChannelHandler, handler(channel, socket, central.map { "\($0.address)" } ?? "unknown") {
             logger.info("\(who) opened L2CAP channel \"\(channel.server)\" (PSM \(channel.psm), MTU \(channel.peerMTU)); handed to a listening program")
             return
         }
         logger.warning("\(who) opened L2CAP channel \"\(channel.server)\" (PSM \(channel.psm)) but no listening program can take it (none listens, or each has \(ControlServer.maximumPassing) channels it has not taken yet); closed")
-        _ = close(channel.socket)
+        _ = close(socket)
     }
 }

@@ -76,7 +76,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// How long a link request waits for its central (tests shorten it).
     var linkRequestTimeout = PeripheralDaemon.defaultLinkRequestTimeout
     /// `L2CAPChannelControl`: where opened channels go (set by `ControlServer`).
-    public var l2capChannelHandler: ((L2CAPChannelOpened, _ central: String) -> Bool)?
+    public var l2capChannelHandler: ((L2CAPChannelOpened, _ socket: Int32, _ central: String) -> Bool)?
 
     public init(
         configuration: GattConfiguration, settings: DaemonSettings = DaemonSettings(), payloads: AdvertisingPayloads, transport: any PeripheralTransport,

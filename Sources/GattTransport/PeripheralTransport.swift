@@ -57,6 +57,9 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     /// for); a PSM not listed is refused (LE_PSM not supported). Channels already open stay.
     /// Each accepted channel comes up as `.l2capChannelOpened`.
     func setL2CAPChannelServers(_ servers: [L2CAPChannelServer])
+    /// The socket of a channel `.l2capChannelOpened` reported, handed over: the caller owns it
+    /// (and closes it). Nil when it was taken already, or the transport closed since.
+    func takeL2CAPChannel(_ ticket: L2CAPChannelTicket) -> Int32?
     /// Reload: the new config's transport settings (random address, preferred parameters).
     func configure(_ configuration: GattConfiguration)
     /// Closes the transport for good (the daemon stops); no `.lost` follows.

@@ -88,7 +88,7 @@ import Testing
         let end = pair[0]
         try d.eventLoop.submit {
             transport.onEvent?(.connected(ConnectionID(1), TransportPeer(address: central, addressType: .random)))
-            transport.onEvent?(.l2capChannelOpened(ConnectionID(1), L2CAPChannelOpened(server: "stream", psm: servers[0].psm, peerMTU: 512, mtu: 2048, socket: end)))
+            transport.onEvent?(.l2capChannelOpened(ConnectionID(1), L2CAPChannelOpened(server: "stream", psm: servers[0].psm, peerMTU: 512, mtu: 2048, ticket: transport.channel(end))))
         }.wait()
         let (line, fds) = try receiveLine(client.fd)
         #expect(line.contains(#""event":"l2cap_channel""#) && line.contains(#""central":"11:22:33:44:55:66""#) && line.contains(#""peer_mtu":512"#), "\(line)")
@@ -108,7 +108,7 @@ import Testing
         #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &pair) == 0)
         let second = pair[0]
         try d.eventLoop.submit {
-            transport.onEvent?(.l2capChannelOpened(ConnectionID(1), L2CAPChannelOpened(server: "stream", psm: servers[0].psm, peerMTU: 512, mtu: 2048, socket: second)))
+            transport.onEvent?(.l2capChannelOpened(ConnectionID(1), L2CAPChannelOpened(server: "stream", psm: servers[0].psm, peerMTU: 512, mtu: 2048, ticket: transport.channel(second))))
         }.wait()
         #expect(read(pair[1], &buffer, 16) == 0, "gattd closed its end: EOF")
         close(pair[1])
@@ -139,7 +139,7 @@ import Testing
             centralEnds.append(pair[1])
             let end = pair[0]
             try d.eventLoop.submit {
-                transport.onEvent?(.l2capChannelOpened(ConnectionID(1), L2CAPChannelOpened(server: "stream", psm: psm, peerMTU: 512, mtu: 2048, socket: end)))
+                transport.onEvent?(.l2capChannelOpened(ConnectionID(1), L2CAPChannelOpened(server: "stream", psm: psm, peerMTU: 512, mtu: 2048, ticket: transport.channel(end))))
             }.wait()
         }
         let waiting = try d.eventLoop.submit { server.clients.values.map(\.passing.count).max() ?? 0 }.wait()

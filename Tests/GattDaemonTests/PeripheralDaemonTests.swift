@@ -68,6 +68,17 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     /// Every `setL2CAPChannelServers` call.
     private(set) var l2capServers: [[L2CAPChannelServer]] = []
     func setL2CAPChannelServers(_ servers: [L2CAPChannelServer]) { l2capServers.append(servers) }
+    /// Channel sockets reported by the test (`channel(_:)`), until the daemon takes them.
+    private var channelSockets: [L2CAPChannelTicket: Int32] = [:]
+    private var tickets: UInt64 = 0
+    /// Keeps `socket` as an accepted channel's, as a transport does; its ticket.
+    func channel(_ socket: Int32) -> L2CAPChannelTicket {
+        tickets += 1
+        let ticket = L2CAPChannelTicket(tickets)
+        channelSockets[ticket] = socket
+        return ticket
+    }
+    func takeL2CAPChannel(_ ticket: L2CAPChannelTicket) -> Int32? { channelSockets.removeValue(forKey: ticket) }
     func configure(_ configuration: GattConfiguration) {}
     func close() -> EventLoopFuture<Void> {
         closed = true

@@ -63,8 +63,10 @@ struct H4ChannelPumpTests {
         /// Opens the channel (MTU 100 each way) and returns the program's end.
         func open(peerMTU: Int = 100) async throws -> Int32 {
             let opened = try await on(.opened(H4ChannelPumpTests.id, server: "s", psm: 0x80, peerMTU: peerMTU, mtu: 100))
-            let socket = try #require(opened?.socket)
-            #expect(opened == L2CAPChannelOpened(server: "s", psm: 0x80, peerMTU: peerMTU, mtu: 100, socket: socket))
+            let ticket = try #require(opened?.ticket)
+            #expect(opened == L2CAPChannelOpened(server: "s", psm: 0x80, peerMTU: peerMTU, mtu: 100, ticket: ticket))
+            let socket = try #require(try await loop.submit { self.pump.take(ticket) }.get())
+            #expect(try await loop.submit { self.pump.take(ticket) }.get() == nil, "taken once")
             return socket
         }
 

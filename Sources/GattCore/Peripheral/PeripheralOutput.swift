@@ -57,7 +57,7 @@ public enum PeripheralEvent: Sendable, Equatable {
     case att(ATTServerEvent, central: BluetoothAddress?)
     case reloaded(ReloadOutcome)
     /// A central opened an app's L2CAP channel (`central`: nil when the transport names a
-    /// connection the core does not know); whoever handles it owns `channel.socket`.
+    /// connection the core does not know); whoever handles it takes its socket from the transport (`channel.ticket`).
     case l2capChannel(L2CAPChannelOpened, central: PeripheralConnection?)
     case warning(String)
 }

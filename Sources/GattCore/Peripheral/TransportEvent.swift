@@ -46,7 +46,7 @@ public enum TransportEvent: Sendable, Equatable {
     /// advertise while a central is connected (asked again after a disconnection).
     case advertisingRefused(whileConnected: Bool, reason: String, set: String = AdvertisingSet.primaryID)
     /// A central opened an L2CAP channel to one of the servers `setL2CAPChannelServers`
-    /// named; the receiver owns `channel.socket`.
+    /// named; the transport keeps its socket until it is taken with `channel.ticket`.
     case l2capChannelOpened(ConnectionID, L2CAPChannelOpened)
     /// An Enhanced ATT bearer opened, was reconfigured or closed (`BearerID.channel`: the
     /// L2CAP channel's local CID). The unenhanced bearer has no such events: it opens with

@@ -65,7 +65,7 @@ extension ControlServer {
 
     /// An opened channel: to the next client listening for it; false when there is none (or
     /// every one has `maximumPassing` channels still waiting to be passed).
-    func deliver(_ channel: L2CAPChannelOpened, central: String) -> Bool {
+    func deliver(_ channel: L2CAPChannelOpened, socket: Int32, central: String) -> Bool {
         let listeners = clients.values.filter {
             !$0.dropped && $0.listening.contains(channel.server) && $0.socketFD != nil && $0.passing.count < Self.maximumPassing
         }.sorted { $0.number < $1.number }
@@ -75,7 +75,7 @@ extension ControlServer {
         lastL2CAPListener[channel.server] = c.number
         let event = ControlEvent.l2capChannel(
             channel: channel.server, psm: channel.psm, central: central, mtu: channel.mtu, peerMTU: channel.peerMTU)
-        c.passing.append((channel.socket, event.text))
+        c.passing.append((socket, event.text))
         passSockets(to: c)
         return true
     }

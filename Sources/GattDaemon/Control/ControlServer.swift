@@ -77,7 +77,7 @@ public final class ControlServer: @unchecked Sendable {
             }
             serverChannel = channel
             peripheral.controlEventHandler = { [weak self] event in self?.broadcast(event) }
-            l2capControl()?.l2capChannelHandler = { [weak self] channel, central in self?.deliver(channel, central: central) ?? false }
+            l2capControl()?.l2capChannelHandler = { [weak self] channel, socket, central in self?.deliver(channel, socket: socket, central: central) ?? false }
             logger.info("control socket listening on \(options.path)")
         }
     }

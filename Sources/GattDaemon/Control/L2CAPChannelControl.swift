@@ -14,5 +14,5 @@ public protocol L2CAPChannelControl: AnyObject {
     func setL2CAPListeners(_ counts: [String: Int])
     /// Where opened channels go (set by `ControlServer`): returns false when nobody took the
     /// socket (the caller closes it). `central`: the central's address.
-    var l2capChannelHandler: ((L2CAPChannelOpened, _ central: String) -> Bool)? { get set }
+    var l2capChannelHandler: ((L2CAPChannelOpened, _ socket: Int32, _ central: String) -> Bool)? { get set }
 }

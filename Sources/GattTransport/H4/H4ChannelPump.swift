@@ -48,6 +48,8 @@ final class H4ChannelPump: @unchecked Sendable {
     private let calls: HostCalls
     private var poller: SocketPoller?
     private var pipes: [CreditBasedChannelID: Pipe] = [:]
+    /// The programs' ends of the opened channels, until the daemon takes them.
+    private var programEnds = ChannelSockets()
 
     init(eventLoop: any EventLoop, calls: HostCalls) {
         self.eventLoop = eventLoop
@@ -59,7 +61,7 @@ final class H4ChannelPump: @unchecked Sendable {
         switch event {
         case .opened(let id, let server, let psm, let peerMTU, let mtu):
             guard let socket = open(id, peerMTU: peerMTU, mtu: mtu) else { return nil }
-            return L2CAPChannelOpened(server: server, psm: psm, peerMTU: peerMTU, mtu: mtu, socket: socket)
+            return L2CAPChannelOpened(server: server, psm: psm, peerMTU: peerMTU, mtu: mtu, ticket: programEnds.keep(socket))
         case .received(let id, let sdu): received(sdu, on: id)
         case .ready(let id):
             guard let pipe = pipes[id], !pipe.closing else { break }
@@ -77,7 +79,13 @@ final class H4ChannelPump: @unchecked Sendable {
 
     /// Closes every channel's end and stops the poll thread, off the event loop (its
     /// shutdown joins the thread).
+    /// The program's end of an opened channel, handed over (`PeripheralTransport.takeL2CAPChannel`).
+    func take(_ ticket: L2CAPChannelTicket) -> Int32? {
+        programEnds.take(ticket)
+    }
+
     func shutdown() {
+        for socket in programEnds.removeAll() { _ = Glibc.close(socket) }
         closeAll()
         guard let poller else { return }
         self.poller = nil

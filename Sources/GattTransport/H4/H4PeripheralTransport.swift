@@ -135,6 +135,8 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
         host.setL2CAPChannelServers(servers)
     }
 
+    public func takeL2CAPChannel(_ ticket: L2CAPChannelTicket) -> Int32? { channelPump.take(ticket) }
+
     /// The host keeps no keys besides `setBonds`' set: nothing more to forget.
     public func removeBond(_ bond: Bond) {}
     /// The host owns its controller: it opens it, as the daemon would.
@@ -238,8 +240,8 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
                 case .event(.transport(let e)): onEvent?(e)
                 case .event(.warning(let m)): onEvent?(.warning(m))
                 case .event(.channel(let e)):
-                    if let socket = channelPump.handle(e), case .opened(let id, _, _, _, _) = e {
-                        onEvent?(.l2capChannelOpened(id.connection, socket))
+                    if let opened = channelPump.handle(e), case .opened(let id, _, _, _, _) = e {
+                        onEvent?(.l2capChannelOpened(id.connection, opened))
                     }
                 default: break
                 }

@@ -55,9 +55,13 @@ extension KernelPeripheralTransport {
     }
 
     /// Stops listening (the adapter went, or the transport closes); `l2cap.wanted` stays for the next open.
+    /// Closes the listening sockets, and the accepted channels nobody took.
     func closeL2CAPListeners() {
         for id in l2cap.listeners.keys.sorted() { l2cap.listeners.removeValue(forKey: id)?.close() }
+        for socket in channelSockets.removeAll() { _ = Glibc.close(socket) }
     }
+
+    public func takeL2CAPChannel(_ ticket: L2CAPChannelTicket) -> Int32? { channelSockets.take(ticket) }
 
     /// A channel the kernel accepted: reported on the central's connection. The kernel accepts
     /// the ATT bearer of a link before any channel of it, but the two sockets' accepts reach the
@@ -84,7 +88,7 @@ extension KernelPeripheralTransport {
         let id = known ?? links.freeConnectionID(handle: channel.handle)
         let opened = L2CAPChannelOpened(
             server: server.id, psm: server.psm, peerMTU: channel.peerMTU ?? L2CAPChannelServer.mtuRange.lowerBound,
-            mtu: channel.mtu ?? server.mtu, socket: channel.fd)
+            mtu: channel.mtu ?? server.mtu, ticket: channelSockets.keep(channel.fd))
         let unknown = known == nil ? "; no ATT link of it is known" : ""
         logger.debug(
             "\(id): \(channel.peer) opened L2CAP channel \"\(server.id)\" (PSM \(server.psm), MTU \(opened.mtu), theirs \(opened.peerMTU))\(unknown)")

@@ -53,6 +53,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     var advertisingBusyRetries = 0
     /// Apps' L2CAP channel servers and their listening sockets (`+L2CAP`).
     var l2cap = KernelL2CAPServers()
+    /// The accepted channels' sockets, until the daemon takes them (`takeL2CAPChannel`).
+    var channelSockets = ChannelSockets()
     /// Enhanced ATT: the listening socket on PSM 0x0027 and the bearers (`+EnhancedATT`).
     var enhancedATT = KernelEnhancedATTBearers()
     /// Whether the kernel offers Enhanced ATT, decided once.
