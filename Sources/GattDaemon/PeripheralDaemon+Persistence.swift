@@ -9,10 +9,10 @@ extension PeripheralDaemon {
     /// Makes the persisted values among `writes` durable without changing the served values;
     /// nil when none is persisted. A failure also sends watchers `persist_failed`.
     /// (`setValue`/`notify` then serve a persisted value: no new write, nothing to record.)
-    public func persist(_ writes: [CommittedValue], central: String?) -> EventLoopFuture<PersistOutcome>? {
+    public func persist(_ writes: [PersistedValue], central: String?) -> EventLoopFuture<PersistedValueOutcome>? {
         guard let future = durable(writes, central: central) else { return nil }
         let db = database
-        return future.map { committed -> PersistOutcome in
+        return future.map { committed -> PersistedValueOutcome in
             guard !committed.overtaken.isEmpty else { return .newest }
             return .overtaken(Set(writes.lazy.map(\.characteristic).filter {
                 db.contains($0) && committed.overtaken[PersistedValues.key(db[$0])] != nil
@@ -20,9 +20,9 @@ extension PeripheralDaemon {
         }
     }
 
-    private func durable(_ writes: [CommittedValue], central: String?) -> EventLoopFuture<PersistedValues.Committed>? {
+    private func durable(_ writes: [PersistedValue], central: String?) -> EventLoopFuture<PersistedValues.Committed>? {
         let db = database
-        guard let persisted, writes.contains(where: { db.contains($0.characteristic) && db[$0.characteristic].valueSource == .storedOnCommit })
+        guard let persisted, writes.contains(where: { db.contains($0.characteristic) && db[$0.characteristic].valueSource == .persisted })
         else { return nil }
         let future = persisted.commit(db, writes, on: eventLoop)
         future.whenFailure { error in
@@ -38,7 +38,7 @@ extension PeripheralDaemon {
     /// directory it succeeds at once. A durable value whose request is gone (its central left)
     /// is still put in place. Putting them in place is no new write (`PersistedValues.applying`),
     /// and a value overtaken by a newer Write Command leaves that newer one served.
-    func answerCommit(_ request: PendingRequestID, _ id: ConnectionID, values writes: [CommittedValue], clientState: GATTClientState?, central: String?) {
+    func answerCommit(_ request: PendingRequestID, _ id: ConnectionID, values writes: [PersistedValue], clientState: GATTClientState?, central: String?) {
         if let clientState, !saveBondedClientState(id, clientState) {
             eventLoop.execute { _ = self.respond(to: request, result: .failure(.unlikelyError)) }
             return
@@ -72,13 +72,13 @@ extension PeripheralDaemon {
 
     /// `writes` (indices into `old`) as indices into `new`: the persisted characteristic with
     /// the same key (config id, else UUID); one that is gone is left out.
-    static func sameCharacteristics(_ writes: [CommittedValue], from old: GATTDatabase, in new: GATTDatabase) -> [CommittedValue] {
+    static func sameCharacteristics(_ writes: [PersistedValue], from old: GATTDatabase, in new: GATTDatabase) -> [PersistedValue] {
         if old.databaseHash == new.databaseHash { return writes }
         return writes.compactMap { w in
             guard old.contains(w.characteristic) else { return nil }
             let key = PersistedValues.key(old[w.characteristic])
-            guard let i = new.characteristicIndices.first(where: { new[$0].valueSource == .storedOnCommit && PersistedValues.key(new[$0]) == key }) else { return nil }
-            return CommittedValue(characteristic: i, value: w.value)
+            guard let i = new.characteristicIndices.first(where: { new[$0].valueSource == .persisted && PersistedValues.key(new[$0]) == key }) else { return nil }
+            return PersistedValue(characteristic: i, value: w.value)
         }
     }
 }

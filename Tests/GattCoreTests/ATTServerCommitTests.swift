@@ -3,7 +3,7 @@ import Testing
 @testable import GattCore
 import GattTestFixtures
 
-/// Writes acknowledged only after a commit (`DeferredAccess.commit`): `.storedOnCommit`
+/// Writes acknowledged only after a commit (`DeferredAccess.commit`): `.persisted`
 /// values and a bonded client's state (Core Spec Vol 3 Part G §3.3.3.3).
 @Suite struct ATTServerCommitTests {
     /// Handles: service 0x0010; p1 value 0x0012 (CCCD 0x0013), p2 value 0x0015 (ext 0x0016),
@@ -14,10 +14,10 @@ import GattTestFixtures
             ServiceDefinition(id: "s", uuid: 0xAAA0, characteristics: [
                 CharacteristicDefinition(
                     id: "p1", uuid: 0xAAA1, properties: [.read, .write, .writeWithoutResponse, .notify], value: [0x01], maxLength: 8,
-                    valueSource: .storedOnCommit),
-                CharacteristicDefinition(id: "p2", uuid: 0xAAA2, properties: [.read, .write, .reliableWrite], value: [0x02], maxLength: 8, valueSource: .storedOnCommit),
+                    valueSource: .persisted),
+                CharacteristicDefinition(id: "p2", uuid: 0xAAA2, properties: [.read, .write, .reliableWrite], value: [0x02], maxLength: 8, valueSource: .persisted),
                 CharacteristicDefinition(id: "plain", uuid: 0xAAA3, properties: [.read, .write, .reliableWrite], value: [0x03], maxLength: 8),
-                CharacteristicDefinition(id: "p3", uuid: 0xAAA4, properties: [.read, .write, .reliableWrite], value: [0x04], maxLength: 8, valueSource: .storedOnCommit),
+                CharacteristicDefinition(id: "p3", uuid: 0xAAA4, properties: [.read, .write, .reliableWrite], value: [0x04], maxLength: 8, valueSource: .persisted),
                 CharacteristicDefinition(id: "d", uuid: 0xAAA5, properties: [.read, .write, .reliableWrite], value: [0x05], maxLength: 8, valueSource: .deferred),
             ])
     }
@@ -37,7 +37,7 @@ import GattTestFixtures
     }
 
     private func commit(_ values: [(CharacteristicIndex, [UInt8])], clientState: GATTClientState? = nil) -> DeferredAccess {
-        .commit(values: values.map { CommittedValue(characteristic: $0.0, value: $0.1) }, clientState: clientState)
+        .commit(values: values.map { PersistedValue(characteristic: $0.0, value: $0.1) }, clientState: clientState)
     }
 
     @Test func layout() {
@@ -106,7 +106,7 @@ import GattTestFixtures
             #expect(h.request([0x16, Self.plainHandle, 0x00, 0x00, 0x00, 0xC1]) == [0x17, Self.plainHandle, 0x00, 0x00, 0x00, 0xC1])
             #expect(h.request([0x16, Self.p3Handle, 0x00, 0x00, 0x00, 0xD1]) == [0x17, Self.p3Handle, 0x00, 0x00, 0x00, 0xD1])
             #expect(h.send([0x18, 0x01]) == [])
-            // One commit, one id, with both `.storedOnCommit` values (not the stored one).
+            // One commit, one id, with both `.persisted` values (not the stored one).
             #expect(h.events == [.deferredAccess(id: PendingRequestID(1), h.c1, commit([(Self.p2, [0xB1, 0xB2]), (Self.p3, [0xD1])]))])
             #expect(h.server.database.value(ofCharacteristic: Self.plain) == [0x03])
             h.events = []
@@ -139,7 +139,7 @@ import GattTestFixtures
         #expect(h.events == [.deferredAccess(id: PendingRequestID(1), h.c1, .write(characteristic: Self.d, value: [0xE1], offset: 0))])
         h.events = []
         h.absorb(try h.server.respond(to: PendingRequestID(1), result: .success([]), now: .zero))
-        // Still no Execute Write Response: the `.storedOnCommit` value is committed first.
+        // Still no Execute Write Response: the `.persisted` value is committed first.
         #expect(h.drain(h.c1) == [])
         #expect(h.events == [.deferredAccess(id: PendingRequestID(2), h.c1, commit([(Self.p2, [0xB1])]))])
         h.events = []

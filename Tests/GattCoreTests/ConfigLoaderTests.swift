@@ -48,7 +48,7 @@ import GattTestFixtures
         let humidity = c.services[0].characteristics[1]
         #expect(humidity.id == nil && humidity.permissions == [.readEncryptionRequired])
         let interval = c.services[1].characteristics[0]
-        #expect(interval.valueSource == .storedOnCommit && interval.properties.contains([.reliableWrite, .writableAuxiliaries]))
+        #expect(interval.valueSource == .persisted && interval.properties.contains([.reliableWrite, .writableAuxiliaries]))
         #expect(interval.permissions == [.readable, .writeEncryptionRequired])
         #expect(c.services[2].characteristics[0].value == Array("Example Corp".utf8))
         let rx = c.services[3].characteristics[0]
@@ -253,8 +253,8 @@ import GattTestFixtures
             ("", .stored),
             (#", "handler": "store""#, .stored),
             (#", "persist": false"#, .stored),
-            (#", "handler": "store", "persist": true"#, .storedOnCommit),
-            (#", "persist": true"#, .storedOnCommit),
+            (#", "handler": "store", "persist": true"#, .persisted),
+            (#", "persist": true"#, .persisted),
             (#", "handler": "control""#, .deferred),
             (#", "handler": "control", "persist": false"#, .deferred),
         ]

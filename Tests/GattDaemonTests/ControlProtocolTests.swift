@@ -20,7 +20,7 @@ struct ControlEventMappingTests {
         #expect(ControlEvent.from(.deferredAccess(id: PendingRequestID(10), ConnectionID(1), .write(characteristic: level, value: [7], offset: 2)), database: db, central: central)
             == .writeRequest(central: "01:02:03:04:05:06", request: 10, characteristic: "level", offset: 2, value: ControlValue(hex: [7])))
         // Commits are the daemon's to answer: not forwarded.
-        let commit = DeferredAccess.commit(values: [CommittedValue(characteristic: level, value: [1])], clientState: nil)
+        let commit = DeferredAccess.commit(values: [PersistedValue(characteristic: level, value: [1])], clientState: nil)
         #expect(ControlEvent.from(.deferredAccess(id: PendingRequestID(11), ConnectionID(1), commit), database: db, central: central) == nil)
         #expect(ControlEvent.from(.writeCommand(ConnectionID(1), characteristic: level, value: [1]), database: db, central: central)
             == .written(central: "01:02:03:04:05:06", characteristic: "level", value: ControlValue(hex: [1])))

@@ -24,7 +24,7 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
     var controlEventHandler: ((ControlEvent) -> Void)?
     /// Characteristics whose `set`/`notify` wait for `persistPromises` (answered by the test).
     var persistedCharacteristics: Set<CharacteristicIndex> = []
-    var persistPromises: [EventLoopPromise<PersistOutcome>] = []
+    var persistPromises: [EventLoopPromise<PersistedValueOutcome>] = []
     /// Called (on the loop) when a durable write is asked for.
     var onPersist: (() -> Void)?
     var eventLoop: (any EventLoop)?
@@ -91,9 +91,9 @@ final class FakePeripheral: PeripheralControl, @unchecked Sendable {
         bondList.removeAll { $0.bond.address == address }
         return bondList.count < before
     }
-    func persist(_ writes: [CommittedValue], central: String?) -> EventLoopFuture<PersistOutcome>? {
+    func persist(_ writes: [PersistedValue], central: String?) -> EventLoopFuture<PersistedValueOutcome>? {
         guard let eventLoop, writes.contains(where: { persistedCharacteristics.contains($0.characteristic) }) else { return nil }
-        let p = eventLoop.makePromise(of: PersistOutcome.self)
+        let p = eventLoop.makePromise(of: PersistedValueOutcome.self)
         persistPromises.append(p)
         onPersist?()
         return p.futureResult
@@ -253,8 +253,8 @@ struct ControlServerTests {
         try f.onLoop {
             f.peripheral.database = GATTDatabase(deviceName: "Fake", services: [
                 ServiceDefinition(id: "s", uuid: 0x180D, characteristics: [
-                    CharacteristicDefinition(id: "hr", uuid: 0x2A37, properties: [.notify], value: [0], maxLength: 4, valueSource: .storedOnCommit),
-                    CharacteristicDefinition(id: "t", uuid: 0x2A6E, properties: [.read, .notify], value: [0], maxLength: 2, valueSource: .storedOnCommit),
+                    CharacteristicDefinition(id: "hr", uuid: 0x2A37, properties: [.notify], value: [0], maxLength: 4, valueSource: .persisted),
+                    CharacteristicDefinition(id: "t", uuid: 0x2A6E, properties: [.read, .notify], value: [0], maxLength: 2, valueSource: .persisted),
                 ])
             ])
             f.peripheral.persistedCharacteristics = [CharacteristicIndex(6), CharacteristicIndex(7)]

@@ -77,7 +77,7 @@ import Testing
         defer { f.shutdown() }
         let db = GATTDatabase(deviceName: "x", services: [
             ServiceDefinition(id: "s", uuid: 0xAAA0, characteristics: [
-                CharacteristicDefinition(id: "p", uuid: 0xAAA1, properties: [.read, .writeWithoutResponse], value: [0], maxLength: 4, valueSource: .storedOnCommit),
+                CharacteristicDefinition(id: "p", uuid: 0xAAA1, properties: [.read, .writeWithoutResponse], value: [0], maxLength: 4, valueSource: .persisted),
                 CharacteristicDefinition(id: "q", uuid: 0xAAA2, properties: [.read, .writeWithoutResponse], value: [0], maxLength: 4),
             ])
         ])

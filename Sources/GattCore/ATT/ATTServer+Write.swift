@@ -102,16 +102,16 @@ extension ATTServer {
     }
 
     /// Applies validated writes and answers `op` (Write Request or Execute Write): at once,
-    /// or, when they change `.storedOnCommit` values or a bonded client's state, once one
+    /// or, when they change `.persisted` values or a bonded client's state, once one
     /// `DeferredAccess.commit` of all of it succeeded (`respond(to:result:now:)`).
     mutating func finishWrites(_ writes: [(AttributeHandle, [UInt8])], _ op: ATTOpcode, _ id: BearerID, now: Duration) {
-        var values: [CommittedValue] = []
+        var values: [PersistedValue] = []
         var firstHandle: AttributeHandle?
         for (h, v) in writes {
             guard let a = database.attribute(at: h), case .characteristicValue(let c) = a.role,
-                database[c].valueSource == .storedOnCommit
+                database[c].valueSource == .persisted
             else { continue }
-            values.append(CommittedValue(characteristic: c, value: v))
+            values.append(PersistedValue(characteristic: c, value: v))
             firstHandle = firstHandle ?? h
         }
         let bonded = bondedClientState(after: writes, id)  // Vol 3 Part G §3.3.3.3

@@ -21,7 +21,7 @@ import DequeModule
 /// - `respond(to:result:now:)` answers `.deferredAccess` events: everything the server
 ///   cannot answer alone (the deferred-access hook, `DeferredAccess`): reads and writes of
 ///   `.deferred` values, and the commit a Write Request or Execute Write waits for before
-///   it is acknowledged (`.storedOnCommit` values, a bonded client's state). Who answers
+///   it is acknowledged (`.persisted` values, a bonded client's state). Who answers
 ///   (an application, a disk) is the caller's business. `deferredAccessAvailable` says
 ///   whether reads and writes can be handed out now; `failDeferredAccesses(now:)` fails the
 ///   outstanding ones when their answerer leaves (commits stay).
@@ -79,7 +79,7 @@ import DequeModule
 ///   Prepared writes of a deferred value must be contiguous and become one
 ///   `DeferredAccess.write` at Execute Write. Read By Type / Read Multiple / Find By Type
 ///   Value use the stored value of deferred characteristics (they are not handed out).
-/// - A Write Request or Execute Write that changes `.storedOnCommit` values or a bonded
+/// - A Write Request or Execute Write that changes `.persisted` values or a bonded
 ///   client's state is answered after one `DeferredAccess.commit` carrying all of it; Write
 ///   Commands and Signed Writes are never held (stored at once, best effort).
 public struct ATTServer: Sendable {

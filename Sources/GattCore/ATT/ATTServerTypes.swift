@@ -11,7 +11,7 @@ public enum ATTServerEvent: Equatable, Sendable {
     case mtuExchanged(ConnectionID, mtu: Int)
     /// A client wrote a Client Characteristic Configuration descriptor.
     case subscriptionChanged(ConnectionID, characteristic: CharacteristicIndex, notify: Bool, indicate: Bool)
-    /// A client wrote a `.stored` or `.storedOnCommit` characteristic value (Write
+    /// A client wrote a `.stored` or `.persisted` characteristic value (Write
     /// Request/Command, Signed Write, or Execute Write); `value` is the new stored value.
     case written(ConnectionID, characteristic: CharacteristicIndex, value: [UInt8])
     /// A client wrote a writable descriptor other than a CCCD (e.g. the User Description).
@@ -50,16 +50,16 @@ public enum DeferredAccess: Equatable, Sendable {
     /// stores nothing.
     case write(characteristic: CharacteristicIndex, value: [UInt8], offset: Int)
     /// A Write Request or Execute Write is acknowledged only once the answerer made its
-    /// changes last: the new `.storedOnCommit` values and, for a bonded client, its client
+    /// changes last: the new `.persisted` values and, for a bonded client, its client
     /// state after the writes (CCCDs and Client Supported Features persist across
     /// connections, Vol 3 Part G §3.3.3.3). Success applies every write of the request
     /// (`.written` etc. follow) and sends its response; a failure is sent as that ATT error
     /// (e.g. Unlikely Error) and nothing is stored. Never failed by `failDeferredAccesses(now:)`.
-    case commit(values: [CommittedValue], clientState: GATTClientState?)
+    case commit(values: [PersistedValue], clientState: GATTClientState?)
 }
 
 /// One value of a `DeferredAccess.commit`: the characteristic index and its complete new value.
-public struct CommittedValue: Equatable, Sendable {
+public struct PersistedValue: Equatable, Sendable {
     public var characteristic: CharacteristicIndex
     public var value: [UInt8]
     public init(characteristic: CharacteristicIndex, value: [UInt8]) {

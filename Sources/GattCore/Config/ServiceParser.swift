@@ -178,7 +178,7 @@ struct ServiceParser {
             if c.definition.valueSource == .deferred {
                 r.error(o.path("persist"), "only \"handler\": \"store\" values can persist; with \"control\" the control client owns the value", at: v.offset)
             } else {
-                c.definition.valueSource = .storedOnCommit
+                c.definition.valueSource = .persisted
             }
         }
         if c.definition.l2capChannel != nil, let v = o.value("value") {

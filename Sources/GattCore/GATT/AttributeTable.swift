@@ -63,7 +63,7 @@ public enum AttributeTable {
                 notes.append("max=\(ch.maxLength)")
                 switch ch.valueSource {  // in the config's terms
                 case .stored: break
-                case .storedOnCommit: notes.append("persist")
+                case .persisted: notes.append("persist")
                 case .deferred: notes.append("handler=control")
                 }
             }

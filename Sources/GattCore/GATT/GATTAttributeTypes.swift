@@ -27,9 +27,11 @@ public enum GATTUUID {
 public enum CharacteristicValueSource: Equatable, Sendable {
     /// The server keeps the value and answers reads and writes at once.
     case stored
-    /// The server keeps the value; a Write Request or Execute Write changing it is
-    /// acknowledged only once a `DeferredAccess.commit` of it succeeded.
-    case storedOnCommit
+    /// The config's `"persist": true`, the one name of the concept (`PersistedValue`,
+    /// `PersistedValues`, docs/persistence.md): the server keeps the value; a Write Request or
+    /// Execute Write changing it is acknowledged only once a `DeferredAccess.commit` of it
+    /// succeeded (it is durable).
+    case persisted
     /// Reads and writes are handed out as deferred accesses (`DeferredAccess.read`/`.write`);
     /// the server keeps no value of its own for them.
     case deferred

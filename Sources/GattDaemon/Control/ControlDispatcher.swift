@@ -26,11 +26,11 @@ public enum ControlDispatcher {
             let (index, c) = try characteristic(name, in: p.database)
             let only = try central.map { a throws(ControlError) in try connection(a, p) }
             // A persisted value is made durable first (if the core would take it), then set and sent.
-            if c.valueSource == .storedOnCommit, let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: true) {
+            if c.valueSource == .persisted, let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: true) {
                 throw error(refusal, name, value, c)
             }
             // (Only a persisted characteristic builds a write: no allocation on the plain path.)
-            if c.valueSource == .storedOnCommit, let durable = p.persist([CommittedValue(characteristic: index, value: value.bytes)], central: nil) {
+            if c.valueSource == .persisted, let durable = p.persist([PersistedValue(characteristic: index, value: value.bytes)], central: nil) {
                 return .later(durable.assumeIsolated().map { outcome in
                     // Overtaken by a newer value (a central's Write Command): neither set nor sent.
                     guard outcome == .newest else { return .sent(0) }
@@ -47,7 +47,7 @@ public enum ControlDispatcher {
             return try notify(values, central: central, on: p)
         case .set(let name, let value):
             let (index, c) = try characteristic(name, in: p.database)
-            if c.valueSource == .storedOnCommit, let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: false) {
+            if c.valueSource == .persisted, let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: false) {
                 throw error(refusal, name, value, c)
             }
             func set() -> ControlReply {
@@ -56,7 +56,7 @@ public enum ControlDispatcher {
                 let refusal = p.database.valueUpdateRefusal(characteristic: index, value: value.bytes, notifying: false) ?? .unknownCharacteristic
                 return .failure(error(refusal, name, value, c))
             }
-            if let durable = p.persist([CommittedValue(characteristic: index, value: value.bytes)], central: nil) {
+            if let durable = p.persist([PersistedValue(characteristic: index, value: value.bytes)], central: nil) {
                 return .later(durable.assumeIsolated().map { $0 == .newest ? set() : .success }.nonisolated())
             }
             return .now(set())
@@ -125,7 +125,7 @@ public enum ControlDispatcher {
     /// centrals reached.
     private static func notify(_ values: [ControlNotifyValue], central: String?, on p: any PeripheralControl) throws(ControlError) -> ControlOutcome {
         var updates: [(characteristic: CharacteristicIndex, value: [UInt8])] = []
-        var persisted: [CommittedValue] = []
+        var persisted: [PersistedValue] = []
         for v in values {
             let (index, c) = try characteristic(v.characteristic, in: p.database)
             if let refusal = p.database.valueUpdateRefusal(characteristic: index, value: v.value.bytes, notifying: true) {
@@ -135,7 +135,7 @@ public enum ControlDispatcher {
                 throw ControlError(.invalidValue, "\(c.displayName) is named twice in \"values\"")
             }
             updates.append((index, v.value.bytes))
-            if c.valueSource == .storedOnCommit { persisted.append(CommittedValue(characteristic: index, value: v.value.bytes)) }
+            if c.valueSource == .persisted { persisted.append(PersistedValue(characteristic: index, value: v.value.bytes)) }
         }
         let only = try central.map { a throws(ControlError) in try connection(a, p) }
         func send(_ updates: [(characteristic: CharacteristicIndex, value: [UInt8])]) -> ControlReply {

@@ -4,7 +4,7 @@ import GattCore
 import NIOCore
 
 /// What became of a persisted write once durable (`PeripheralControl.persist`).
-public enum PersistOutcome: Sendable, Equatable {
+public enum PersistedValueOutcome: Sendable, Equatable {
     /// The newest value: serve it.
     case newest
     /// These characteristics' newer values are served already (and saved after these):
@@ -49,7 +49,7 @@ public protocol PeripheralControl: AnyObject {
     /// `.overtaken`: durable, but for the characteristics it names a newer value (a central's
     /// Write Command that came after) is served already: leave those. A failure also sends watchers `persist_failed`
     /// (`central`: who wrote, if a central).
-    func persist(_ writes: [CommittedValue], central: String?) -> EventLoopFuture<PersistOutcome>?
+    func persist(_ writes: [PersistedValue], central: String?) -> EventLoopFuture<PersistedValueOutcome>?
     /// Whether at least one control client answers requests. Going to false must fail the
     /// outstanding ones (`ATTServer.failDeferredAccesses(now:)`).
     func setControlClientAttached(_ attached: Bool)

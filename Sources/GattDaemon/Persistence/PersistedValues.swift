@@ -74,7 +74,7 @@ public final class PersistedValues: @unchecked Sendable {
     @discardableResult
     public func apply(to db: inout GATTDatabase) -> Int {
         var n = 0
-        for c in db.characteristics where c.valueSource == .storedOnCommit {
+        for c in db.characteristics where c.valueSource == .persisted {
             guard let v = commits.durable[Self.key(c)]?.value else { continue }
             guard v.count <= c.maxLength else {
                 logger.warning("saved value of \(c.displayName) (\(v.count) bytes) is longer than its maximum length \(c.maxLength); ignored")
@@ -89,9 +89,9 @@ public final class PersistedValues: @unchecked Sendable {
     /// Makes the values of persisted characteristics durable (others are ignored); the
     /// future succeeds once they are (or newer values of the same characteristics), or fails
     /// with `PersistentStore.Error`.
-    public func commit(_ db: GATTDatabase, _ writes: [CommittedValue], on eventLoop: any EventLoop) -> EventLoopFuture<Committed> {
+    public func commit(_ db: GATTDatabase, _ writes: [PersistedValue], on eventLoop: any EventLoop) -> EventLoopFuture<Committed> {
         let changes = writes.compactMap { w -> (String, [UInt8])? in
-            guard db.contains(w.characteristic), db[w.characteristic].valueSource == .storedOnCommit else { return nil }
+            guard db.contains(w.characteristic), db[w.characteristic].valueSource == .persisted else { return nil }
             return (Self.key(db[w.characteristic]), w.value)
         }
         return commit(changes, on: eventLoop)
@@ -112,7 +112,7 @@ public final class PersistedValues: @unchecked Sendable {
     /// persisted characteristic in the background unless it is the newest submitted already;
     /// a failure is only logged. A value `applying` puts in place is no new write: skipped.
     public func record(_ db: GATTDatabase, characteristic index: CharacteristicIndex, value: [UInt8], on eventLoop: any EventLoop) {
-        guard db.contains(index), db[index].valueSource == .storedOnCommit else { return }
+        guard db.contains(index), db[index].valueSource == .persisted else { return }
         let key = Self.key(db[index])
         if applyingDurable[key] == value {
             applyingDurable[key] = nil
@@ -124,8 +124,8 @@ public final class PersistedValues: @unchecked Sendable {
 
     /// Runs `body`, which serves `writes` that are durable already (an answered Write
     /// Request or Execute Write): their `.written` events are not recorded as new writes.
-    public func applying<T>(_ db: GATTDatabase, _ writes: [CommittedValue], _ body: () -> T) -> T {
-        for w in writes where db.contains(w.characteristic) && db[w.characteristic].valueSource == .storedOnCommit {
+    public func applying<T>(_ db: GATTDatabase, _ writes: [PersistedValue], _ body: () -> T) -> T {
+        for w in writes where db.contains(w.characteristic) && db[w.characteristic].valueSource == .persisted {
             applyingDurable[Self.key(db[w.characteristic])] = w.value
         }
         defer { applyingDurable = [:] }
