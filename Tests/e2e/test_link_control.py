@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from control_client import ControlClient
 from harness import both_link_layers, bumble_device, connect, gattctl, named, run, scan_for, wait_for_log
 
@@ -23,8 +25,8 @@ CENTRAL = "C0:00:00:00:00:01"
 LINK_FIELDS = ["interval_ms", "latency", "timeout_ms", "tx_phy", "rx_phy", "tx_octets", "rx_octets"]
 
 
-async def connect_central(controllers, address=CENTRAL):
-    device_cm = bumble_device(controllers[1], "central", address)
+async def connect_central(controllers, address=CENTRAL, index=1):
+    device_cm = bumble_device(controllers[index], "central", address)
     device = await device_cm.__aenter__()
     advertisement = await scan_for(device, named("LINK"))
     peer = await connect(device, advertisement.address)
@@ -141,6 +143,41 @@ def test_a_preset_accepted_by_the_central_is_seen_as_an_event_and_in_status(cont
         [central] = (await control.request({"op": "status"}))["connections"]
         assert 30 <= central["interval_ms"] <= 50 and central["timeout_ms"] == 5000
         await close_central(device_cm, peer)
+        await control.close()
+
+    run(body())
+
+
+@pytest.mark.parametrize("controller_count", [3])
+@both_link_layers
+def test_one_central_made_fast_and_another_slow_both_seen_in_status_and_watch(controllers, gattd, tmp_path):
+    """The issue's acceptance: a program makes one central fast and another slow, and sees
+    both, each with its own values, in `status` and as `link` events."""
+    gattd(CONFIG)
+    second = "C0:00:00:00:00:02"
+
+    async def body():
+        control = await ControlClient.open(tmp_path / "control.sock")
+        assert await control.request({"op": "watch"}) == {"ok": True}
+        fast_cm, fast = await connect_central(controllers)
+        await control.event("connected")
+        slow_cm, slow = await connect_central(controllers, second, index=2)
+        await control.event("connected")
+        assert await control.request({"op": "connection_parameters", "central": CENTRAL, "preset": "low_latency"}, timeout=25) == {"ok": True}
+        assert await control.request({"op": "connection_parameters", "central": second, "preset": "low_power"}, timeout=25) == {"ok": True}
+        seen = {}
+        while set(seen) != {CENTRAL, second}:
+            event = await link_event_where(control, lambda e: e["interval_ms"] == 15 or e["interval_ms"] >= 120)
+            seen[event["central"]] = (event["interval_ms"], event["latency"], event["timeout_ms"])
+        assert seen[CENTRAL] == (15, 0, 2000)
+        assert 120 <= seen[second][0] <= 150 and seen[second][1:] == (2, 6000)
+        centrals = {c["central"]: c for c in (await control.request({"op": "status"}))["connections"]}
+        assert (centrals[CENTRAL]["interval_ms"], centrals[CENTRAL]["timeout_ms"]) == (15, 2000)
+        assert 120 <= centrals[second]["interval_ms"] <= 150 and (centrals[second]["latency"], centrals[second]["timeout_ms"]) == (2, 6000)
+        assert fast.connection.parameters.connection_interval == 15
+        assert 120 <= slow.connection.parameters.connection_interval <= 150
+        await close_central(slow_cm, slow)
+        await close_central(fast_cm, fast)
         await control.close()
 
     run(body())
