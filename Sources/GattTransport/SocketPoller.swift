@@ -45,9 +45,15 @@ public final class SocketPoller: Sendable {
     private let wakeWriteFD: Int32
     private let thread: NIOThreadPool
 
-    public init() throws(KernelTransportError) {
+    /// The poll thread could not be set up (its wake-up pipe): `errno` and what failed.
+    public struct SetupError: Error, Sendable, CustomStringConvertible {
+        public let errno: Int32
+        public var description: String { "pipe: \(errnoDescription(errno))" }
+    }
+
+    public init() throws(SetupError) {
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw .system("pipe", errno: errno) }
+        guard pipe(&ends) == 0 else { throw SetupError(errno: errno) }
         for fd in ends {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)

@@ -74,7 +74,7 @@ struct KernelManagementTests {
         #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &ends) == 0)
         var small: Int32 = 4096
         _ = setsockopt(ends[0], SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-        let poller = try KernelPoller()
+        let poller = try SocketPoller()
         defer { poller.shutdown() }
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let bearer = KernelATTBearer(

@@ -176,7 +176,7 @@ struct KernelTransportTests {
     @Test func bearerKeepsPacketBoundaries() async throws {
         var ends: [Int32] = [-1, -1]
         #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &ends) == 0)
-        let poller = try KernelPoller()
+        let poller = try SocketPoller()
         defer { poller.shutdown() }
         let group = MultiThreadedEventLoopGroup.singleton
         let peer = KernelBDAddress(BluetoothAddress("00:AA:01:01:00:01")!, type: .lePublic)

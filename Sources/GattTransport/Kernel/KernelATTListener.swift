@@ -15,7 +15,7 @@ import Glibc
 public final class KernelATTListener: Sendable {
     public let address: KernelBDAddress
     private let fd: Int32
-    private let poller: KernelPoller
+    private let poller: SocketPoller
     private let adapter: String
 
     /// Binds and listens. `address` is the adapter's (from ``KernelHCIController/address``);
@@ -27,7 +27,7 @@ public final class KernelATTListener: Sendable {
     /// them. The error says to stop bluetoothd or use `user:hciN`. (Kernels that do
     /// refuse the second bind with EADDRINUSE get the same advice.)
     public init(
-        address: KernelBDAddress, adapter: String, poller: KernelPoller, allowBluetoothd: Bool = false
+        address: KernelBDAddress, adapter: String, poller: SocketPoller, allowBluetoothd: Bool = false
     ) throws(KernelTransportError) {
         if !allowBluetoothd, let pid = BluetoothdDetector.runningPID() {
             throw KernelTransportError(
@@ -115,11 +115,11 @@ public final class KernelATTBearer: Sendable {
     /// The socket's incoming MTU (L2CAP_OPTIONS imtu): the largest PDU the kernel passes up.
     public let incomingMTU: Int
     private let fd: Int32
-    private let poller: KernelPoller
+    private let poller: SocketPoller
     /// false once closed, by either side; guards every use of `fd` outside the poll thread.
     private let isOpen = Mutex(true)
 
-    init(fd: Int32, peer: KernelBDAddress, poller: KernelPoller) {
+    init(fd: Int32, peer: KernelBDAddress, poller: SocketPoller) {
         self.fd = fd
         self.peer = peer
         self.poller = poller

@@ -90,13 +90,13 @@ public enum KernelAdapterEvent: Sendable, Equatable {
 /// hciN comes back up.
 public final class KernelAdapterMonitor: Sendable {
     public let index: Int
-    private let poller: KernelPoller
+    private let poller: SocketPoller
     private let deviceSocket: Int32
     /// The socket bound to hciN; nil while the adapter is gone.
     private let linkSocket = Mutex<Int32?>(nil)
     private let sink = Mutex<(@Sendable (KernelAdapterEvent) -> Void)?>(nil)
 
-    public init(index: Int, poller: KernelPoller) throws(KernelTransportError) {
+    public init(index: Int, poller: SocketPoller) throws(KernelTransportError) {
         let fd = try KernelSocket.openHCI(nonBlocking: true)
         guard KernelSocket.bindHCI(fd, device: CBLUEZ_HCI_DEV_NONE, channel: CBLUEZ_HCI_CHANNEL_RAW) == 0 else {
             throw .system("bind(HCI_DEV_NONE, HCI_CHANNEL_RAW)", closing: fd)

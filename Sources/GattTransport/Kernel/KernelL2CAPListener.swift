@@ -26,7 +26,7 @@ final class KernelL2CAPListener: Sendable {
     let server: L2CAPChannelServer
     let modeOption: ModeOption
     private let fd: Int32
-    private let poller: KernelPoller
+    private let poller: SocketPoller
     /// false once closed, by ``close()`` or by the poller (a broken listener): the fd is closed once.
     private let isOpen = Mutex(true)
 
@@ -43,7 +43,7 @@ final class KernelL2CAPListener: Sendable {
     /// Binds `address` (the adapter's LE address) and `server.psm`, sets the mode, security
     /// and MTU (the accepted channels inherit them) and listens.
     init(
-        server: L2CAPChannelServer, address: KernelBDAddress, adapter: String, poller: KernelPoller, mode: Mode = .leCreditBased
+        server: L2CAPChannelServer, address: KernelBDAddress, adapter: String, poller: SocketPoller, mode: Mode = .leCreditBased
     ) throws(KernelTransportError) {
         let what =
             mode == .leCreditBased

@@ -29,11 +29,11 @@ public final class KernelPairingAgent: Sendable {
 
     public let index: Int
     private let fd: Int32
-    private let poller: KernelPoller
+    private let poller: SocketPoller
 
     /// Opens and binds the mgmt socket. Needs CAP_NET_ADMIN to receive the requests and keys
     /// (the kernel sends them to trusted sockets only).
-    public init(index: Int, poller: KernelPoller) throws(KernelTransportError) {
+    public init(index: Int, poller: SocketPoller) throws(KernelTransportError) {
         let fd = try KernelSocket.openHCI(nonBlocking: true)
         guard KernelSocket.bindHCI(fd, device: CBLUEZ_HCI_DEV_NONE, channel: CBLUEZ_HCI_CHANNEL_CONTROL) == 0 else {
             throw .system("bind(HCI_CHANNEL_CONTROL) for the pairing agent", closing: fd)

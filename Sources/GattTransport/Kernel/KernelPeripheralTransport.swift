@@ -10,7 +10,7 @@ import NIOPosix
 ///
 /// One event loop owns all mutable state. HCI and mgmt commands block until they complete,
 /// so they run on `commandThread`, one at a time, and their results hop back to the loop.
-/// Socket input arrives through ``KernelPoller`` (one poll thread).
+/// Socket input arrives through ``SocketPoller`` (one poll thread).
 public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Sendable {
     public let eventLoop: any EventLoop
     public var onEvent: ((TransportEvent) -> Void)?
@@ -22,7 +22,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     /// Runs the blocking HCI commands (and the adapter bring-up), one at a time.
     let commandThread = NIOThreadPool(numberOfThreads: 1)
 
-    var poller: KernelPoller?
+    var poller: SocketPoller?
     private var monitor: KernelAdapterMonitor?
     /// The adapter's mgmt events: answers Just Works confirmations itself (bluetoothd's agent
     /// is not running), passes on keys and prompts, writes the answers to prompts.
@@ -180,7 +180,12 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     }
 
     private func startMonitoring() throws {
-        let poller = try KernelPoller()
+        let poller: SocketPoller
+        do {
+            poller = try SocketPoller()
+        } catch {
+            throw KernelTransportError.system("pipe (the poll thread's)", errno: error.errno)
+        }
         let monitor: KernelAdapterMonitor
         do {
             monitor = try KernelAdapterMonitor(index: index, poller: poller)

@@ -45,9 +45,3 @@ public struct KernelTransportError: Error, Sendable, Hashable, CustomStringConve
         return .system(what, errno: code)
     }
 }
-
-/// strerror(3) as a Swift string.
-func errnoDescription(_ code: Int32) -> String {
-    guard let text = strerror(code) else { return "errno \(code)" }
-    return String(cString: text)
-}
