@@ -79,6 +79,21 @@ struct LinkProceduresTests {
         #expect(p.answered(command, status: .success) == nil)
     }
 
+    /// A link whose values are unknown (the kernel transport accepted its socket before the
+    /// monitor's event, or it was up before the monitor): requests are taken, nothing is
+    /// answered as "already there", and the values arrive as they are reported.
+    @Test func aLinkWithUnknownValuesTakesRequests() {
+        var p = Self.kernel
+        #expect(p.opened(Self.handle, LinkParameters()) == [.changed(handle: Self.handle, LinkParameters())])
+        let command = HCICommand.leConnectionUpdate(handle: Self.handle, parameters: Self.fast, minCELength: 0, maxCELength: 0)
+        #expect(p.request(Self.handle, .connectionParameters(Self.fast), leFeatures: Self.all) { _ in true } == [.command(command)])
+        #expect(p.handle(.dataLengthChange(handle: Self.handle, maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 27, maxRxTime: 328))
+            == [.changed(handle: Self.handle, LinkParameters(maxTxOctets: 251, maxRxOctets: 27))])
+        // The monitor's LE Connection Complete, late: its values replace the unknown ones.
+        #expect(p.opened(Self.handle, Self.opened) == [.changed(handle: Self.handle, Self.opened)])
+        #expect(p.waiting(.connectionParameters) == [Self.handle])
+    }
+
     @Test func dataLengthIsAnsweredByItsCommandAndPHYByItsEvent() {
         var p = connected()
         let dle = HCICommand.leSetDataLength(handle: Self.handle, txOctets: 200, txTime: 0x4290)

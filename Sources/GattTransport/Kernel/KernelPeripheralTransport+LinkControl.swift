@@ -17,7 +17,11 @@ extension KernelPeripheralTransport {
             onEvent?(.linkRequestFinished(id, request.kind, .refused("\(id) is not connected")))
             return
         }
-        guard let handle = link.handle, let controller else {
+        guard let controller else {
+            onEvent?(.linkRequestFinished(id, request.kind, .refused("\(adapterName) is not available")))
+            return
+        }
+        guard let handle = link.handle else {
             onEvent?(.linkRequestFinished(id, request.kind, .refused("the kernel did not tell \(id)'s connection handle")))
             return
         }

@@ -17,8 +17,16 @@ extension KernelPeripheralTransport {
         attSockets[socket] = bearer
         let peer = TransportPeer(address: bearer.peer.address, addressType: bearer.peer.type.hciAddressType, handle: handle, security: security)
         onEvent?(.connected(id, peer))
-        // The monitor saw the connection first: its parameters so far.
-        if let handle, let link = linkProcedures.links[handle] { onEvent?(.linkChanged(id, link)) }
+        // The monitor saw the connection first: its parameters so far. Otherwise the link's
+        // values come with the monitor's event; until then (or for a link that was up before
+        // the monitor) they are unknown, and link requests are still taken.
+        if let handle {
+            if let link = linkProcedures.links[handle] {
+                onEvent?(.linkChanged(id, link))
+            } else {
+                _ = linkProcedures.opened(handle, LinkParameters())
+            }
+        }
         // The monitor has not reported this connection yet: it ended advertising all the same.
         if endedAdvertising { advertisingEndedByConnection() }
         bearer.start(
