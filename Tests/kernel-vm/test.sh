@@ -247,6 +247,14 @@ if wait_more "subscribed to counter" $LOG "$SUBS" 100; then
     grep -q ": link interval 15 ms, latency 0, timeout 420 ms" $LOG \
         && pass "the central's own update (to connection.preferred) seen as a link change" || bad "no link change for the central's update"
 
+    # phy.preferred (2M by default) is asked of each new link, where the controller has LE 2M.
+    setphy=$(btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c '< HCI Command: LE Set PHY (0x08|0x0032) plen 7.*\[hci0\]')
+    if [ "$BT5" = 1 ]; then
+        [ "$setphy" -ge 1 ] && pass "phy.preferred: LE Set PHY sent for the new link ($setphy so far)" || bad "no LE Set PHY for the new link"
+    else
+        [ "$setphy" = 0 ] && pass "phy.preferred: no LE Set PHY on a controller without LE 2M" || bad "LE Set PHY sent to a 4.x controller ($setphy)"
+    fi
+
     # What btvirt's controllers can do: the 4.x ones list the Connection Parameters Request
     # procedure (LE Connection Update works as peripheral) and neither LE 2M nor LE Data Packet
     # Length Extension; the 5.2 ones list LE 2M but not the procedure (and the kernel keeps the

@@ -48,18 +48,8 @@ extension Host {
         return out
     }
 
-    /// LE Set PHY for a new link: the config's `phy.preferred` the controller has (LE 2M by
-    /// default), both ways; nil when that leaves only LE 1M, which a new link uses already.
+    /// LE Set PHY for a new link (`LinkProcedures.preferredPHYCommand`).
     func preferredPHYRequest(_ handle: UInt16) -> HCICommand? {
-        let usable = configuration.advertising.connectionPHYs.filter { phy in
-            switch phy {
-            case .le1M: true
-            case .le2M: controller.leFeatures.contains(.le2MPHY)
-            case .leCoded: controller.leFeatures.contains(.leCodedPHY)
-            }
-        }
-        guard usable.contains(where: { $0 != .le1M }) else { return nil }
-        let mask = usable.reduce(UInt8(0)) { $0 | 1 << ($1.rawValue - 1) }
-        return .leSetPHY(handle: handle, allPHYs: 0, txPHYs: mask, rxPHYs: mask, phyOptions: 0)
+        LinkProcedures.preferredPHYCommand(handle, phys: configuration.advertising.connectionPHYs, leFeatures: controller.leFeatures)
     }
 }

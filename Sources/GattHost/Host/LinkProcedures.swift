@@ -48,6 +48,21 @@ public struct LinkProcedures: Sendable, Equatable {
     /// Connection Parameters Request procedure: the L2CAP request is tried instead.
     static let procedureUnsupported: Set<HCIStatus> = [.unsupportedRemoteFeature, HCIStatus(0x19), HCIStatus(0x20)]
 
+    /// LE Set PHY for a new link: the config's `phy.preferred` (`phys`) the controller has,
+    /// both ways; nil when that leaves only LE 1M, which a new link uses already.
+    public static func preferredPHYCommand(_ handle: UInt16, phys: [LEPHY], leFeatures: LEFeatures) -> HCICommand? {
+        let usable = phys.filter { phy in
+            switch phy {
+            case .le1M: true
+            case .le2M: leFeatures.contains(.le2MPHY)
+            case .leCoded: leFeatures.contains(.leCodedPHY)
+            }
+        }
+        guard usable.contains(where: { $0 != .le1M }) else { return nil }
+        let mask = usable.reduce(UInt8(0)) { $0 | 1 << ($1.rawValue - 1) }
+        return .leSetPHY(handle: handle, allPHYs: 0, txPHYs: mask, rxPHYs: mask, phyOptions: 0)
+    }
+
     // MARK: - Links
 
     /// A link opened (LE Connection Complete) with these values; `changed` reports them.

@@ -35,6 +35,15 @@ extension KernelPeripheralTransport {
         linkProcedures.cancel(handle, kind)
     }
 
+    /// LE Set PHY for a new link, as H4's host sends it (`phy.preferred`, where the controller
+    /// has those PHYs); the kernel asks for none itself. Its outcome shows as a link change.
+    func askPreferredPHYs(_ handle: UInt16) {
+        guard let phys = connectionPHYs, let controller,
+            let command = LinkProcedures.preferredPHYCommand(handle, phys: phys, leFeatures: LEFeatures(rawValue: controller.leFeatures))
+        else { return }
+        send(command)
+    }
+
     /// Carries out what `LinkProcedures` returned, in order.
     func apply(_ steps: [LinkProcedures.Step]) {
         for step in steps {
@@ -68,7 +77,12 @@ extension KernelPeripheralTransport {
                 if case .commandFailed(let code)? = (error as? KernelTransportError)?.kind { status = HCIStatus(code) } else { status = HCIStatus(0x1F) }
             }
             loop.execute { [weak self] in
-                guard let self, let steps = self.linkProcedures.answered(command, status: status) else { return }
+                guard let self else { return }
+                guard let steps = self.linkProcedures.answered(command, status: status) else {
+                    // Not a program's request (the new link's PHYs): nothing waits on it.
+                    if status != .success { self.logger.debug("\(command.name) failed: \(status)") }
+                    return
+                }
                 self.apply(steps)
             }
         }

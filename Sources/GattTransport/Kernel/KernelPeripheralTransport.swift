@@ -53,6 +53,8 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     var advertisingBusyRetries = 0
     /// Apps' L2CAP channel servers and their listening sockets (`+L2CAP`).
     var l2cap = KernelL2CAPServers()
+    /// The PHYs each new link is asked for (`phy.preferred`); nil: none (`data_length_and_phy` off).
+    var connectionPHYs: [LEPHY]?
     /// The accepted channels' sockets, until the daemon takes them (`takeL2CAPChannel`).
     var channelSockets = ChannelSockets()
     /// Enhanced ATT: the listening socket on PSM 0x0027 and the bearers (`+EnhancedATT`).
@@ -80,6 +82,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         self.index = index
         self.preferredConnection = configuration.advertising.preferredConnection?.connectionParameters
         self.securitySettings = KernelManagement.SecuritySettings(configuration.security)
+        self.connectionPHYs = configuration.advertising.requestDataLengthAndPHY ? configuration.advertising.connectionPHYs : nil
         self.eventLoop = eventLoop
         self.logger = logger
         commandThread.start()
@@ -112,6 +115,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
             securityWarnings = []
             if lifecycle.isReady { applySecurity() }
         }
+        connectionPHYs = configuration.advertising.requestDataLengthAndPHY ? configuration.advertising.connectionPHYs : nil
         let preferred = configuration.advertising.preferredConnection?.connectionParameters
         guard preferred != preferredConnection else { return }
         preferredConnection = preferred
@@ -325,7 +329,10 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         case .unregistered:
             adapterLost("was removed")
         case .leConnectionComplete(let status, let handle, let role, _, let link):
-            if status == 0, role == 0x01, let link { apply(linkProcedures.opened(handle, link)) }
+            if status == 0, role == 0x01 {
+                if let link { apply(linkProcedures.opened(handle, link)) }
+                askPreferredPHYs(handle)
+            }
             // Role 0x01: we are the peripheral, so this connection (or failed attempt) ended
             // our advertising (Core Spec Vol 6 Part B §4.4.2). Role 0x00 links are not ours.
             guard role == 0x01, links.connectionComplete(status: status, handle: handle) else { return }
