@@ -59,6 +59,23 @@ struct LinkProceduresTests {
         #expect(p.answered(command, status: .unsupportedRemoteFeature) == nil)  // answered once
     }
 
+    /// Our controller does not know LE Connection Update: the L2CAP request where the host can
+    /// send it, a refusal naming both reasons where it cannot.
+    @Test func anUnknownConnectionUpdateFallsBackOrIsRefused() {
+        let command = HCICommand.leConnectionUpdate(handle: Self.handle, parameters: Self.fast, minCELength: 0, maxCELength: 0)
+        var h4 = connected(LinkProcedures())
+        _ = h4.request(Self.handle, .connectionParameters(Self.fast), leFeatures: Self.all) { _ in true }
+        #expect(h4.answered(command, status: HCIStatus(0x01)) == [.signal(handle: Self.handle, Self.fast)])
+        var kernel = connected()
+        _ = kernel.request(Self.handle, .connectionParameters(Self.fast), leFeatures: Self.all) { _ in true }
+        let steps = kernel.answered(command, status: HCIStatus(0x01)) ?? []
+        guard case .finished(Self.handle, .connectionParameters, .refused(let why)) = steps.first else {
+            Issue.record("expected a refusal, got \(steps)")
+            return
+        }
+        #expect(why.contains("does not know LE Connection Update") && why.contains("the kernel keeps LE signalling"))
+    }
+
     @Test func withSignallingTheL2CAPRequestTakesOver() {
         var p = connected(LinkProcedures())
         #expect(p.request(Self.handle, .connectionParameters(Self.fast), leFeatures: []) { _ in true } == [.signal(handle: Self.handle, Self.fast)])
@@ -87,8 +104,6 @@ struct LinkProceduresTests {
         #expect(p.opened(Self.handle, LinkParameters()) == [.changed(handle: Self.handle, LinkParameters())])
         let command = HCICommand.leConnectionUpdate(handle: Self.handle, parameters: Self.fast, minCELength: 0, maxCELength: 0)
         #expect(p.request(Self.handle, .connectionParameters(Self.fast), leFeatures: Self.all) { _ in true } == [.command(command)])
-        #expect(p.handle(.dataLengthChange(handle: Self.handle, maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 27, maxRxTime: 328))
-            == [.changed(handle: Self.handle, LinkParameters(maxTxOctets: 251, maxRxOctets: 27))])
         // The monitor's LE Connection Complete, late: its values replace the unknown ones.
         #expect(p.opened(Self.handle, Self.opened) == [.changed(handle: Self.handle, Self.opened)])
         #expect(p.waiting(.connectionParameters) == [Self.handle])
@@ -103,6 +118,13 @@ struct LinkProceduresTests {
         let phy = HCICommand.leSetPHY(handle: Self.handle, allPHYs: 0, txPHYs: 2, rxPHYs: 2, phyOptions: 0)
         #expect(p.request(Self.handle, .phy(tx: .le2M, rx: .le2M, coding: .noPreference), leFeatures: Self.all) { _ in true } == [.command(phy)])
         #expect(p.answered(phy, status: HCIStatus(0x01)) == [.finished(handle: Self.handle, .phy, .refused("the controller does not know LE Set PHY (\(HCIStatus(0x01)))"))])
+        // Asked again, carried out: LE PHY Update Complete gives the new PHYs, then the answer.
+        #expect(p.request(Self.handle, .phy(tx: .le2M, rx: .le2M, coding: .noPreference), leFeatures: Self.all) { _ in true } == [.command(phy)])
+        #expect(p.answered(phy, status: .success) == nil)  // Command Status: keeps waiting
+        var link = Self.opened
+        (link.txPHY, link.rxPHY) = (.le2M, .le2M)
+        #expect(p.handle(.phyUpdateComplete(status: .success, handle: Self.handle, txPHY: 2, rxPHY: 2))
+            == [.changed(handle: Self.handle, link), .finished(handle: Self.handle, .phy, .accepted)])
         // LE Coded on a controller without it: refused before anything is sent.
         let coded = p.request(Self.handle, .phy(tx: .leCoded, rx: .leCoded, coding: .s8), leFeatures: Self.all) { _ in true }
         #expect(coded == [.finished(handle: Self.handle, .phy, .refused("the controller does not support \(LEPHY.leCoded) (its LE features lack it)"))])

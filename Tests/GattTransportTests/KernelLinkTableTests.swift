@@ -35,6 +35,20 @@ struct KernelLinkTableTests {
         #expect(!c.endedAdvertising)
     }
 
+    /// Link events for a handle go to the link now on it: the newest accepted one (an old link
+    /// keeps a reused handle until its socket closes).
+    @Test func theCurrentLinkOnAHandleIsTheNewest() {
+        var t = KernelLinkTable()
+        #expect(t.current(onHandle: 0x0040) == nil)
+        let a = t.accepted(handle: 0x0040, peer: Self.central, security: .low)
+        #expect(t.current(onHandle: 0x0040) == a.id)
+        let b = t.accepted(handle: 0x0040, peer: Self.other, security: .low)
+        #expect(t.current(onHandle: 0x0040) == b.id)
+        _ = t.closed(b.id, socket: b.socket)
+        #expect(t.current(onHandle: 0x0040) == a.id)
+        #expect(t.current(onHandle: 0x0041) == nil)
+    }
+
     /// LE Connection Complete (peripheral role) ends advertising once per link: a failed attempt
     /// always, a link the accepted socket already reported not again.
     @Test func connectionCompleteEndsAdvertisingOnce() {

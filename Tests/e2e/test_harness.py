@@ -406,8 +406,9 @@ def test_extended_advertising_commands_are_listed_with_the_feature(controllers, 
     run(body())
 
 
+@pytest.mark.parametrize("link_layer", ["bumble"])
 @pytest.mark.parametrize("legacy_only", [False, True], ids=["extended-controllers", "legacy-controllers"])
-def test_the_connection_parameters_request_procedure_is_not_listed(controllers, legacy_only):
+def test_the_connection_parameters_request_procedure_is_not_listed(controllers, legacy_only, link_layer):
     """Stock Bumble lists the Connection Parameters Request procedure (LE feature bit 1) but, as
     peripheral, carries out LE Connection Update with an LL_CONNECTION_UPDATE_IND of its own,
     which only a central may send; the harness unlists it, so a peripheral host asks with the

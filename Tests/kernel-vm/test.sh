@@ -227,6 +227,8 @@ echo "listener:"; cat /tmp/listen.out
 links_closed
 SUBS=$(count "subscribed to counter" $LOG)
 LINKS=$(count ": link interval" $LOG)
+UPDATED=$(count ": link interval 15 ms, latency 0, timeout 420 ms" $LOG)
+SETPHY=$(btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c '< HCI Command: LE Set PHY (0x08|0x0032) plen 7.*\[hci0\]')
 timeout 60 gatttool -i hci1 -b "$HCI0_ADDR" -t public --char-write-req -a 0x0015 -n 0100 --listen >/tmp/hold.out 2>&1 &
 HOLD=$!
 link_op() { # DESCRIPTION gattctl-args...: runs one op, its reply in /tmp/link-op.out, rc in LINK_RC
@@ -244,13 +246,13 @@ if wait_more "subscribed to counter" $LOG "$SUBS" 100; then
 
     # The kernel asked the central for connection.preferred (15 ms, above) and the central
     # updated the link: the monitor saw LE Connection Update Complete.
-    grep -q ": link interval 15 ms, latency 0, timeout 420 ms" $LOG \
+    wait_more ": link interval 15 ms, latency 0, timeout 420 ms" $LOG "$UPDATED" 50 \
         && pass "the central's own update (to connection.preferred) seen as a link change" || bad "no link change for the central's update"
 
     # phy.preferred (2M by default) is asked of each new link, where the controller has LE 2M.
-    setphy=$(btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c '< HCI Command: LE Set PHY (0x08|0x0032) plen 7.*\[hci0\]')
+    setphy=$(($(btmon -r /tmp/hci.btsnoop 2>/dev/null | grep -c '< HCI Command: LE Set PHY (0x08|0x0032) plen 7.*\[hci0\]') - SETPHY))
     if [ "$BT5" = 1 ]; then
-        [ "$setphy" -ge 1 ] && pass "phy.preferred: LE Set PHY sent for the new link ($setphy so far)" || bad "no LE Set PHY for the new link"
+        [ "$setphy" = 1 ] && pass "phy.preferred: LE Set PHY sent once for the new link" || bad "LE Set PHY for the new link: $setphy"
     else
         [ "$setphy" = 0 ] && pass "phy.preferred: no LE Set PHY on a controller without LE 2M" || bad "LE Set PHY sent to a 4.x controller ($setphy)"
     fi

@@ -189,17 +189,14 @@ public struct LinkProcedures: Sendable, Equatable {
     /// Our controller answered a command of ours: LE Set Data Length's Command Complete ends
     /// its request; a failure (Command Status or Complete) ends any. Nil: no request waits on it.
     public mutating func answered(_ command: HCICommand, status: HCIStatus) -> [Step]? {
-        // A controller that lists a feature yet lacks its command (btvirt's LE Set PHY).
-        if status == HCIStatus(0x01), let kind = Self.kind(of: command), waiting(kind).contains(Self.handle(of: command)) {
-            cancel(Self.handle(of: command), kind)
-            return [.finished(handle: Self.handle(of: command), kind, .refused("the controller does not know \(command.name) (\(status))"))]
-        }
         switch command {
         case .leSetPHY(let handle, _, _, _, _):
             return status == .success ? nil : phyUpdateEnded(handle, status: status)
         case .leSetDataLength(let handle, _, _):
             guard dataLengthRequests.remove(handle) != nil else { return nil }
-            let result: LinkRequestResult = status == .success ? .accepted : .refused("LE Set Data Length failed: \(status)")
+            let result: LinkRequestResult =
+                status == .success ? .accepted
+                : status == Self.unknownCommand ? .refused(Self.unknown(command)) : .refused("LE Set Data Length failed: \(status)")
             return [.finished(handle: handle, .dataLength, result)]
         case .leConnectionUpdate(let handle, _, _, _):
             guard status != .success, case .controller = connectionUpdates[handle] else { return nil }
@@ -209,20 +206,12 @@ public struct LinkProcedures: Sendable, Equatable {
         }
     }
 
-    private static func kind(of command: HCICommand) -> LinkRequestKind? {
-        switch command {
-        case .leSetPHY: .phy
-        case .leSetDataLength: .dataLength
-        case .leConnectionUpdate: .connectionParameters
-        default: nil
-        }
-    }
+    /// Unknown HCI Command (Vol 1 Part F §2.1): a controller that lists a feature yet lacks its
+    /// command (btvirt's LE Set PHY) says so.
+    static let unknownCommand = HCIStatus(0x01)
 
-    private static func handle(of command: HCICommand) -> UInt16 {
-        switch command {
-        case .leSetPHY(let handle, _, _, _, _), .leSetDataLength(let handle, _, _), .leConnectionUpdate(let handle, _, _, _): handle
-        default: 0xFFFF
-        }
+    private static func unknown(_ command: HCICommand) -> String {
+        "the controller does not know \(command.name) (\(unknownCommand))"
     }
 
     /// The central's L2CAP Connection Parameter Update Response (Vol 3 Part A §4.21): result 1
@@ -244,7 +233,9 @@ public struct LinkProcedures: Sendable, Equatable {
 
     private mutating func phyUpdateEnded(_ handle: UInt16, status: HCIStatus) -> [Step]? {
         guard phyUpdates.remove(handle) != nil else { return nil }
-        let result: LinkRequestResult = status == .success ? .accepted : .refused("the PHY update failed: \(status)")
+        let result: LinkRequestResult =
+            status == .success ? .accepted
+            : status == Self.unknownCommand ? .refused("the controller does not know LE Set PHY (\(status))") : .refused("the PHY update failed: \(status)")
         return [.finished(handle: handle, .phy, result)]
     }
 
@@ -271,6 +262,9 @@ public struct LinkProcedures: Sendable, Equatable {
         }
         if case .controller(let p) = pending, Self.procedureUnsupported.contains(status) {
             return signal(handle, p, why: "the central does not take part in the Connection Parameters Request procedure (\(status))")
+        }
+        if case .controller(let p) = pending, status == Self.unknownCommand {
+            return signal(handle, p, why: "the controller does not know LE Connection Update (\(status))")
         }
         connectionUpdates[handle] = nil
         return [.finished(handle: handle, .connectionParameters, .refused("the connection update failed: \(status)"))]

@@ -77,13 +77,13 @@ final class H4ChannelPump: @unchecked Sendable {
         for id in Array(pipes.keys) { forget(id) }
     }
 
-    /// Closes every channel's end and stops the poll thread, off the event loop (its
-    /// shutdown joins the thread).
     /// The program's end of an opened channel, handed over (`PeripheralTransport.takeL2CAPChannel`).
     func take(_ ticket: L2CAPChannelTicket) -> Int32? {
         programEnds.take(ticket)
     }
 
+    /// Closes every channel's end (and the program ends nobody took) and stops the poll
+    /// thread, off the event loop (its shutdown joins the thread).
     func shutdown() {
         for socket in programEnds.removeAll() { _ = Glibc.close(socket) }
         closeAll()

@@ -101,6 +101,13 @@ struct KernelLinkTable: Sendable {
         return true
     }
 
+    /// The link now on `handle`: the newest accepted one not waiting for its disconnection to
+    /// be reported (an old link keeps its handle until its socket closes; the handle may be
+    /// reused meanwhile).
+    func current(onHandle handle: UInt16) -> ConnectionID? {
+        links.filter { $0.value.handle == handle && !disconnecting.contains($0.key) }.max { $0.value.socket < $1.value.socket }?.key
+    }
+
     /// The links on `handle` (Encryption Change, Key Refresh Complete), in order.
     func links(onHandle handle: UInt16) -> [(ConnectionID, KernelLink)] {
         ids.compactMap { id in links[id].flatMap { $0.handle == handle ? (id, $0) : nil } }

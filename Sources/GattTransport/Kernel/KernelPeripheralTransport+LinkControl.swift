@@ -54,9 +54,9 @@ extension KernelPeripheralTransport {
                 // Never: `signallingUnavailable` is set. Should it come, nothing waits forever.
                 linkProcedures.cancel(handle, .connectionParameters)
             case .changed(let handle, let link):
-                for (id, _) in links.links(onHandle: handle) { onEvent?(.linkChanged(id, link)) }
+                if let id = links.current(onHandle: handle) { onEvent?(.linkChanged(id, link)) }
             case .finished(let handle, let kind, let result):
-                for (id, _) in links.links(onHandle: handle) { onEvent?(.linkRequestFinished(id, kind, result)) }
+                if let id = links.current(onHandle: handle) { onEvent?(.linkRequestFinished(id, kind, result)) }
             case .warning(let warning):
                 logger.info("\(warning)")
             }

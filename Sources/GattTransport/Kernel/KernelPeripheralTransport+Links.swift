@@ -17,13 +17,15 @@ extension KernelPeripheralTransport {
         attSockets[socket] = bearer
         let peer = TransportPeer(address: bearer.peer.address, addressType: bearer.peer.type.hciAddressType, handle: handle, security: security)
         onEvent?(.connected(id, peer))
-        // The monitor saw the connection first: its parameters so far. Otherwise the link's
-        // values come with the monitor's event; until then (or for a link that was up before
-        // the monitor) they are unknown, and link requests are still taken.
+        // The monitor saw the connection first (`endedAdvertising` false: it reported the
+        // handle): its parameters so far. Otherwise what `linkProcedures` has for the handle is
+        // an earlier link's: the values come with the monitor's event, and until then (or for
+        // a link that was up before the monitor) they are unknown; link requests are taken.
         if let handle {
-            if let link = linkProcedures.links[handle] {
+            if !endedAdvertising, let link = linkProcedures.links[handle] {
                 onEvent?(.linkChanged(id, link))
             } else {
+                linkProcedures.closed(handle)
                 _ = linkProcedures.opened(handle, LinkParameters())
             }
         }
