@@ -20,10 +20,8 @@ import Testing
     let daemon: PeripheralDaemon
 
     init() throws {
-        let configuration = try ConfigLoader.load(data: Array(PeripheralDaemonTests.config.utf8)).gatt
-        let payloads = try AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.name)
         transport = FakeTransport(eventLoop: group.next())
-        daemon = PeripheralDaemon(configuration: configuration, payloads: payloads, transport: transport, logger: Logger(label: "test"))
+        daemon = try PeripheralDaemon.serving(testConfigOn: transport)
         try daemon.start().wait()
     }
 

@@ -263,3 +263,12 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
 final class EventRecorder: @unchecked Sendable {
     var items: [ControlEvent] = []
 }
+
+extension PeripheralDaemon {
+    /// A daemon serving `PeripheralDaemonTests.config` on `transport` (not started).
+    static func serving(testConfigOn transport: FakeTransport) throws -> PeripheralDaemon {
+        let configuration = try ConfigLoader.load(data: Array(PeripheralDaemonTests.config.utf8)).gatt
+        let payloads = try AdvertisingPayloadBuilder.build(configuration.advertising, deviceName: configuration.name)
+        return PeripheralDaemon(configuration: configuration, payloads: payloads, transport: transport, logger: Logger(label: "test"))
+    }
+}

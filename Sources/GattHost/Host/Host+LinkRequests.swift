@@ -6,7 +6,7 @@ import GattCore
 extension Host {
     public mutating func requestLink(_ id: ConnectionID, _ request: LinkRequest, now: Duration) -> [HostOutput] {
         self.now = now
-        guard connections[id.rawValue] != nil else { return [.event(.transport(.linkRequestFinished(id, request.kind, .refused("\(id) is not connected"))))] }
+        // A link not connected is refused by `linkProcedures` (it opens and closes with `connections`).
         let supported = supportedCommands
         let steps = linkProcedures.request(id.rawValue, request, leFeatures: controller.leFeatures) { supported?.isSupported($0.opcode) ?? false }
         return apply(steps)
