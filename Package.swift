@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "GattCore", targets: ["GattCore"]),
         .library(name: "GattHost", targets: ["GattHost"]),
         .library(name: "GattControlProtocol", targets: ["GattControlProtocol"]),
+        .library(name: "GattProfiles", targets: ["GattProfiles"]),
         // For tests, the fuzz targets and the benchmarks (their packages depend on this one by path).
         .library(name: "GattTestSupport", targets: ["GattTestSupport"]),
     ],
@@ -73,11 +74,25 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // C module: a pseudoterminal and a program spawned on it (the console profile's sessions).
+        .target(name: "CPseudoTerminal", path: "Sources/CPseudoTerminal"),
+        // The profiles (docs/profiles.md): `{"profile": ...}` entries expanded into services, and
+        // the agents that run them, driving the daemon only through the control socket's protocol.
+        .target(
+            name: "GattProfiles",
+            dependencies: [
+                "GattCore", "GattControlProtocol", "CPseudoTerminal",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The daemon's command line: `gattd` (options, --check-config, --probe, the run).
         .target(
             name: "GattdCommand",
             dependencies: [
-                "GattCore", "GattDaemon", "GattTransport",
+                "GattCore", "GattDaemon", "GattTransport", "GattProfiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -111,6 +126,7 @@ let package = Package(
         .testTarget(name: "GattControlProtocolTests", dependencies: ["GattControlProtocol", "GattCore"]),
         .testTarget(name: "GattTransportTests", dependencies: ["GattTransport", "GattHost"]),
         .testTarget(name: "GattDaemonTests", dependencies: ["GattDaemon", "GattCore"]),
+        .testTarget(name: "GattProfilesTests", dependencies: ["GattProfiles", "GattCore", "GattControlProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -28,8 +28,10 @@ let package = Package(
         .target(name: "FuzzSupport", dependencies: [.product(name: "GattCore", package: "gattd")]),
         // ATTServer: exactly one well-formed reply per request, none per command, never above the MTU.
         .executableTarget(name: "FuzzATT", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
-        // ConfigLoader: loads or fails with a bounded report; what loads builds a database.
-        .executableTarget(name: "FuzzConfig", dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd")]),
+        // ConfigLoader with the profiles' catalog: loads or fails with a bounded report; what loads builds a database.
+        .executableTarget(
+            name: "FuzzConfig",
+            dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd"), .product(name: "GattProfiles", package: "gattd")]),
         // Host: H4 streams after a scripted bring-up (GattTestSupport's controller); well-formed HCI out, ACL flow control kept.
         .executableTarget(
             name: "FuzzHost",

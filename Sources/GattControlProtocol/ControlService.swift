@@ -12,13 +12,16 @@ public struct ControlService: Sendable, Equatable {
     /// A runtime service put back from the state directory at start (state restoration),
     /// not added by a program since.
     public var restored: Bool
-    public init(id: String?, uuid: String, start: Int, end: Int, runtime: Bool, restored: Bool = false) {
+    /// The profile the service was expanded from (`{"profile": "battery"}`); nil for one written out.
+    public var profile: String?
+    public init(id: String?, uuid: String, start: Int, end: Int, runtime: Bool, restored: Bool = false, profile: String? = nil) {
         self.id = id
         self.uuid = uuid
         self.start = start
         self.end = end
         self.runtime = runtime
         self.restored = restored
+        self.profile = profile
     }
 
     var json: JSONText {
@@ -26,6 +29,7 @@ public struct ControlService: Sendable, Equatable {
         if let id { m.append(("id", .string(id))) }
         m += [("uuid", .string(uuid)), ("start", .int(start)), ("end", .int(end)), ("runtime", .bool(runtime))]
         if restored { m.append(("restored", .bool(true))) }
+        if let profile { m.append(("profile", .string(profile))) }
         return .object(m)
     }
 
@@ -36,5 +40,6 @@ public struct ControlService: Sendable, Equatable {
         end = try o.count("end")
         runtime = try o.bool("runtime")
         restored = o.has("restored") ? try o.bool("restored") : false
+        profile = try o.optionalString("profile")
     }
 }

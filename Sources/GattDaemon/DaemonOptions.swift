@@ -27,6 +27,9 @@ public struct DaemonOptions: Sendable {
     /// The config file's name, before the paths of config errors found at run time
     /// (`gattd.json: advertising_sets[1]: ...`).
     public var configName: String?
+    /// Expands `services` entries the core does not know (profiles) in `add_service` and in
+    /// restored runtime services, as the config loader did for the config's.
+    public var serviceExpander: (any ServiceExpander)?
     public init() {}
 
     /// The systemd STATUS= text while the controller is not (yet) there.

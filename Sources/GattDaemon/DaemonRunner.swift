@@ -48,6 +48,10 @@ public struct DaemonRunner {
     /// False with `--no-state-restoration`: runtime services and advertising choices are
     /// not kept (the config's `state_restoration` can turn it off too).
     public var restoresState = true
+    /// Expands profile entries in `add_service` and restored runtime services.
+    public var serviceExpander: (any ServiceExpander)?
+    /// Runs beside the daemon as a control client (the profiles' agents).
+    public var companion: (any DaemonCompanion)?
 
     public init(
         requestTimeout: Double, stateDirectory: String?, control: ControlServer.Options, logger: Logger, configName: String,
@@ -78,6 +82,8 @@ public struct DaemonRunner {
         options.controllerLocation = controllerLocation
         options.configName = configName
         options.restoresState = restoresState
+        options.serviceExpander = serviceExpander
+        let companion = self.companion
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let transport = makeTransport(group.next())
@@ -93,7 +99,7 @@ public struct DaemonRunner {
         let fatalLogger = logger
         daemon.onFatalError = { failure in
             fatalLogger.critical("\(failure.message)")
-            control.stop().flatMap { daemon.stop() }.whenComplete { _ in
+            (companion?.stop(on: daemon.eventLoop) ?? daemon.eventLoop.makeSucceededVoidFuture()).flatMap { control.stop() }.flatMap { daemon.stop() }.whenComplete { _ in
                 DispatchQueue.global().async {
                     try? group.syncShutdownGracefully()
                     exit(failure.exitCode)
@@ -116,6 +122,7 @@ public struct DaemonRunner {
             if let f = error as? TransportOpenFailure, case .never(let c) = f.retry { code = c }
             throw Failure("\(error)", exitCode: code)
         }
+        companion?.start(control: control)
 
         let logger = self.logger
         let signalQueue = DispatchQueue(label: "gattd.signals")
@@ -125,7 +132,7 @@ public struct DaemonRunner {
             let source = DispatchSource.makeSignalSource(signal: sig, queue: signalQueue)
             source.setEventHandler {
                 logger.info("received \(sig == SIGINT ? "SIGINT" : "SIGTERM"), shutting down")
-                control.stop().flatMap { daemon.stop() }.whenComplete { _ in
+                (companion?.stop(on: daemon.eventLoop) ?? daemon.eventLoop.makeSucceededVoidFuture()).flatMap { control.stop() }.flatMap { daemon.stop() }.whenComplete { _ in
                     signalQueue.async {
                         try? group.syncShutdownGracefully()
                         exit(0)
@@ -143,9 +150,13 @@ public struct DaemonRunner {
             logger.info("received SIGHUP, reloading \(configName)")
             switch loadConfig() {
             case .success(let (c, p)):
-                daemon.reload(configuration: c.gatt, settings: c.settings, payloads: p).whenFailure { error in
-                    logger.error("\(configName): \(error)")
-                    logger.error("config reload rejected (1 error); still serving the previous config")
+                daemon.reload(configuration: c.gatt, settings: c.settings, payloads: p).whenComplete { result in
+                    switch result {
+                    case .success: companion?.reload()
+                    case .failure(let error):
+                        logger.error("\(configName): \(error)")
+                        logger.error("config reload rejected (1 error); still serving the previous config")
+                    }
                 }
             case .failure(let errors):
                 for l in errors.lines { logger.error("\(l)") }

@@ -16,7 +16,7 @@ extension PeripheralDaemon {
             var new = new
             self.l2capChannels.adopt(&new)
             // Runtime services stay (at their handles) with state restoration, else go.
-            let (layout, kept, _) = Self.restoredLayout(new, self.restoration.state, l2capChannels: self.l2capChannels.channels, logger: self.logger)
+            let (layout, kept, _) = Self.restoredLayout(new, self.restoration.state, l2capChannels: self.l2capChannels.channels, expander: self.options.serviceExpander, logger: self.logger)
             var database = layout.database(deviceName: new.name, appearance: new.appearance)
             self.persisted?.apply(to: &database)
             let (primary, otherSets) = self.reloadedAdvertising(from: self.configuration, to: new, payloads: payloads)

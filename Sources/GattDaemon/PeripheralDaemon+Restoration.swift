@@ -9,7 +9,8 @@ extension PeripheralDaemon {
     /// moved); a saved service that no longer fits the database (an id the config now uses)
     /// is dropped with a warning. Returns the layout and the saved state as it now is.
     static func restoredLayout(
-        _ config: GattConfiguration, _ saved: RestoredState, l2capChannels: [L2CAPChannelConfiguration], logger: Logger
+        _ config: GattConfiguration, _ saved: RestoredState, l2capChannels: [L2CAPChannelConfiguration], expander: (any ServiceExpander)?,
+        logger: Logger
     ) -> (ServiceLayout, RestoredState, restored: Set<UInt16>) {
         var layout = ServiceLayout(config: config.services)
         var state = saved
@@ -19,7 +20,7 @@ extension PeripheralDaemon {
             let db = layout.database(deviceName: config.name, appearance: config.appearance)
             let name = s.id ?? "at \(AttributeHandle(s.start))"
             guard let json = try? JSONParser.parse(Array(s.definition.text.utf8)) else { continue }
-            switch RuntimeService.parse(json, in: db, l2capChannels: l2capChannels) {
+            switch RuntimeService.parse(json, in: db, l2capChannels: l2capChannels, expander: expander) {
             case .failure(let errors):
                 logger.warning("runtime service \(name) not restored: \(errors.lines().joined(separator: "; "))")
             case .success(let definition):

@@ -15,7 +15,7 @@ extension PeripheralDaemon: RuntimeServiceControl {
             return .services(serviceList())
         case .addService(let json):
             let definition: ServiceDefinition
-            switch RuntimeService.parse(json, in: core.database, l2capChannels: l2capChannels.channels) {
+            switch RuntimeService.parse(json, in: core.database, l2capChannels: l2capChannels.channels, expander: options.serviceExpander) {
             case .failure(let errors):
                 return .failure(ControlError(.invalidValue, errors.lines().joined(separator: "; ")))
             case .success(let d): definition = d
@@ -81,7 +81,8 @@ extension PeripheralDaemon: RuntimeServiceControl {
             ControlService(
                 id: s.id, uuid: s.uuid.description, start: Int(s.handle.rawValue), end: Int(s.endHandle.rawValue),
                 runtime: i < serviceLayout.fromConfig.count && !serviceLayout.fromConfig[i],
-                restored: restoredServices.contains(s.handle.rawValue))
+                restored: restoredServices.contains(s.handle.rawValue),
+                profile: i < serviceLayout.services.count ? serviceLayout.services[i].profile : nil)
         }
     }
 

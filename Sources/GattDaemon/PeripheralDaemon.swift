@@ -99,7 +99,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         var restoration = RestorationCoordinator(
             stateDirectory: options.stateDirectory, enabled: options.restoresState && settings.stateRestoration, logger: logger)
         let saved = restoration.load()
-        let (layout, kept, restored) = Self.restoredLayout(configuration, saved, l2capChannels: l2capChannels.channels, logger: logger)
+        let (layout, kept, restored) = Self.restoredLayout(configuration, saved, l2capChannels: l2capChannels.channels, expander: options.serviceExpander, logger: logger)
         self.serviceLayout = layout
         self.restoredServices = restored
         var database = layout.database(deviceName: configuration.name, appearance: configuration.appearance)

@@ -70,10 +70,12 @@ struct ListServices: ParsableCommand {
 }
 
 enum ServiceRendering {
-    /// `0x0037-0x0039  5ED0  id=heart  runtime` (`runtime, restored` when put back at start)
+    /// `0x0037-0x0039  5ED0  id=heart  runtime` (`runtime, restored` when put back at start;
+    /// `profile=battery` before it for a service expanded from a profile)
     static func line(_ s: ControlService) -> String {
         var parts = ["\(AttributeHandle(UInt16(clamping: s.start)))-\(AttributeHandle(UInt16(clamping: s.end)))", s.uuid]
         if let id = s.id { parts.append("id=\(id)") }
+        if let profile = s.profile { parts.append("profile=\(profile)") }
         parts.append(s.runtime ? (s.restored ? "runtime, restored" : "runtime") : "config")
         return parts.joined(separator: "  ")
     }

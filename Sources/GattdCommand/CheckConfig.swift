@@ -1,4 +1,5 @@
 import GattCore
+import GattProfiles
 
 /// `gattd --check-config FILE`: validates a config and prints a summary and
 /// the attribute table. Exit codes follow sysexits.h.
@@ -12,7 +13,7 @@ enum CheckConfig {
     static func run(path: String) -> (code: Int32, stdout: String, stderr: String) {
         let config: GattConfiguration
         do {
-            config = try ConfigLoader.load(path: path).gatt
+            config = try ConfigLoader.load(path: path, expander: profileCatalog).gatt
         } catch {
             if error.isReadFailure {
                 return (noInput, "", "gattd: \(error.errors[0].message)\n")
@@ -24,20 +25,30 @@ enum CheckConfig {
         var db = config.makeDatabase()
         // As an H4 transport serves it (the kernel transport only with Enhanced Credit Based mode).
         db.setEnhancedATTSupported(config.enhancedATT)
-        let out = summary(path: path, config: config, database: db) + "\n\n" + AttributeTable.render(db)
+        var out = summary(path: path, config: config, database: db) + "\n\n" + AttributeTable.render(db)
         let sets: [AdvertisingSet]
         do {
             sets = try config.allAdvertisingSets()
         } catch {
             return (dataError, "", "\(path): \(error)\ngattd: \(path): 1 error\n")
         }
-        let warnings = sets.flatMap(\.payloads.facts.warnings).map { "\(path): warning: \($0)\n" }.joined()
+        var profiles: [ProfileInstance] = []
+        if case .success(let data) = ConfigLoader.readFile(path), let root = try? JSONParser.parse(data) {
+            profiles = profileCatalog.instances(inConfig: root)
+        }
+        let warnings = (sets.flatMap(\.payloads.facts.warnings).map { "\($0)" } + profiles.flatMap(\.warnings)).map { "\(path): warning: \($0)\n" }.joined()
         // The primary set alone is printed as it always was; with other sets, each gets a heading.
         let payloads = sets.count == 1 ? advertising(sets[0].payloads) : sets.map { heading($0) + advertising($0.payloads) }.joined(separator: "\n")
         let phys = config.advertising.connectionPHYs.map { $0.configName }.joined(separator: ", ")
         let eatt = "\neatt: \(config.enhancedATT ? "on" : "off")\n"
             + "phy: each new connection is asked for \(phys)\(config.advertising.preferredPHYs == nil ? " (the default)" : "") where the controller has \(config.advertising.connectionPHYs == [.le1M] ? "it" : "them")\(config.advertising.requestDataLengthAndPHY ? "" : " (off: connection.data_length_and_phy is false)")\n"
-        return (0, out + (out.hasSuffix("\n") ? "" : "\n") + "\n" + payloads + l2capChannels(config) + eatt, warnings)
+        out += out.hasSuffix("\n") ? "" : "\n"
+        return (0, out + profileExpansions(profiles) + "\n" + payloads + l2capChannels(config) + eatt, warnings)
+    }
+
+    /// Each profile entry and the service it expands to (as a config would write it out).
+    static func profileExpansions(_ profiles: [ProfileInstance]) -> String {
+        profiles.map { p in "\n\(p.path): profile \"\(p.options.name)\" expands to:\n  \(JSONText(p.service).text)\n" }.joined()
     }
 
     /// One line per L2CAP channel: PSM (and whether gattd picked it), security, MTU.

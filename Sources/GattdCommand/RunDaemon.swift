@@ -46,9 +46,18 @@ func runDaemon(_ options: Gattd) throws {
     var control = ControlServer.Options(path: options.control)
     control.group = options.controlGroup
     control.maximumClients = max(1, options.maxControlClients)
+    let profiles = ProfileCompanion(instances: [], logger: logger)
+    profiles.loaded(path: options.config)
     var runner = DaemonRunner(
         requestTimeout: options.requestTimeout, stateDirectory: options.stateDir, control: control, logger: logger,
-        configName: options.config, loadConfig: { loadConfig(options.config) })
+        configName: options.config,
+        loadConfig: {
+            let result = loadConfig(options.config)
+            if case .success = result { profiles.loaded(path: options.config) }
+            return result
+        })
+    runner.serviceExpander = profileCatalog
+    runner.companion = profiles
     runner.controllerLocation = "\(spec)"
     runner.restoresState = !options.noStateRestoration
     do {
@@ -92,7 +101,7 @@ func makeTransport(
 func loadConfig(_ path: String) -> Result<(DaemonConfiguration, AdvertisingPayloads), DaemonRunner.ConfigErrors> {
     let configuration: DaemonConfiguration
     do {
-        configuration = try ConfigLoader.load(path: path)
+        configuration = try ConfigLoader.load(path: path, expander: profileCatalog)
     } catch {
         return .failure(DaemonRunner.ConfigErrors(lines: error.lines(prefix: "\(path): ")))
     }

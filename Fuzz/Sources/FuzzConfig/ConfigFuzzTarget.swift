@@ -1,8 +1,10 @@
 import FuzzSupport
 import GattCore
+import GattProfiles
 
 /// Fuzzes `ConfigLoader.load(data:)` (the JSON parser, every validation rule and
-/// the cross-checks). The oracle traps when:
+/// the cross-checks) with the profiles' catalog, as gattd loads configs: `{"profile": ...}`
+/// entries are expanded (their options checked) before the services are parsed. The oracle traps when:
 /// - a failure has no error, more than `ConfigErrors.reportLimit` of them, a total
 ///   below what it lists, an empty path or message, or a line longer than
 ///   `maximumLineLength` (long keys and values must be quoted shortened);
@@ -34,9 +36,12 @@ public func fuzzConfig(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 /// descriptors with shortened keys, and the longest message with shortened values.
 let maximumLineLength = 1024
 
+/// A fixed machine (no file is read while fuzzing).
+let catalog = ProfileCatalog(system: SystemFacts(manufacturer: "ACME", model: "Fuzz Board", firmwareRevision: "6.1.0", softwareRevision: "Debian GNU/Linux 12 (bookworm)"))
+
 func load(_ bytes: [UInt8]) -> Result<DaemonConfiguration, ConfigErrors> {
     do {
-        return .success(try ConfigLoader.load(data: bytes))
+        return .success(try ConfigLoader.load(data: bytes, expander: catalog))
     } catch {
         return .failure(error)
     }

@@ -14,7 +14,8 @@ public enum ConfigLoader {
     /// The largest config file accepted.
     public static let maximumFileSize = 16 << 20
 
-    public static func load(data: [UInt8]) throws(ConfigErrors) -> DaemonConfiguration {
+    /// `expander`: turns `services` entries it recognises (profiles) into service objects first.
+    public static func load(data: [UInt8], expander: (any ServiceExpander)? = nil) throws(ConfigErrors) -> DaemonConfiguration {
         let root: JSONValue
         do {
             root = try JSONParser.parse(data)
@@ -22,7 +23,7 @@ public enum ConfigLoader {
             throw ConfigErrors([ConfigError(path: "line \(error.line), column \(error.column)", message: error.message)])
         }
         let reader = ConfigReader()
-        let loaded = decode(root, reader)
+        let loaded = decode(root, reader, expander: expander)
         guard !reader.hasErrors, let loaded else { throw reader.errors }
         let config = loaded.gatt
         // What only shows once everything parsed: each advertising set's payload budget
@@ -52,13 +53,13 @@ public enum ConfigLoader {
 
     /// Reads the file (the only I/O in GattCore) and loads it. A file that
     /// cannot be read gives one error with path `ConfigError.filePath`.
-    public static func load(path: String) throws(ConfigErrors) -> DaemonConfiguration {
+    public static func load(path: String, expander: (any ServiceExpander)? = nil) throws(ConfigErrors) -> DaemonConfiguration {
         let data: [UInt8]
         switch readFile(path) {
         case .success(let d): data = d
         case .failure(let e): throw ConfigErrors([e])
         }
-        return try load(data: data)
+        return try load(data: data, expander: expander)
     }
 
     public static func readFile(_ path: String) -> Result<[UInt8], ConfigError> {
@@ -89,7 +90,7 @@ public enum ConfigLoader {
 
     // MARK: - Top level
 
-    static func decode(_ root: JSONValue, _ r: ConfigReader) -> DaemonConfiguration? {
+    static func decode(_ root: JSONValue, _ r: ConfigReader, expander: (any ServiceExpander)? = nil) -> DaemonConfiguration? {
         guard let obj = r.object(root, at: ConfigError.rootPath, keys: topLevelKeys, required: ["name"]) else { return nil }
         if let v = obj.value("$schema") { _ = r.string(v, at: obj.path("$schema")) }
 
@@ -113,7 +114,7 @@ public enum ConfigLoader {
         if let v = obj.value("services"), let list = r.array(v, at: "services") {
             let parser = ServiceParser(reader: r, l2capChannelIDs: Set(channels.map(\.id)))
             for (i, s) in list.enumerated() {
-                parsed.append(parser.parse(s, path: ConfigReader.element("services", i)))
+                if let service = parser.parse(s, path: ConfigReader.element("services", i), expander: expander) { parsed.append(service) }
             }
         }
         let services = ServiceParser.link(parsed, r, servicesOffset: obj.value("services")?.offset ?? root.offset)

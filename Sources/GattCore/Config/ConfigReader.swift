@@ -1,6 +1,7 @@
 /// Typed access to a parsed JSON document that collects every problem
 /// (with its JSON path) instead of stopping at the first one.
-final class ConfigReader {
+public final class ConfigReader {
+    public init() {}
     private struct Entry {
         var offset: Int
         var sequence: Int
@@ -13,15 +14,15 @@ final class ConfigReader {
     /// Every error reported, kept or not.
     private(set) var errorCount = 0
 
-    var hasErrors: Bool { errorCount > 0 }
+    public var hasErrors: Bool { errorCount > 0 }
 
     /// The first `ConfigErrors.reportLimit` errors in document order (by the offset
     /// of the offending value, then in the order they were found) and the total.
-    var errors: ConfigErrors {
+    public var errors: ConfigErrors {
         ConfigErrors(Self.firstInOrder(entries).map(\.error), totalCount: errorCount)
     }
 
-    func error(_ path: String, _ message: String, at offset: Int) {
+    public func error(_ path: String, _ message: String, at offset: Int) {
         entries.append(Entry(offset: offset, sequence: errorCount, error: ConfigError(path: path, message: message)))
         errorCount += 1
         if entries.count >= 2 * ConfigErrors.reportLimit { entries = Self.firstInOrder(entries) }
@@ -46,38 +47,38 @@ final class ConfigReader {
     }
 
     /// `"text"` in double quotes; a long one as `"beginning…" (N bytes)`.
-    static func quoted(_ text: String) -> String {
+    public static func quoted(_ text: String) -> String {
         guard text.utf8.count > quoteLimit else { return "\"" + text + "\"" }
         return "\"" + String(String.UnicodeScalarView(text.unicodeScalars.prefix(quotePrefix))) + "…\" (\(text.utf8.count) bytes)"
     }
 
     // MARK: - Paths
 
-    static func member(_ parent: String, _ key: String) -> String {
+    public static func member(_ parent: String, _ key: String) -> String {
         // An empty key is shown as "" so that its path is never empty.
         let key = key.isEmpty ? "\"\"" : shortened(key)
         return parent.isEmpty || parent == ConfigError.rootPath ? key : parent + "." + key
     }
 
-    static func element(_ parent: String, _ index: Int) -> String { "\(parent)[\(index)]" }
+    public static func element(_ parent: String, _ index: Int) -> String { "\(parent)[\(index)]" }
 
     // MARK: - Objects
 
     /// An object's members by key (first occurrence), its path and offset.
-    struct Object {
-        let path: String
-        let offset: Int
-        let members: [String: JSONMember]
+    public struct Object {
+        public let path: String
+        public let offset: Int
+        public let members: [String: JSONMember]
 
-        func has(_ key: String) -> Bool { members[key] != nil }
-        func value(_ key: String) -> JSONValue? { members[key]?.value }
-        func path(_ key: String) -> String { ConfigReader.member(path, key) }
+        public func has(_ key: String) -> Bool { members[key] != nil }
+        public func value(_ key: String) -> JSONValue? { members[key]?.value }
+        public func path(_ key: String) -> String { ConfigReader.member(path, key) }
     }
 
     /// Type-checks an object, reports duplicate and unknown keys (with a
     /// "did you mean" hint) and missing required keys. A key of `misplaced` is known
     /// elsewhere but not allowed here: its message says why instead of "unknown key".
-    func object(_ v: JSONValue, at path: String, keys: [String], required: [String] = [], misplaced: [String: String] = [:]) -> Object? {
+    public func object(_ v: JSONValue, at path: String, keys: [String], required: [String] = [], misplaced: [String: String] = [:]) -> Object? {
         guard case .object(let members) = v.kind else {
             error(path, "expected an object, got \(v.typeDescription)", at: v.offset)
             return nil
@@ -108,7 +109,7 @@ final class ConfigReader {
 
     // MARK: - Scalars
 
-    func string(_ v: JSONValue, at path: String) -> String? {
+    public func string(_ v: JSONValue, at path: String) -> String? {
         guard case .string(let s) = v.kind else {
             error(path, "expected a string, got \(v.typeDescription)", at: v.offset)
             return nil
@@ -116,7 +117,7 @@ final class ConfigReader {
         return s
     }
 
-    func bool(_ v: JSONValue, at path: String) -> Bool? {
+    public func bool(_ v: JSONValue, at path: String) -> Bool? {
         guard case .bool(let b) = v.kind else {
             error(path, "expected true or false, got \(v.typeDescription)", at: v.offset)
             return nil
@@ -124,7 +125,7 @@ final class ConfigReader {
         return b
     }
 
-    func array(_ v: JSONValue, at path: String) -> [JSONValue]? {
+    public func array(_ v: JSONValue, at path: String) -> [JSONValue]? {
         guard case .array(let a) = v.kind else {
             error(path, "expected an array, got \(v.typeDescription)", at: v.offset)
             return nil
@@ -133,7 +134,7 @@ final class ConfigReader {
     }
 
     /// A JSON integer (no fraction, no exponent) within `range`.
-    func integer(_ v: JSONValue, at path: String, in range: ClosedRange<Int>, unit: String = "") -> Int? {
+    public func integer(_ v: JSONValue, at path: String, in range: ClosedRange<Int>, unit: String = "") -> Int? {
         guard case .number(let text) = v.kind else {
             error(path, "expected an integer, got \(v.typeDescription)", at: v.offset)
             return nil
@@ -150,7 +151,7 @@ final class ConfigReader {
     }
 
     /// A JSON number (integer or fraction) within `range`.
-    func number(_ v: JSONValue, at path: String, in range: ClosedRange<Double>, unit: String = "") -> Double? {
+    public func number(_ v: JSONValue, at path: String, in range: ClosedRange<Double>, unit: String = "") -> Double? {
         guard case .number(let text) = v.kind else {
             error(path, "expected a number, got \(v.typeDescription)", at: v.offset)
             return nil
@@ -168,7 +169,7 @@ final class ConfigReader {
 
     /// One of `choices` (exact, case-sensitive), with a hint when close;
     /// `what` has its article ("a handler").
-    func choice(_ v: JSONValue, at path: String, _ choices: [String], what: String) -> String? {
+    public func choice(_ v: JSONValue, at path: String, _ choices: [String], what: String) -> String? {
         guard let s = string(v, at: path) else { return nil }
         if choices.contains(s) { return s }
         var m = "\(Self.quoted(s)) is not \(what)"
@@ -181,7 +182,7 @@ final class ConfigReader {
         return nil
     }
 
-    func uuid(_ v: JSONValue, at path: String) -> BluetoothUUID? {
+    public func uuid(_ v: JSONValue, at path: String) -> BluetoothUUID? {
         guard let s = string(v, at: path) else { return nil }
         guard let u = BluetoothUUID(s) else {
             error(path, "\(Self.quoted(s)) is not a UUID; expected 4 hex digits (\"180D\"), 8 hex digits (\"1234ABCD\") or the 36-character form (\"6e400001-b5a3-f393-e0a9-e50e24dcca9e\")", at: v.offset)
@@ -191,7 +192,7 @@ final class ConfigReader {
     }
 
     /// `{"hex": "..."}`, `{"utf8": "..."}` or `{"base64": "..."}`.
-    func bytes(_ v: JSONValue, at path: String) -> [UInt8]? {
+    public func bytes(_ v: JSONValue, at path: String) -> [UInt8]? {
         let encodings = AttributeValueLiteral.Encoding.allCases.map(\.rawValue)
         guard case .object(let members) = v.kind else {
             var m = "expected an object with one of \"hex\", \"utf8\" or \"base64\", got \(v.typeDescription)"
@@ -238,7 +239,7 @@ final class ConfigReader {
     /// The candidate closest to `word` by edit distance (with transpositions),
     /// when close enough to be a plausible typo. Words and candidates longer than
     /// `quoteLimit` get no hint, so the cost per candidate is bounded.
-    static func closest(to word: String, in candidates: [String]) -> String? {
+    public static func closest(to word: String, in candidates: [String]) -> String? {
         guard word.utf8.count <= quoteLimit else { return nil }
         var best: (String, Int)?
         let w = Array(word.lowercased().unicodeScalars)

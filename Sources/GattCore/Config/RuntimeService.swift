@@ -5,10 +5,13 @@
 public enum RuntimeService {
     /// `l2capChannels`: the channels `{"l2cap_psm": id}` values may name (their PSMs fill the values).
     public static func parse(
-        _ v: JSONValue, path: String = "service", in db: GATTDatabase, l2capChannels: [L2CAPChannelConfiguration] = []
+        _ v: JSONValue, path: String = "service", in db: GATTDatabase, l2capChannels: [L2CAPChannelConfiguration] = [],
+        expander: (any ServiceExpander)? = nil
     ) -> Result<ServiceDefinition, ConfigErrors> {
         let r = ConfigReader()
-        let parsed = ServiceParser(reader: r, l2capChannelIDs: Set(l2capChannels.map(\.id))).parse(v, path: path)
+        guard let parsed = ServiceParser(reader: r, l2capChannelIDs: Set(l2capChannels.map(\.id))).parse(v, path: path, expander: expander) else {
+            return .failure(r.errors)
+        }
         for inc in parsed.includes {
             r.error(inc.path, "a service added at runtime cannot include other services", at: inc.offset)
         }

@@ -58,6 +58,19 @@ struct ServiceParser {
 
     // MARK: - Service
 
+    /// An entry of `services`, expanded first when `expander` recognises it; nil when the
+    /// expander found it invalid (its errors are reported).
+    func parse(_ v: JSONValue, path: String, expander: (any ServiceExpander)?) -> ParsedService? {
+        switch expander?.expand(v, at: path, reader: reader) ?? .unchanged {
+        case .unchanged: return parse(v, path: path)
+        case .invalid: return nil
+        case .expanded(let service, let profile):
+            var s = parse(service, path: path)
+            s.definition.profile = profile
+            return s
+        }
+    }
+
     func parse(_ v: JSONValue, path: String) -> ParsedService {
         let r = reader
         var s = ParsedService(path: path, offset: v.offset, definition: ServiceDefinition(uuid: 0x0000))

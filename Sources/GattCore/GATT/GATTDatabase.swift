@@ -111,8 +111,15 @@ public struct ServiceDefinition: Sendable, Equatable {
     /// Indices of included services in the same definition list.
     public var includes: [Int]
     public var characteristics: [CharacteristicDefinition]
-    public init(id: String? = nil, uuid: BluetoothUUID, isPrimary: Bool = true, includes: [Int] = [], characteristics: [CharacteristicDefinition] = []) {
+    /// The profile this service was expanded from (`{"profile": NAME}` in the config, see
+    /// `ServiceExpander`); nil for a service written out. A label only: it is not served.
+    public var profile: String?
+    public init(
+        id: String? = nil, uuid: BluetoothUUID, isPrimary: Bool = true, includes: [Int] = [], characteristics: [CharacteristicDefinition] = [],
+        profile: String? = nil
+    ) {
         self.id = id; self.uuid = uuid; self.isPrimary = isPrimary; self.includes = includes; self.characteristics = characteristics
+        self.profile = profile
     }
 }
 

@@ -42,6 +42,11 @@ public struct JSONMember: Sendable, Equatable {
     /// Byte offset of the key's opening quote.
     public var keyOffset: Int
     public var value: JSONValue
+    public init(key: String, keyOffset: Int, value: JSONValue) {
+        self.key = key
+        self.keyOffset = keyOffset
+        self.value = value
+    }
 }
 
 /// A JSON syntax error with its position (1-based line and column; the

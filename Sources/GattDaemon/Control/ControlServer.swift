@@ -104,7 +104,7 @@ public final class ControlServer: @unchecked Sendable {
 
     /// A new connection: its client, or nil when over `maximumClients` (it then gets one
     /// error line and is closed).
-    fileprivate func added(_ channel: any Channel) -> ControlClient? {
+    fileprivate func added(_ channel: any Channel, local: Bool) -> ControlClient? {
         guard clients.count < options.maximumClients else {
             if !refusing {
                 refusing = true
@@ -117,7 +117,7 @@ public final class ControlServer: @unchecked Sendable {
             return nil
         }
         if refusing, clients.count < options.maximumClients - 1 { refusing = false }
-        let c = ControlClient(number: nextClientNumber, channel: channel)
+        let c = ControlClient(number: nextClientNumber, channel: channel, local: local)
         nextClientNumber += 1
         clients[ObjectIdentifier(c)] = c
         logger.debug("control client \(c.number) connected")
@@ -133,7 +133,8 @@ public final class ControlServer: @unchecked Sendable {
     }
 
     private func updateAttached() {
-        let watched = clients.values.contains { $0.watching }
+        // gattd's own agents (profiles) are no person who could answer a pairing prompt.
+        let watched = clients.values.contains { $0.watching && !$0.local }
         if watched != self.watched {
             self.watched = watched
             peripheral.setControlWatched(watched)
@@ -308,6 +309,8 @@ public final class ControlServer: @unchecked Sendable {
 final class ControlClient: @unchecked Sendable {
     let number: Int
     let channel: any Channel
+    /// One of gattd's own agents (`connectLocalClient`), not a program on the socket.
+    let local: Bool
     var watching = false
     /// Sent `{"op":"watch","requests":true}`: answers forwarded reads and writes.
     var responding = false
@@ -333,9 +336,10 @@ final class ControlClient: @unchecked Sendable {
         var text: String?
         init(text: String?) { self.text = text }
     }
-    init(number: Int, channel: any Channel) {
+    init(number: Int, channel: any Channel, local: Bool) {
         self.number = number
         self.channel = channel
+        self.local = local
     }
 }
 
@@ -344,16 +348,18 @@ final class ControlClientHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
     private let server: ControlServer
+    private let local: Bool
     private var client: ControlClient?
     private var framer: ControlLineFramer
 
-    init(server: ControlServer) {
+    init(server: ControlServer, local: Bool = false) {
         self.server = server
+        self.local = local
         self.framer = ControlLineFramer(maximumLength: server.options.maximumLineLength)
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        client = server.added(context.channel)
+        client = server.added(context.channel, local: local)
         if client != nil { context.fireChannelActive() }
     }
 

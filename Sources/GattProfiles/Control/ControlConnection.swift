@@ -1,0 +1,109 @@
+import DequeModule
+import GattControlProtocol
+import GattCore
+import NIOCore
+import NIOPosix
+
+/// A profile agent's connection to gattd's control socket: newline-delimited JSON, the
+/// requests and replies of `ControlRequest`/`ControlReply`, events as they come. Exactly what
+/// any program on the socket speaks (gattd hands the agent one end of a socket pair that it
+/// serves as a control client). Confined to its event loop.
+final class ControlConnection: @unchecked Sendable {
+    let channel: any Channel
+    /// The ops of the requests sent, oldest first: replies come in request order.
+    private var pending: Deque<(op: String, promise: EventLoopPromise<ControlReply>)> = []
+    /// Every event (after `watch`).
+    var onEvent: ((ControlEvent) -> Void)?
+    /// The connection closed (gattd stopping, or it dropped this client).
+    var onClose: (() -> Void)?
+
+    private init(channel: any Channel) {
+        self.channel = channel
+    }
+
+    /// Takes `socket` (a connected stream socket to gattd's control server).
+    static func open(socket: CInt, on eventLoop: any EventLoop) -> EventLoopFuture<ControlConnection> {
+        ClientBootstrap(group: eventLoop)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(ControlConnectionHandler()) }
+            }
+            .withConnectedSocket(socket)
+            .flatMapThrowing { channel in
+                let c = ControlConnection(channel: channel)
+                try channel.pipeline.syncOperations.handler(type: ControlConnectionHandler.self).connection = c
+                return c
+            }
+    }
+
+    /// Sends one request; its reply (a `failure` reply is a success of the future; the future
+    /// fails only when the connection closes first).
+    func request(_ command: ControlCommand) -> EventLoopFuture<ControlReply> {
+        let promise = channel.eventLoop.makePromise(of: ControlReply.self)
+        guard channel.isActive else {
+            promise.fail(ChannelError.ioOnClosedChannel)
+            return promise.futureResult
+        }
+        pending.append((command.op, promise))
+        var buffer = channel.allocator.buffer(capacity: 128)
+        buffer.writeString(ControlRequest(command: command).text)
+        buffer.writeInteger(UInt8(0x0A))
+        channel.writeAndFlush(buffer, promise: nil)
+        return promise.futureResult
+    }
+
+    func close() {
+        channel.close(promise: nil)
+    }
+
+    fileprivate func received(line: [UInt8]) {
+        let op = pending.first?.op ?? ""
+        switch try? ControlMessage.decode(line, answering: op) {
+        case .reply(let reply, _):
+            pending.popFirst()?.promise.succeed(reply)
+        case .event(let event):
+            onEvent?(event)
+        case .unknownEvent, nil:
+            break
+        }
+    }
+
+    fileprivate func closed() {
+        while let p = pending.popFirst() { p.promise.fail(ChannelError.ioOnClosedChannel) }
+        onClose?()
+        onClose = nil
+        onEvent = nil
+    }
+}
+
+/// Lines in, to the connection.
+private final class ControlConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    var connection: ControlConnection?
+    private var line: [UInt8] = []
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        for b in buffer.readableBytesView {
+            if b == 0x0A {
+                let l = line
+                line.removeAll(keepingCapacity: true)
+                connection?.received(line: l)
+            } else {
+                line.append(b)
+            }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        connection?.closed()
+        connection = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
+
+@available(*, unavailable)
+extension ControlConnectionHandler: Sendable {}

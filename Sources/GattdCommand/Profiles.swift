@@ -1,0 +1,45 @@
+import GattCore
+import GattDaemon
+import GattProfiles
+import Logging
+import NIOCore
+import Synchronization
+
+/// The profiles' catalog, with what this machine says about itself (Device Information's
+/// defaults): one per process, used by every config load, `--check-config` and `add_service`.
+let profileCatalog = ProfileCatalog(system: SystemFacts.read())
+
+/// The profiles' agents beside the daemon (`DaemonCompanion`): started once the control server
+/// is up, restarted with the instances of each config reload takes.
+final class ProfileCompanion: DaemonCompanion {
+    private let instances: Mutex<[ProfileInstance]>
+    private let runner = Mutex<ProfileRunner?>(nil)
+    let logger: Logger
+
+    init(instances: [ProfileInstance], logger: Logger) {
+        self.instances = Mutex(instances)
+        self.logger = logger
+    }
+
+    /// The config at `path` was loaded (and is the one a reload will serve): its instances.
+    func loaded(path: String) {
+        guard case .success(let data) = ConfigLoader.readFile(path), let root = try? JSONParser.parse(data) else { return }
+        let found = profileCatalog.instances(inConfig: root)
+        instances.withLock { $0 = found }
+    }
+
+    func start(control: ControlServer) {
+        let r = ProfileRunner(eventLoop: control.eventLoop, logger: logger) { control.connectLocalClient() }
+        runner.withLock { $0 = r }
+        r.run(instances.withLock { $0 })
+    }
+
+    func reload() {
+        let current = instances.withLock { $0 }
+        runner.withLock { $0 }?.run(current)
+    }
+
+    func stop(on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        runner.withLock { $0 }?.stop() ?? eventLoop.makeSucceededVoidFuture()
+    }
+}
