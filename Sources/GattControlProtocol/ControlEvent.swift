@@ -37,6 +37,8 @@ public enum ControlEvent: Sendable, Equatable {
     case l2capChannel(channel: String, psm: UInt16, central: String, mtu: Int, peerMTU: Int)
     /// A central's link parameters, PHYs or data length changed (`ControlLink`: null where unknown).
     case link(central: String, LinkParameters)
+    /// A client sent `{"op":"signal","name":NAME}`.
+    case signal(name: String)
 
     /// The `"event"` member.
     public var name: String {
@@ -57,6 +59,7 @@ public enum ControlEvent: Sendable, Equatable {
         case .advertising: "advertising"
         case .l2capChannel: "l2cap_channel"
         case .link: "link"
+        case .signal: "signal"
         }
     }
 
@@ -101,6 +104,8 @@ public enum ControlEvent: Sendable, Equatable {
         case .link(let central, let link):
             m.append(("central", .string(central)))
             m += link.controlFields
+        case .signal(let name):
+            m.append(("name", .string(name)))
         }
         return .object(m)
     }
@@ -157,6 +162,8 @@ public enum ControlEvent: Sendable, Equatable {
                 peerMTU: try o.count("peer_mtu"))
         case "link":
             return .link(central: try o.string("central"), try LinkParameters(control: o))
+        case "signal":
+            return .signal(name: try o.string("name"))
         case _ where ControlPairingEvent.names.contains(name):
             return .pairing(central: try o.string("central"), try ControlPairingEvent.decode(name, o))
         default:

@@ -55,6 +55,9 @@ public enum ControlCommand: Sendable, Equatable {
     case phy(central: String, tx: LEPHY, rx: LEPHY, coding: LECodedPHYCoding)
     /// The largest LL Data PDU payload to send to one central (27...251 octets, LE Set Data Length).
     case dataLength(central: String, txOctets: Int)
+    /// `signal`: passes `name` to every watching client as a `signal` event (programs on the
+    /// socket telling each other something, e.g. `gattctl improv authorize` for a button).
+    case signal(name: String)
 
     /// The `"op"` member.
     public var op: String {
@@ -83,6 +86,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .connectionParameters: "connection_parameters"
         case .phy: "phy"
         case .dataLength: "data_length"
+        case .signal: "signal"
         }
     }
 }
@@ -181,6 +185,8 @@ extension ControlRequest {
             m += [("tx", .string(ControlPHY.name(tx, coding))), ("rx", .string(ControlPHY.name(rx, coding)))]
         case .dataLength(let central, let octets):
             m += [("central", .string(central)), ("tx_octets", .int(octets))]
+        case .signal(let name):
+            m.append(("name", .string(name)))
         }
         if let id { m.append(("id", id)) }
         return .object(m)
@@ -321,8 +327,12 @@ extension ControlRequest {
             return .dataLength(central: central, txOctets: octets)
         case "connection_parameters":
             return .connectionParameters(central: try o.optionalString("central"), try ControlConnectionParameters.decode(o))
+        case "signal":
+            let name = try o.string("name")
+            guard !name.isEmpty, name.utf8.count <= 64 else { throw ControlError(.invalidValue, "\"name\" must be 1 to 64 bytes") }
+            return .signal(name: name)
         default:
-            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service, list_services, l2cap_listen, l2cap_unlisten, list_l2cap_channels, publish_l2cap_channel, unpublish_l2cap_channel, connection_parameters, phy or data_length")
+            throw ControlError(.unknownOp, "unknown op \"\(op)\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service, list_services, l2cap_listen, l2cap_unlisten, list_l2cap_channels, publish_l2cap_channel, unpublish_l2cap_channel, connection_parameters, phy, data_length or signal")
         }
     }
 }

@@ -26,7 +26,7 @@ public struct Gattctl: ParsableCommand, Sendable {
             Notify.self, SetValue.self, GetValue.self, Status.self, Watch.self, Advertise.self, Disconnect.self,
             PairAccept.self, PairReject.self, Passkey.self, Confirm.self, Bonds.self, Unbond.self,
             AddService.self, RemoveService.self, ListServices.self,
-            Respond.self, Serve.self, Capture.self, L2CAP.self, ConnectionParameters.self, PHY.self, DataLength.self,
+            Respond.self, Serve.self, Capture.self, L2CAP.self, ConnectionParameters.self, PHY.self, DataLength.self, Improv.self,
         ]
     )
 

@@ -36,7 +36,7 @@ enum CheckConfig {
         if case .success(let data) = ConfigLoader.readFile(path), let root = try? JSONParser.parse(data) {
             profiles = profileCatalog.instances(inConfig: root)
         }
-        let warnings = (sets.flatMap(\.payloads.facts.warnings).map { "\($0)" } + profiles.flatMap(\.warnings)).map { "\(path): warning: \($0)\n" }.joined()
+        let warnings = (sets.flatMap(\.payloads.facts.warnings).map { "\($0)" } + profiles.flatMap(\.warnings) + profileCatalog.advertisingWarnings(profiles, sets: sets)).map { "\(path): warning: \($0)\n" }.joined()
         // The primary set alone is printed as it always was; with other sets, each gets a heading.
         let payloads = sets.count == 1 ? advertising(sets[0].payloads) : sets.map { heading($0) + advertising($0.payloads) }.joined(separator: "\n")
         let phys = config.advertising.connectionPHYs.map { $0.configName }.joined(separator: ", ")

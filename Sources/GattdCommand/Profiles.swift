@@ -21,10 +21,13 @@ final class ProfileCompanion: DaemonCompanion {
         self.logger = logger
     }
 
-    /// The config at `path` was loaded (and is the one a reload will serve): its instances.
-    func loaded(path: String) {
+    /// The config at `path` was loaded (and is the one a reload will serve): its instances,
+    /// and their warnings logged.
+    func loaded(path: String, configuration: DaemonConfiguration) {
         guard case .success(let data) = ConfigLoader.readFile(path), let root = try? JSONParser.parse(data) else { return }
         let found = profileCatalog.instances(inConfig: root)
+        let sets = (try? configuration.gatt.allAdvertisingSets()) ?? []
+        for w in found.flatMap(\.warnings) + profileCatalog.advertisingWarnings(found, sets: sets) { logger.warning("\(path): \(w)") }
         instances.withLock { $0 = found }
     }
 

@@ -47,13 +47,13 @@ func runDaemon(_ options: Gattd) throws {
     control.group = options.controlGroup
     control.maximumClients = max(1, options.maxControlClients)
     let profiles = ProfileCompanion(instances: [], logger: logger)
-    profiles.loaded(path: options.config)
+    profiles.loaded(path: options.config, configuration: configuration)
     var runner = DaemonRunner(
         requestTimeout: options.requestTimeout, stateDirectory: options.stateDir, control: control, logger: logger,
         configName: options.config,
         loadConfig: {
             let result = loadConfig(options.config)
-            if case .success = result { profiles.loaded(path: options.config) }
+            if case .success(let (c, _)) = result { profiles.loaded(path: options.config, configuration: c) }
             return result
         })
     runner.serviceExpander = profileCatalog

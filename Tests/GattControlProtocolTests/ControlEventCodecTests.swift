@@ -27,6 +27,7 @@ struct ControlEventCodecTests {
         (.writeRequest(central: a, request: 4, characteristic: "c", offset: 0, value: ControlValue(hex: [1, 2])),
          #"{"event":"write_request","central":"AA:BB:CC:DD:EE:FF","request":4,"characteristic":"c","offset":0,"value":{"hex":"0102"}}"#),
         (.ready, #"{"event":"ready"}"#),
+        (.signal(name: "improv.authorize"), #"{"event":"signal","name":"improv.authorize"}"#),
         (.confirmed(central: a, characteristic: "alert"), #"{"event":"confirmed","central":"AA:BB:CC:DD:EE:FF","characteristic":"alert"}"#),
         (
             .unconfirmed(central: a, characteristic: "alert", reason: "bearer_closed"),

@@ -68,6 +68,7 @@ struct ControlRequestCodecTests {
          #"{"op":"phy","central":"11:22:33:44:55:66","tx":"2m","rx":"2m"}"#),
         (ControlRequest(command: .dataLength(central: "11:22:33:44:55:66", txOctets: 100)),
          #"{"op":"data_length","central":"11:22:33:44:55:66","tx_octets":100}"#),
+        (ControlRequest(command: .signal(name: "improv.authorize")), #"{"op":"signal","name":"improv.authorize"}"#),
     ])
     func roundTrip(request: ControlRequest, line: String) throws {
         #expect(request.text == line)
@@ -126,7 +127,8 @@ struct ControlRequestCodecTests {
         ("[]", ControlError(.badJSON, "a request must be a JSON object, got an array")),
         ("\"op\"", ControlError(.badJSON, "a request must be a JSON object, got a string")),
         (#"{"op":"get","characteristic":"a","characteristic":"b"}"#, ControlError(.badJSON, "duplicate member \"characteristic\"")),
-        (#"{"op":"fly"}"#, ControlError(.unknownOp, "unknown op \"fly\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service, list_services, l2cap_listen, l2cap_unlisten, list_l2cap_channels, publish_l2cap_channel, unpublish_l2cap_channel, connection_parameters, phy or data_length")),
+        (#"{"op":"fly"}"#, ControlError(.unknownOp, "unknown op \"fly\"; expected notify, set, get, status, watch, respond, advertise, advertising_data, disconnect, capture, pairing_respond, bonds, unbond, add_service, remove_service, list_services, l2cap_listen, l2cap_unlisten, list_l2cap_channels, publish_l2cap_channel, unpublish_l2cap_channel, connection_parameters, phy, data_length or signal")),
+        (#"{"op":"signal","name":""}"#, ControlError(.invalidValue, "\"name\" must be 1 to 64 bytes")),
         (#"{"op":"data_length","central":"11:22:33:44:55:66","tx_octets":300}"#,
          ControlError(.invalidValue, "\"tx_octets\" must be 27 ... 251 (LE Data Packet Length Extension), got 300")),
         (#"{"op":"phy","central":"11:22:33:44:55:66"}"#,

@@ -32,9 +32,10 @@ struct ControlServiceCodecTests {
             ControlService(id: "heart", uuid: "180D", start: 55, end: 58, runtime: true),
             ControlService(id: nil, uuid: "5EC0", start: 52, end: 54, runtime: false),
             ControlService(id: "kept", uuid: "5EC1", start: 59, end: 61, runtime: true, restored: true),
+            ControlService(id: "battery", uuid: "180F", start: 62, end: 65, runtime: false, profile: "battery"),
         ])
         let line = reply.text(id: nil)
-        #expect(line == #"{"ok":true,"services":[{"id":"heart","uuid":"180D","start":55,"end":58,"runtime":true},{"uuid":"5EC0","start":52,"end":54,"runtime":false},{"id":"kept","uuid":"5EC1","start":59,"end":61,"runtime":true,"restored":true}]}"#)
+        #expect(line == #"{"ok":true,"services":[{"id":"heart","uuid":"180D","start":55,"end":58,"runtime":true},{"uuid":"5EC0","start":52,"end":54,"runtime":false},{"id":"kept","uuid":"5EC1","start":59,"end":61,"runtime":true,"restored":true},{"id":"battery","uuid":"180F","start":62,"end":65,"runtime":false,"profile":"battery"}]}"#)
         for op in ["list_services", "add_service"] {
             guard case .reply(let decoded, _) = try message(line, answering: op) else {
                 Issue.record("not a reply")

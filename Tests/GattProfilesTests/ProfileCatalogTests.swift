@@ -102,6 +102,31 @@ import Testing
         #expect(d.profile == "battery" && d.id == "spare")
         guard case .failure(let e) = RuntimeService.parse(try JSONParser.parse(Array(#"{"profile": "x"}"#.utf8)), in: db, expander: ProfileCatalog())
         else { Issue.record("accepted"); return }
-        #expect(e.errors.map(\.description) == [#"service.profile: unknown profile "x"; profiles: uart_console, battery, device_information"#])
+        #expect(e.errors.map(\.description) == [#"service.profile: unknown profile "x"; profiles: uart_console, improv_wifi, battery, device_information"#])
+    }
+}
+
+extension ProfileCatalogTests {
+    @Test func improvIsTheSpecsService() throws {
+        let entry = #"{"profile": "improv_wifi", "id": "improv", "authorization": "none", "wifi": {"command": ["/path/to/script"]}, "redirect_url": "http://{ip}/"}"#
+        let s = try #require(try load(entry).services.first)
+        #expect(s.profile == "improv_wifi" && s.uuid == BluetoothUUID("00467768-6228-2272-4663-277478268000"))
+        #expect(s.characteristics.map(\.id) == ["improv_state", "improv_error", "improv_rpc_command", "improv_rpc_result", "improv_capabilities"])
+        #expect(s.characteristics.map(\.uuid) == (1...5).map { BluetoothUUID("00467768-6228-2272-4663-27747826800\($0)") })
+        #expect(s.characteristics[0].value == [0x02])  // no authorization: starts Authorized
+        #expect(s.characteristics[4].value == [0x02])  // device info only: no identify, no scan command
+        #expect(s.characteristics[2].properties == [.write, .writeWithoutResponse])
+        let byDefault = try #require(try load(#"{"profile": "improv_wifi", "identify_command": ["/usr/bin/true"]}"#).services.first)
+        #expect(byDefault.characteristics[0].value == [0x01] && byDefault.characteristics[4].value == [0x07])
+    }
+
+    @Test func improvOptionErrors() {
+        #expect(
+            errors(#"{"profile": "improv_wifi", "authorization": "button", "wifi": "wpa_supplicant", "timeout_s": 0}"#) == [
+                #"services[0].authorization: expected "none", "control" or a number of seconds, got a string"#,
+                #"services[0].wifi: expected "networkmanager" or {"command": [...]}, got "wpa_supplicant""#,
+                "services[0].timeout_s: 0 s is out of range; allowed: 1...3600 s",
+            ])
+        #expect(errors(#"{"profile": "improv_wifi", "wifi": {"scan_command": ["/bin/scan"]}}"#) == ["services[0].wifi.command: required key is missing"])
     }
 }

@@ -160,6 +160,18 @@ expect_line "$TMP/err" "… and 50 more errors"
 expect_line "$TMP/err" "gattd: $TMP/many.json: 150 errors"
 [[ $(wc -l <"$TMP/err") == 102 ]] || fail "many-errors: $(wc -l <"$TMP/err") lines on stderr, expected 102"
 
+# Profiles: each entry's expansion printed; an open console warned about; a bad one refused with its path.
+cat >"$TMP/profiles.json" <<'JSON'
+{"name": "P", "services": [{"profile": "battery"}, {"profile": "uart_console", "security": "none", "command": ["/bin/cat"]}]}
+JSON
+run profiles 0 --check-config "$TMP/profiles.json"
+expect_line "$TMP/out" 'services[0]: profile "battery" expands to:'
+expect_line "$TMP/out" '  {"id":"battery","uuid":"180F","characteristics":[{"id":"battery_level","uuid":"2A19","properties":["read","notify"],"value":{"hex":"64"},"max_length":1}]}'
+expect_line "$TMP/err" "$TMP/profiles.json: warning: services[1].security: \"none\": the console (/bin/cat…) is open to any central in range, without pairing"
+echo '{"name": "P", "services": [{"profile": "uart_console", "command": ["sh"]}]}' >"$TMP/bad-profile.json"
+run bad-profile 65 --check-config "$TMP/bad-profile.json"
+expect_line "$TMP/err" "$TMP/bad-profile.json: services[0].command[0]: must be an absolute path (\"sh\" is not)"
+
 # Unreadable: exit 66 (EX_NOINPUT).
 run missing 66 --check-config "$TMP/does-not-exist.json"
 expect_line "$TMP/err" "gattd: cannot read $TMP/does-not-exist.json: No such file or directory"
@@ -173,7 +185,8 @@ schema = json.load(open("config/gattd.schema.json"))
 jsonschema.Draft202012Validator.check_schema(schema)
 v = jsonschema.Draft202012Validator(schema)
 bad = 0
-for f in ["config/heart-rate.json", "config/full-example.json", "config/ibeacon.json", "config/advertising-sets.json", "config/l2cap-stream.json"]:
+for f in ["config/heart-rate.json", "config/full-example.json", "config/ibeacon.json", "config/advertising-sets.json", "config/l2cap-stream.json",
+          "config/uart-console.json", "config/battery.json", "config/device-information.json", "config/improv-wifi.json"]:
     for e in v.iter_errors(json.load(open(f))):
         print(f"{f}: {e.json_path}: {e.message}"); bad += 1
 if not list(v.iter_errors({"name": "x", "services": [{"uuid": "180D", "characteristics": [{"uuid": "2A37", "properties": ["read"], "max_lenght": 1}]}]})):
@@ -185,7 +198,10 @@ for doc in [{"name": "x", "advertising_sets": [{"id": "a", "colour": 1}]},
             {"name": "x", "advertising_sets": [{"id": "primary"}]},
             {"name": "x", "advertising": {"extended": True}},
             {"name": "x", "l2cap_channels": [{"id": "a", "psm": 39}]},
-            {"name": "x", "l2cap_channels": [{"id": "a", "colour": 1}]}]:
+            {"name": "x", "l2cap_channels": [{"id": "a", "colour": 1}]},
+            {"name": "x", "services": [{"profile": "uart_console", "shell": "/bin/sh"}]},
+            {"name": "x", "services": [{"profile": "uart_console", "security": "open"}]},
+            {"name": "x", "services": [{"profile": "batery"}]}]:
     if not list(v.iter_errors(doc)):
         print(f"schema accepted {doc}"); bad += 1
 sys.exit(1 if bad else 0)

@@ -13,4 +13,9 @@ int gattd_pty_open(char *slave, size_t size, unsigned short rows, unsigned short
 /// and no other descriptor inherited. 0 and `*pid`, or the errno (ENOENT: no such program).
 int gattd_pty_spawn(const char *slave, char *const argv[], char *const envp[], pid_t *pid);
 
+/// Runs `argv[0]` (an absolute path) in a process group of its own with stdin, stdout and
+/// stderr on new pipes (`fds`: gattd's ends, close-on-exec: write, read, read), every signal
+/// at its default and no other descriptor inherited. 0 and `*pid`, or the errno.
+int gattd_spawn_piped(char *const argv[], char *const envp[], pid_t *pid, int fds[3]);
+
 #endif

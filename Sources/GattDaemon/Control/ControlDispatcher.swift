@@ -65,7 +65,8 @@ public enum ControlDispatcher {
             return .now(.value(ControlValue(hex: p.database.value(ofCharacteristic: index))))
         case .status:
             return .now(.status(p.status()))
-        case .watch:
+        case .watch, .signal:
+            // The control server's own (watching clients, broadcasting a signal).
             return .now(.success)
         case .respond(let request, let result):
             guard p.respond(to: PendingRequestID(request), result: result.map(\.bytes)) else {

@@ -214,6 +214,10 @@ public final class ControlServer: @unchecked Sendable {
             updateAttached()
             return .now(.success)
         }
+        if case .signal(let name) = command {
+            broadcast(.signal(name: name))
+            return .now(.success)
+        }
         if case .l2capListen = command { return listen(command, for: client) }
         if case .l2capUnlisten = command { return listen(command, for: client) }
         let r = ControlDispatcher.execute(command, on: peripheral)

@@ -14,7 +14,6 @@ public struct ProfileCatalog: ServiceExpander {
     }
 
     public static let names = ["uart_console", "improv_wifi", "battery", "device_information"]
-    static let available = ["uart_console", "battery", "device_information"]
 
     public func expand(_ entry: JSONValue, at path: String, reader: ConfigReader) -> ServiceExpansion {
         switch instance(entry, at: path, reader: reader) {
@@ -40,11 +39,9 @@ public struct ProfileCatalog: ServiceExpander {
         case "uart_console": parsed = UARTConsoleProfile.parse(entry, at: path, reader: r)
         case "battery": parsed = BatteryProfile.parse(entry, at: path, reader: r)
         case "device_information": parsed = DeviceInformationProfile.parse(entry, at: path, reader: r, system: system)
-        case "improv_wifi":
-            r.error(profilePath, "\"improv_wifi\" is not available in this version of gattd; profiles: \(Self.available.joined(separator: ", "))", at: member.value.offset)
-            return .invalid
+        case "improv_wifi": parsed = ImprovWiFiProfile.parse(entry, at: path, reader: r)
         default:
-            let hint = ConfigReader.closest(to: name, in: Self.available).map { "; did you mean \"\($0)\"?" } ?? "; profiles: \(Self.available.joined(separator: ", "))"
+            let hint = ConfigReader.closest(to: name, in: Self.names).map { "; did you mean \"\($0)\"?" } ?? "; profiles: \(Self.names.joined(separator: ", "))"
             r.error(profilePath, "unknown profile \(ConfigReader.quoted(name))\(hint)", at: member.value.offset)
             return .invalid
         }

@@ -17,6 +17,7 @@ public struct ProfileInstance: Sendable {
 /// Each profile's options.
 public enum ProfileOptions: Sendable, Equatable {
     case uartConsole(UARTConsoleOptions)
+    case improvWiFi(ImprovWiFiOptions)
     case battery(BatteryOptions)
     case deviceInformation
 
@@ -24,6 +25,7 @@ public enum ProfileOptions: Sendable, Equatable {
     public var name: String {
         switch self {
         case .uartConsole: "uart_console"
+        case .improvWiFi: "improv_wifi"
         case .battery: "battery"
         case .deviceInformation: "device_information"
         }

@@ -36,6 +36,7 @@ public final class ProfileRunner: @unchecked Sendable {
     private func agent(_ instance: ProfileInstance) -> (any ProfileAgent)? {
         switch instance.options {
         case .uartConsole(let o): ConsoleAgent(options: o, eventLoop: eventLoop, connect: connect, logger: logger)
+        case .improvWiFi(let o): ImprovAgent(options: o, eventLoop: eventLoop, connect: connect, logger: logger)
         case .battery(let o): BatteryAgent(options: o, eventLoop: eventLoop, connect: connect, logger: logger)
         case .deviceInformation: nil  // values only
         }
