@@ -11,6 +11,10 @@
  *     indication handle 0x0008 value 1a001c00
  *     confirmed 0x0008
  *     other 0a... (PDUs it does not answer: none are expected)
+ *
+ * With -L it connects at BT_SECURITY low (no pairing); each -w HANDLE:HEX (up to 8) is sent as a
+ * Write Request once connected, one after another's response (the profiles' checks: subscribe,
+ * type into the console).
  * Exits 0 after SECONDS, 1 when the connection fails or ends. Built by scripts/kernel-vm-test
  * with gcc -static (BlueZ's headers only, no libbluetooth). */
 #include <errno.h>
@@ -44,13 +48,29 @@ static void print_value(const char *what, const unsigned char *p, int n)
 
 int main(int argc, char **argv)
 {
-	int dev_id = -1, opt;
+	int dev_id = -1, opt, level = BT_SECURITY_MEDIUM;
 	bdaddr_t peer;
 	int have_peer = 0;
-	while ((opt = getopt(argc, argv, "i:b:")) != -1) {
+	unsigned char writes[8][64];
+	int write_lengths[8], write_count = 0, next_write = 0;
+	while ((opt = getopt(argc, argv, "i:b:Lw:")) != -1) {
 		if (opt == 'i') dev_id = atoi(optarg + (strncmp(optarg, "hci", 3) ? 0 : 3));
 		else if (opt == 'b') have_peer = parse_address(optarg, &peer) == 0;
-		else return 2;
+		else if (opt == 'L') level = BT_SECURITY_LOW;
+		else if (opt == 'w' && write_count < 8) {
+			unsigned int handle;
+			int used;
+			if (sscanf(optarg, "%x:%n", &handle, &used) != 1) return 2;
+			unsigned char *w = writes[write_count];
+			w[0] = 0x12, w[1] = handle & 0xFF, w[2] = handle >> 8;
+			int n = 3;
+			for (const char *h = optarg + used; h[0] && h[1] && n < 64; h += 2) {
+				unsigned int byte;
+				if (sscanf(h, "%2x", &byte) != 1) return 2;
+				w[n++] = (unsigned char)byte;
+			}
+			write_lengths[write_count++] = n;
+		} else return 2;
 	}
 	if (dev_id < 0 || !have_peer || optind + 1 != argc) {
 		fprintf(stderr, "usage: %s -i hciN -b ADDR SECONDS\n", argv[0]);
@@ -70,7 +90,7 @@ int main(int argc, char **argv)
 	a.l2_bdaddr_type = BDADDR_LE_PUBLIC;
 	bacpy(&a.l2_bdaddr, &info.bdaddr);
 	if (bind(s, (struct sockaddr *)&a, sizeof(a)) < 0) { perror("bind"); return 1; }
-	struct bt_security sec = { .level = BT_SECURITY_MEDIUM };
+	struct bt_security sec = { .level = (uint8_t)level };
 	if (setsockopt(s, SOL_BLUETOOTH, BT_SECURITY, &sec, sizeof(sec)) < 0) { perror("BT_SECURITY"); return 1; }
 	struct sockaddr_l2 d = { 0 };
 	d.l2_family = AF_BLUETOOTH;
@@ -83,6 +103,10 @@ int main(int argc, char **argv)
 	getsockopt(s, SOL_BLUETOOTH, BT_SECURITY, &sec, &len);
 	printf("connected (security %d)\n", sec.level);
 	fflush(stdout);
+	if (next_write < write_count) {
+		if (write(s, writes[next_write], write_lengths[next_write]) < 0) { perror("write request"); return 1; }
+		next_write++;
+	}
 
 	time_t end = time(NULL) + seconds;
 	for (;;) {
@@ -103,6 +127,10 @@ int main(int argc, char **argv)
 			if (write(s, &confirmation, 1) != 1) { perror("confirmation"); return 1; }
 			printf("confirmed 0x%04x\n", pdu[1] | pdu[2] << 8);
 			fflush(stdout);
+		} else if ((pdu[0] == 0x13 || pdu[0] == 0x01) && next_write < write_count) {
+			printf("response %02x\n", pdu[0]);
+			if (write(s, writes[next_write], write_lengths[next_write]) < 0) { perror("write request"); return 1; }
+			next_write++;
 		} else {
 			printf("other");
 			for (ssize_t i = 0; i < n && i < 32; i++) printf(" %02x", pdu[i]);

@@ -908,5 +908,48 @@ wait $SETS_PID; src=$?
 [ $src = 0 ] && pass "sets: gattd exited 0" || bad "sets: gattd exit status $src"
 grep -E "warning|error" $SLOG | head -5
 
+# Profiles (docs/profiles.md) on the kernel transport: they drive gattd only through its control
+# socket, so they must work here as on H4. Battery Level follows a capacity file and is notified
+# on change; Device Information is read; the console runs /bin/cat on a pty for hci1 (subscribe
+# to TX 0x001A, type "hi\n" into RX 0x0016: the terminal's echo and cat's copy come back), and
+# hci1's disconnect hangs the session up (SIGHUP).
+PLOG=/tmp/gattd-profiles.log
+echo 57 >/tmp/capacity
+cat >/tmp/profiles.json <<'JSON'
+{"name": "gattd-profiles", "services": [
+  {"profile": "battery", "capacity_file": "/tmp/capacity", "poll_interval_s": 0.2},
+  {"profile": "uart_console", "security": "none", "command": ["/bin/cat"]},
+  {"profile": "device_information", "system": false, "manufacturer": "ACME"}]}
+JSON
+$GATTD --config /tmp/profiles.json --transport hci0 --control /tmp/gattd-profiles.sock --log-level debug >$PLOG 2>&1 &
+PROF_PID=$!
+wait_for 'advertising as "gattd-profiles"' $PLOG 150 && pass "profiles: gattd serves the profiles on the kernel transport" \
+    || bad "profiles: gattd did not start"
+wait_for 'battery: battery_level follows /tmp/capacity' $PLOG 50 && pass "profiles: the battery agent follows the capacity file" \
+    || bad "profiles: no battery agent"
+gatt --char-read --uuid=2a29
+expect_out "41 43 4d 45" "profiles: Device Information's manufacturer (ACME) read"
+gatt --char-read --uuid=2a19
+expect_out "value: 39" "profiles: Battery Level 57 % read"
+./att_listen -i hci1 -b "$HCI0_ADDR" -L -w 0x0013:0100 -w 0x001a:0100 -w 0x0016:68690a 8 >/tmp/profiles-listen.out 2>&1 &
+LISTEN=$!
+wait_for 'console: session for' $PLOG 100 && pass "profiles: hci1 subscribed to TX and got a console session" || bad "profiles: no console session"
+echo 42 >/tmp/capacity
+wait_for "notification handle 0x0012 value 2a" /tmp/profiles-listen.out 50 && pass "profiles: Battery Level 42 % notified on change" \
+    || bad "profiles: no Battery Level notification"
+i=0; while [ "$(grep 'notification handle 0x0019' /tmp/profiles-listen.out | sed 's/.*value //' | tr -d '\n')" != "68690d0a68690d0a" ] && [ $i -lt 50 ]; do
+    sleep 0.1; i=$((i+1)); done
+[ "$(grep 'notification handle 0x0019' /tmp/profiles-listen.out | sed 's/.*value //' | tr -d '\n')" = "68690d0a68690d0a" ] \
+    && pass "profiles: the console echoed \"hi\" and cat printed it (TX notifications)" || bad "profiles: console output"
+kill $LISTEN 2>/dev/null; wait $LISTEN 2>/dev/null
+cat /tmp/profiles-listen.out
+wait_for "console: the program of $HCI1_ADDR's session (pid [0-9]*) was killed by signal 1" $PLOG 100 \
+    && pass "profiles: hci1's disconnect hung the session up (SIGHUP)" || bad "profiles: the session was not hung up"
+kill -TERM $PROF_PID 2>/dev/null
+i=0; while kill -0 $PROF_PID 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+wait $PROF_PID; prc=$?
+[ $prc = 0 ] && pass "profiles: gattd exited 0" || bad "profiles: gattd exit status $prc"
+grep -E "console:|battery:|warning|error" $PLOG | head -20
+
 echo "$P passed, $F failed"
 [ $F = 0 ]
