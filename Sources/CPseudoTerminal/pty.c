@@ -23,10 +23,23 @@ int gattd_pty_open(char *slave, size_t size, unsigned short rows, unsigned short
     return m;
 }
 
+/// Every signal at its default and none blocked in the child; no descriptor above 2 inherited.
+static int child_defaults(posix_spawn_file_actions_t *actions, posix_spawnattr_t *attributes) {
+    sigset_t all, none;
+    int r = 0;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    r = posix_spawn_file_actions_addclosefrom_np(actions, 3);
+#endif
+    sigfillset(&all);
+    sigemptyset(&none);
+    if (r == 0) r = posix_spawnattr_setsigdefault(attributes, &all);
+    if (r == 0) r = posix_spawnattr_setsigmask(attributes, &none);
+    return r;
+}
+
 int gattd_pty_spawn(const char *slave, char *const argv[], char *const envp[], pid_t *pid) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
-    sigset_t all, none;
     int r = posix_spawn_file_actions_init(&actions);
     if (r != 0) return r;
     r = posix_spawnattr_init(&attributes);
@@ -39,13 +52,7 @@ int gattd_pty_spawn(const char *slave, char *const argv[], char *const envp[], p
     if (r == 0) r = posix_spawn_file_actions_addopen(&actions, 0, slave, O_RDWR, 0);
     if (r == 0) r = posix_spawn_file_actions_adddup2(&actions, 0, 1);
     if (r == 0) r = posix_spawn_file_actions_adddup2(&actions, 0, 2);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-    if (r == 0) r = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-#endif
-    sigfillset(&all);
-    sigemptyset(&none);
-    if (r == 0) r = posix_spawnattr_setsigdefault(&attributes, &all);
-    if (r == 0) r = posix_spawnattr_setsigmask(&attributes, &none);
+    if (r == 0) r = child_defaults(&actions, &attributes);
     if (r == 0) r = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     if (r == 0) r = posix_spawn(pid, argv[0], &actions, &attributes, argv, envp);
     posix_spawnattr_destroy(&attributes);
@@ -68,20 +75,13 @@ int gattd_spawn_piped(char *const argv[], char *const envp[], pid_t *pid, int fd
     }
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
-    sigset_t all, none;
     int r = posix_spawn_file_actions_init(&actions);
     if (r == 0) r = posix_spawnattr_init(&attributes);
     // dup2 clears close-on-exec on the copies.
     if (r == 0) r = posix_spawn_file_actions_adddup2(&actions, in[0], 0);
     if (r == 0) r = posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     if (r == 0) r = posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-    if (r == 0) r = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-#endif
-    sigfillset(&all);
-    sigemptyset(&none);
-    if (r == 0) r = posix_spawnattr_setsigdefault(&attributes, &all);
-    if (r == 0) r = posix_spawnattr_setsigmask(&attributes, &none);
+    if (r == 0) r = child_defaults(&actions, &attributes);
     if (r == 0) r = posix_spawnattr_setpgroup(&attributes, 0);
     if (r == 0) r = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     if (r == 0) r = posix_spawn(pid, argv[0], &actions, &attributes, argv, envp);

@@ -16,6 +16,23 @@ struct KernelAdapterLifecycleTests {
         return (l, s)
     }
 
+    /// Down and up while a bring-up runs: that bring-up's session is stale, and the open that
+    /// reports it must not wait for an adapter that is back already.
+    @Test func anAdapterThatWentAndCameBackDuringAnOpenIsOpenedAgain() {
+        var l = KernelAdapterLifecycle()
+        guard case .start(let s) = l.open() else { preconditionFailure("idle opens") }
+        let loss = l.lost()
+        #expect(loss == .opening)
+        #expect(l.waitsForAdapter)
+        let back = l.appeared()
+        #expect(back)
+        #expect(!l.waitsForAdapter)
+        let stale = l.opened(session: s)
+        #expect(!stale)
+        let again = l.open()
+        #expect(again == .start(session: s + 1))
+    }
+
     @Test func openFromIdleStartsASessionAndReachesReady() {
         var l = KernelAdapterLifecycle()
         #expect(l.state == .idle)

@@ -29,19 +29,13 @@ final class BatteryAgent: ProfileAgent, @unchecked Sendable {
             logger.info("battery: no power supply reports a capacity; \(options.levelID) is set with gattctl notify \(options.levelID) LEVEL")
             return
         }
-        let loop = eventLoop
-        connect().flatMap { ControlConnection.open(socket: $0, on: loop) }.assumeIsolated().whenComplete { [self] result in
-            switch result {
-            case .failure(let error):
-                logger.error("battery: cannot connect to the control server: \(error)")
-            case .success(let c):
-                guard !stopped else { return c.close() }
-                connection = c
-                logger.info("battery: \(options.levelID) follows \(file)")
-                let every = TimeAmount(options.pollInterval)
-                task = eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: every) { [weak self] _ in
-                    self?.poll(file)
-                }
+        ControlConnection.open(connect, on: eventLoop, logger: logger, what: "battery") { [self] c in
+            guard !stopped else { return c.close() }
+            connection = c
+            logger.info("battery: \(options.levelID) follows \(file)")
+            let every = TimeAmount(options.pollInterval)
+            task = eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: every) { [weak self] _ in
+                self?.poll(file)
             }
         }
     }

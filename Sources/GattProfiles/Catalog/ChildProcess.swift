@@ -38,15 +38,9 @@ struct ChildProcess {
     }
 
     private static func runBlocking(_ argv: [String], input: [UInt8], environment: [String], timeout: Duration) throws -> Outcome {
-        let args = argv.map { strdup($0) } + [nil]
-        let env = environment.map { strdup($0) } + [nil]
-        defer {
-            args.forEach { free($0) }
-            env.forEach { free($0) }
-        }
         var pid: pid_t = 0
         var fds: [CInt] = [-1, -1, -1]
-        let r = gattd_spawn_piped(args, env, &pid, &fds)
+        let r = withCStringArray(argv) { args in withCStringArray(environment) { env in gattd_spawn_piped(args, env, &pid, &fds) } }
         guard r == 0 else { throw Failure(program: argv.first ?? "", code: r) }
         // stdin: written at once (small: a JSON line), then closed.
         var written = 0

@@ -13,8 +13,9 @@ final class ConsoleAgent: ProfileAgent {
     let logger: Logger
     fileprivate var connection: ControlConnection?
     private var sessions: [String: ConsoleSession] = [:]
-    /// Centrals whose admission (security check) is under way.
-    private var admitting: Set<String> = []
+    /// Centrals whose admission (security check) is under way, with what they wrote meanwhile
+    /// (a phone writes as soon as its subscription is answered): the session gets it first.
+    private var admitting: [String: [UInt8]] = [:]
     /// The ATT_MTU of each connected central, as `mtu` events said.
     private var mtus: [String: Int] = [:]
     private var stopped = false
@@ -27,25 +28,19 @@ final class ConsoleAgent: ProfileAgent {
     }
 
     func start() {
-        let loop = eventLoop
-        connect().flatMap { ControlConnection.open(socket: $0, on: loop) }.assumeIsolated().whenComplete { [self] result in
-            switch result {
-            case .failure(let error):
-                logger.error("console: cannot connect to the control server: \(error)")
-            case .success(let c):
-                guard !stopped else { return c.close() }
-                connection = c
-                c.onEvent = { [weak self] in self?.handle($0) }
-                _ = c.request(.watch(requests: nil))
-                // Centrals subscribed before the agent ran (a restart of gattd restores
-                // bonded centrals' subscriptions): give them sessions too.
-                c.request(.status).assumeIsolated().whenSuccess { [self] reply in
-                    guard case .status(let s) = reply else { return }
-                    for central in s.connections {
-                        let name = central.address.description
-                        mtus[name] = central.mtu
-                        if central.subscriptions.contains(where: { $0.characteristic == options.txID && $0.notify }) { admit(name) }
-                    }
+        ControlConnection.open(connect, on: eventLoop, logger: logger, what: "console") { [self] c in
+            guard !stopped else { return c.close() }
+            connection = c
+            c.onEvent = { [weak self] in self?.handle($0) }
+            _ = c.request(.watch(requests: nil))
+            // Centrals subscribed before the agent ran (a restart of gattd restores
+            // bonded centrals' subscriptions): give them sessions too.
+            c.request(.status).assumeIsolated().whenSuccess { [self] reply in
+                guard case .status(let s) = reply else { return }
+                for central in s.connections {
+                    let name = central.address.description
+                    mtus[name] = central.mtu
+                    if central.subscriptions.contains(where: { $0.characteristic == options.txID && $0.notify }) { admit(name) }
                 }
             }
         }
@@ -70,6 +65,12 @@ final class ConsoleAgent: ProfileAgent {
         case .written(let central, let characteristic, let value) where characteristic == options.rxID:
             if let s = sessions[central] {
                 s.typed(value.bytes)
+            } else if let early = admitting[central] {
+                if early.count + value.bytes.count <= options.maxPendingInput {
+                    admitting[central] = early + value.bytes
+                } else {
+                    logger.warning("console: \(central) wrote more than max_pending_input (\(options.maxPendingInput)) bytes before its session started; dropped \(value.bytes.count)")
+                }
             } else {
                 logger.info("console: \(central) wrote \(value.bytes.count) bytes to \(options.rxID) without a session (it has not subscribed to \(options.txID)); dropped")
             }
@@ -78,7 +79,7 @@ final class ConsoleAgent: ProfileAgent {
             sessions[central]?.mtuChanged(mtu)
         case .disconnected(let central, _):
             mtus[central] = nil
-            admitting.remove(central)
+            admitting[central] = nil
             sessions.removeValue(forKey: central)?.hangUp()
         default:
             break
@@ -88,10 +89,10 @@ final class ConsoleAgent: ProfileAgent {
     /// Checks the central's security (`status`, and `bonds` for `authenticated`), then starts
     /// its session; a refusal is logged and told to the central on TX.
     private func admit(_ central: String) {
-        guard let connection, !admitting.contains(central), sessions[central] == nil else { return }
-        admitting.insert(central)
+        guard let connection, admitting[central] == nil, sessions[central] == nil else { return }
+        admitting[central] = []
         connection.request(.status).and(connection.request(.bonds)).assumeIsolated().whenComplete { [self] result in
-            guard admitting.remove(central) != nil, !stopped else { return }
+            guard let early = admitting.removeValue(forKey: central), !stopped else { return }
             guard case .success((.status(let status), let bondsReply)) = result,
                 let link = status.connections.first(where: { $0.address.description == central })
             else { return }  // gone meanwhile
@@ -115,6 +116,8 @@ final class ConsoleAgent: ProfileAgent {
                 sessions[central] = nil
                 logger.error("console: no session for \(central): \(failure)")
                 tell(central, "gattd: no console: \(failure)\r\n", mtu: mtus[central] ?? link.mtu)
+            } else if !early.isEmpty {
+                session.typed(early)
             }
         }
     }

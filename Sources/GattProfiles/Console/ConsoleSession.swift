@@ -30,6 +30,10 @@ final class ConsoleSession {
     private var terminal: PseudoTerminal?
     private var pty: (any Channel)?
     private var connection: ControlConnection?
+    /// What the central wrote while the session was starting: written to the pty first.
+    private var early: [UInt8] = []
+    /// The program has exited and was reaped: its process id may be reused, so no signal goes to it.
+    private var reaped = false
     /// Called once when the session has ended.
     var onEnd: (() -> Void)?
 
@@ -73,6 +77,9 @@ final class ConsoleSession {
                 pty = channel
                 (try? channel.pipeline.syncOperations.handler(type: ConsolePtyHandler.self))?.session = self
                 phase = .running
+                let first = early
+                early = []
+                if !first.isEmpty { typed(first) }
                 pump()
             case .failure(let error):
                 ptyFuture.whenSuccess { $0.close(promise: nil) }
@@ -87,6 +94,10 @@ final class ConsoleSession {
 
     /// The central wrote to RX.
     func typed(_ bytes: [UInt8]) {
+        if phase == .starting {
+            early += bytes
+            return
+        }
         guard phase == .running, let pty else { return }
         var buffer = pty.allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
@@ -157,7 +168,7 @@ final class ConsoleSession {
         } else {
             logger.info("console: session for \(central) ended: \(reason)")
         }
-        if let terminal { kill(-terminal.pid, SIGHUP) }
+        if let terminal, !reaped { kill(-terminal.pid, SIGHUP) }
         pty?.close(promise: nil)
         pty = nil
         connection?.onClose = nil
@@ -177,7 +188,10 @@ final class ConsoleSession {
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}
             let exited = status & 0x7F == 0
             let how = exited ? "exited with status \((status >> 8) & 0xFF)" : "was killed by signal \(status & 0x7F)"
-            logger.info("console: the program of \(central)'s session (pid \(pid)) \(how)")
+            self.eventLoop.execute {
+                self.reaped = true
+                logger.info("console: the program of \(central)'s session (pid \(pid)) \(how)")
+            }
         }
     }
 }

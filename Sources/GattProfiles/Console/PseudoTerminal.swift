@@ -13,14 +13,8 @@ struct PseudoTerminal {
         var slave = [CChar](repeating: 0, count: 128)
         let master = gattd_pty_open(&slave, slave.count, 24, 80)
         guard master >= 0 else { return .failure(SpawnFailure(step: "cannot open a pseudoterminal", code: -master)) }
-        let args = argv.map { strdup($0) } + [nil]
-        let env = environment.map { strdup($0) } + [nil]
-        defer {
-            args.forEach { free($0) }
-            env.forEach { free($0) }
-        }
         var pid: pid_t = 0
-        let r = gattd_pty_spawn(slave, args, env, &pid)
+        let r = withCStringArray(argv) { args in withCStringArray(environment) { env in gattd_pty_spawn(slave, args, env, &pid) } }
         guard r == 0 else {
             close(master)
             return .failure(SpawnFailure(step: "cannot run \(argv.first ?? "")", code: r))

@@ -1,6 +1,7 @@
 import DequeModule
 import GattControlProtocol
 import GattCore
+import Logging
 import NIOCore
 import NIOPosix
 
@@ -33,6 +34,20 @@ final class ControlConnection: @unchecked Sendable {
                 try channel.pipeline.syncOperations.handler(type: ControlConnectionHandler.self).connection = c
                 return c
             }
+    }
+
+    /// Opens a connection on the socket `connect` gives (`ControlServer.connectLocalClient`);
+    /// `opened` runs on the loop with it, or logs why there is none.
+    static func open(
+        _ connect: () -> EventLoopFuture<CInt>, on eventLoop: any EventLoop, logger: Logger, what: String,
+        opened: @escaping (ControlConnection) -> Void
+    ) {
+        connect().flatMap { ControlConnection.open(socket: $0, on: eventLoop) }.assumeIsolated().whenComplete { result in
+            switch result {
+            case .failure(let error): logger.error("\(what): cannot connect to the control server: \(error)")
+            case .success(let c): opened(c)
+            }
+        }
     }
 
     /// Sends one request; its reply (a `failure` reply is a success of the future; the future

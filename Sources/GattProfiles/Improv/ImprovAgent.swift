@@ -38,19 +38,13 @@ final class ImprovAgent: ProfileAgent, @unchecked Sendable {
     static var now: Duration { .nanoseconds(Int64(DispatchTime.now().uptimeNanoseconds)) }
 
     func start() {
-        let loop = eventLoop
-        connect().flatMap { ControlConnection.open(socket: $0, on: loop) }.assumeIsolated().whenComplete { [self] result in
-            switch result {
-            case .failure(let error):
-                logger.error("improv: cannot connect to the control server: \(error)")
-            case .success(let c):
-                guard !stopped else { return c.close() }
-                connection = c
-                c.onEvent = { [weak self] in self?.handle($0) }
-                _ = c.request(.watch(requests: nil))
-                logger.info("improv: \(session.state == .authorized ? "authorized" : "waiting for authorization (gattctl improv authorize)"), capabilities 0x\(String(options.capabilities.byte, radix: 16))")
-                advertise()
-            }
+        ControlConnection.open(connect, on: eventLoop, logger: logger, what: "improv") { [self] c in
+            guard !stopped else { return c.close() }
+            connection = c
+            c.onEvent = { [weak self] in self?.handle($0) }
+            _ = c.request(.watch(requests: nil))
+            logger.info("improv: \(session.state == .authorized ? "authorized" : "waiting for authorization (gattctl improv authorize)"), capabilities 0x\(String(options.capabilities.byte, radix: 16))")
+            advertise()
         }
     }
 

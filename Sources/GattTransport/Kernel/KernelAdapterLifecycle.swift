@@ -80,6 +80,12 @@ struct KernelAdapterLifecycle: Equatable {
         return loss
     }
 
+    /// Whether an open that found its session gone should wait for the adapter to come back
+    /// (it is away) or try again now: it went and came back while the bring-up ran, and the
+    /// daemon, told of it while still opening, will hear of it no more (kernel VM, btvirt -l2:
+    /// gattd bringing hci0 up saw it down and up before its own bring-up finished).
+    var waitsForAdapter: Bool { state == .away }
+
     /// The adapter was registered or came up: true when `open` may now try (tell the daemon).
     mutating func appeared() -> Bool {
         switch state {

@@ -227,7 +227,10 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     ) throws {
         guard lifecycle.state == .opening(session: session), let poller else {
             commandThread.submit { _ in controller.close() }
-            throw TransportOpenFailure("\(adapterName) went away while opening", retry: .whenAvailable)
+            let away = lifecycle.waitsForAdapter
+            throw TransportOpenFailure(
+                "\(adapterName) went away while opening\(away ? "" : " and came back"); \(away ? "waiting for it" : "opening it again")",
+                retry: away ? .whenAvailable : .withBackoff)
         }
         let listener: KernelATTListener
         do {
