@@ -912,7 +912,9 @@ grep -E "warning|error" $SLOG | head -5
 # socket, so they must work here as on H4. Battery Level follows a capacity file and is notified
 # on change; Device Information is read; the console runs /bin/cat on a pty for hci1 (subscribe
 # to TX 0x001A, type "hi\n" into RX 0x0016: the terminal's echo and cat's copy come back), and
-# hci1's disconnect hangs the session up (SIGHUP).
+# hci1's disconnect hangs the session up (SIGHUP). A state directory of its own: the default one
+# holds the sets section's choices (its primary set turned off), which state restoration would
+# bring back.
 PLOG=/tmp/gattd-profiles.log
 echo 57 >/tmp/capacity
 cat >/tmp/profiles.json <<'JSON'
@@ -921,10 +923,10 @@ cat >/tmp/profiles.json <<'JSON'
   {"profile": "uart_console", "security": "none", "command": ["/bin/cat"]},
   {"profile": "device_information", "system": false, "manufacturer": "ACME"}]}
 JSON
-$GATTD --config /tmp/profiles.json --transport hci0 --control /tmp/gattd-profiles.sock --log-level debug >$PLOG 2>&1 &
+$GATTD --config /tmp/profiles.json --transport hci0 --control /tmp/gattd-profiles.sock --state-dir /tmp/gattd-profiles-state --log-level debug >$PLOG 2>&1 &
 PROF_PID=$!
-wait_for 'advertising as "gattd-profiles"' $PLOG 150 && pass "profiles: gattd serves the profiles on the kernel transport" \
-    || bad "profiles: gattd did not start"
+wait_for 'advertising as "gattd-profiles"' $PLOG 300 && pass "profiles: gattd serves the profiles on the kernel transport" \
+    || { bad "profiles: gattd did not start advertising"; tail -60 $PLOG; btmgmt -i hci0 info; }
 wait_for 'battery: battery_level follows /tmp/capacity' $PLOG 50 && pass "profiles: the battery agent follows the capacity file" \
     || bad "profiles: no battery agent"
 gatt --char-read --uuid=2a29
