@@ -340,3 +340,23 @@ def test_device_information_and_list_services(controllers, gattd, tmp_path):
         await control.close()
 
     run(body())
+
+
+def test_profile_agents_take_no_control_client_places(controllers, gattd, tmp_path):
+    """gattd's own agents are not counted by --max-control-clients: with 1, the program still
+    gets its place (and a second is refused) while the battery and console agents run."""
+    capacity = tmp_path / "capacity"
+    capacity.write_text("50\n")
+    g = gattd(config({"profile": "battery", "capacity_file": str(capacity)}, CAT_CONSOLE),
+              extra_args=["--max-control-clients", "1"])
+
+    async def body():
+        await wait_for_log(g, r"battery: battery_level follows")
+        await wait_for_log(g, r"control client \d+ watches")  # the console agent
+        program = await ControlClient.open(tmp_path / "control.sock")
+        assert (await program.request({"op": "status"}))["ok"] is True
+        refused = await ControlClient.open(tmp_path / "control.sock")
+        assert (await refused.reply())["error"] == "too_many_clients"
+        await program.close()
+
+    run(body())

@@ -103,9 +103,12 @@ public final class ControlServer: @unchecked Sendable {
     // MARK: - Clients
 
     /// A new connection: its client, or nil when over `maximumClients` (it then gets one
-    /// error line and is closed).
+    /// error line and is closed). gattd's own agents (`local`, bounded by the config) neither
+    /// count nor are refused: a small `--max-control-clients` must not starve the profiles, nor
+    /// the profiles the programs.
     fileprivate func added(_ channel: any Channel, local: Bool) -> ControlClient? {
-        guard clients.count < options.maximumClients else {
+        let programs = clients.values.reduce(0) { $0 + ($1.local ? 0 : 1) }
+        guard local || programs < options.maximumClients else {
             if !refusing {
                 refusing = true
                 logger.warning("control socket: \(options.maximumClients) clients connected (--max-control-clients); refusing more until one leaves")
@@ -116,7 +119,7 @@ public final class ControlServer: @unchecked Sendable {
             channel.writeAndFlush(buffer).whenComplete { _ in channel.close(promise: nil) }
             return nil
         }
-        if refusing, clients.count < options.maximumClients - 1 { refusing = false }
+        if refusing, programs < options.maximumClients - 1 { refusing = false }
         let c = ControlClient(number: nextClientNumber, channel: channel, local: local)
         nextClientNumber += 1
         clients[ObjectIdentifier(c)] = c
