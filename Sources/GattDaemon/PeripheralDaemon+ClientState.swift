@@ -21,6 +21,20 @@ extension PeripheralDaemon {
         let n = state.clientConfigurations.count
         logger.info("\(c.address): bonded central \(identity); restored \(n) subscription\(n == 1 ? "" : "s")\(state.serviceChangedOwed.map { ", Service Changed \($0) owed" } ?? "")")
         process(core.restoreClientState(c.id, state, now: now))
+        announceRestoredSubscriptions(c)
+    }
+
+    /// Watchers hear a restored subscription as they hear a new one (`subscribed`, as Core
+    /// Bluetooth's didSubscribeTo on a bonded central's return): a program that serves
+    /// subscribers (a console profile) starts serving it, though the central wrote no CCCD.
+    private func announceRestoredSubscriptions(_ c: PeripheralConnection) {
+        guard let handler = controlEventHandler else { return }
+        let db = core.database
+        for i in db.characteristicIndices {
+            let bits = core.att.clientConfiguration(for: c.id, characteristic: i) ?? 0
+            guard bits & 0x0003 != 0 else { continue }
+            handler(.subscription(central: c.address.description, characteristic: db[i].displayName, notify: bits & 0x0001 != 0, indicate: bits & 0x0002 != 0))
+        }
     }
 
     /// After each batch of core work: the state of every connected bonded central, saved

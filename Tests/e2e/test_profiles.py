@@ -24,7 +24,7 @@ from bumble.pairing import PairingConfig, PairingDelegate
 
 from control_client import ControlClient
 from gatt_central import central_device, connect_peer, discover_everything, raw_request
-from harness import both_link_layers, find_characteristic, process_is_alive, run, wait_for_log
+from harness import both_link_layers, find_characteristic, process_is_alive, record_updates, run, wait_for_log
 
 NUS = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
 RX = "6E400002-B5A3-F393-E0A9-E50E24DCCA9E"
@@ -360,3 +360,50 @@ def test_profile_agents_take_no_control_client_places(controllers, gattd, tmp_pa
         await program.close()
 
     run(body())
+
+
+@both_link_layers
+def test_console_session_for_a_bonded_central_that_returns(controllers, gattd):
+    """A bonded phone that comes back has its TX subscription restored once its link is
+    encrypted (no CCCD write: the value is unchanged): gattd announces it as `subscribed`, so
+    it gets a new session and what it types is echoed, as on its first visit."""
+    g = gattd(config({"profile": "uart_console", "security": "encrypted", "command": ["/bin/cat"]}))
+
+    async def body():
+        async with central_device(controllers[1]) as device:
+            device.pairing_config_factory = lambda _c: PairingConfig(
+                sc=True, mitm=False, bonding=True, identity_address_type=PairingConfig.AddressType.RANDOM)
+            peer = await connect_peer(device, gattd_address(controllers))
+            await peer.connection.pair()
+            terminal = Terminal(peer)
+            await terminal.open()
+            await terminal.type(b"one\n")
+            await terminal.wait_for(lambda b: b.count(b"one\r\n") == 2)
+            start = len(g.log())
+            await peer.connection.disconnect()
+            await wait_for_log(g, r"console: session for C0:00:00:00:00:01 ended", start=start)
+
+            start = len(g.log())
+            peer = await connect_peer(device, gattd_address(controllers))
+            received = record_updates(peer)
+            arrived = asyncio.Event()
+            client = peer.gatt_client
+            original = client.on_att_handle_value_notification
+
+            def notified(pdu) -> None:
+                original(pdu)
+                arrived.set()
+            client.on_att_handle_value_notification = notified
+            await peer.connection.encrypt()
+            await wait_for_log(g, r"console: session for C0:00:00:00:00:01: /bin/cat", start=start)
+            await discover_everything(peer)
+            await find_characteristic(peer, RX).write_value(b"two\n", with_response=True)
+
+            async def echoed() -> None:
+                while b"".join(v for _, v in received).count(b"two\r\n") < 2:
+                    arrived.clear()
+                    await arrived.wait()
+            await asyncio.wait_for(echoed(), 10)
+            assert "C0:00:00:00:00:01: subscribed to console_tx" in g.log()[:start]  # the first visit wrote the CCCD
+
+    run(body(), timeout=60)

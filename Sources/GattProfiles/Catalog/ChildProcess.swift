@@ -31,7 +31,8 @@ struct ChildProcess {
         on eventLoop: any EventLoop
     ) -> EventLoopFuture<Outcome> {
         let promise = eventLoop.makePromise(of: Outcome.self)
-        DispatchQueue.global().async {
+        // A serial queue of its own (a thread beyond the global pool's, as ConsoleSession's reap).
+        DispatchQueue(label: "gattd.profiles.child").async {
             promise.completeWith(Result { try runBlocking(argv, input: input, environment: environment, timeout: timeout) })
         }
         return promise.futureResult

@@ -32,6 +32,11 @@ final class ConsoleAgent: ProfileAgent {
             guard !stopped else { return c.close() }
             connection = c
             c.onEvent = { [weak self] in self?.handle($0) }
+            c.onClose = { [weak self] in
+                guard let self, !self.stopped else { return }
+                self.logger.error("console: lost its control connection; sessions end, and none starts until gattd restarts or reloads")
+                self.stop()
+            }
             _ = c.request(.watch(requests: nil))
             // Centrals subscribed before the agent ran (a restart of gattd restores
             // bonded centrals' subscriptions): give them sessions too.
@@ -69,7 +74,9 @@ final class ConsoleAgent: ProfileAgent {
                 if early.count + value.bytes.count <= options.maxPendingInput {
                     admitting[central] = early + value.bytes
                 } else {
-                    logger.warning("console: \(central) wrote more than max_pending_input (\(options.maxPendingInput)) bytes before its session started; dropped \(value.bytes.count)")
+                    // Dropping only this write would leave a hole in the input: no session at all.
+                    admitting[central] = nil
+                    logger.warning("console: \(central) wrote more than max_pending_input (\(options.maxPendingInput)) bytes before its session started; no session (turn TX off and on for one)")
                 }
             } else {
                 logger.info("console: \(central) wrote \(value.bytes.count) bytes to \(options.rxID) without a session (it has not subscribed to \(options.txID)); dropped")

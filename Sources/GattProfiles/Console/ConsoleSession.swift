@@ -96,6 +96,9 @@ final class ConsoleSession {
     func typed(_ bytes: [UInt8]) {
         if phase == .starting {
             early += bytes
+            if early.count > options.maxPendingInput {
+                end("the central wrote more than max_pending_input (\(options.maxPendingInput)) bytes before the session started")
+            }
             return
         }
         guard phase == .running, let pty else { return }
@@ -168,7 +171,15 @@ final class ConsoleSession {
         } else {
             logger.info("console: session for \(central) ended: \(reason)")
         }
-        if let terminal, !reaped { kill(-terminal.pid, SIGHUP) }
+        if let terminal, !reaped {
+            kill(-terminal.pid, SIGHUP)
+            // A program that ignores the hang-up (nohup, trap '' HUP) is killed after 5 s.
+            eventLoop.scheduleTask(in: .seconds(5)) { [self] in
+                guard !reaped else { return }
+                logger.warning("console: the program of \(central)'s session (pid \(terminal.pid)) ignored SIGHUP; killing its process group")
+                kill(-terminal.pid, SIGKILL)
+            }
+        }
         pty?.close(promise: nil)
         pty = nil
         connection?.onClose = nil
@@ -183,7 +194,9 @@ final class ConsoleSession {
     private func reap(_ pid: pid_t) {
         let logger = logger
         let central = central
-        DispatchQueue.global().async {
+        // A serial queue of its own: libdispatch gives it a thread beyond the global pool's, so
+        // sessions' blocked waits never starve the pool (ChildProcess uses it too).
+        DispatchQueue(label: "gattd.console.reap").async {
             var status: CInt = 0
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}
             let exited = status & 0x7F == 0

@@ -13,6 +13,8 @@ final class ControlConnection: @unchecked Sendable {
     let channel: any Channel
     /// The ops of the requests sent, oldest first: replies come in request order.
     private var pending: Deque<(op: String, promise: EventLoopPromise<ControlReply>)> = []
+    /// Requests awaiting their replies, at most (an agent is never meant to come near it).
+    static let maximumPending = 4096
     /// Every event (after `watch`).
     var onEvent: ((ControlEvent) -> Void)?
     /// The connection closed (gattd stopping, or it dropped this client).
@@ -54,8 +56,9 @@ final class ControlConnection: @unchecked Sendable {
     /// fails only when the connection closes first).
     func request(_ command: ControlCommand) -> EventLoopFuture<ControlReply> {
         let promise = channel.eventLoop.makePromise(of: ControlReply.self)
-        guard channel.isActive else {
+        guard channel.isActive, pending.count < Self.maximumPending else {
             promise.fail(ChannelError.ioOnClosedChannel)
+            if channel.isActive { close() }  // an agent that outran gattd this far is stuck: start over
             return promise.futureResult
         }
         pending.append((command.op, promise))
@@ -72,13 +75,17 @@ final class ControlConnection: @unchecked Sendable {
 
     fileprivate func received(line: [UInt8]) {
         let op = pending.first?.op ?? ""
-        switch try? ControlMessage.decode(line, answering: op) {
-        case .reply(let reply, _):
-            pending.popFirst()?.promise.succeed(reply)
-        case .event(let event):
-            onEvent?(event)
-        case .unknownEvent, nil:
-            break
+        do {
+            switch try ControlMessage.decode(line, answering: op) {
+            case .reply(let reply, _): pending.popFirst()?.promise.succeed(reply)
+            case .event(let event): onEvent?(event)
+            case .unknownEvent: break
+            }
+        } catch {
+            // Not an event (those carry "event" and decode, or are unknown): the reply to the
+            // oldest request, unreadable. It still answers that request, so later replies
+            // stay matched to theirs.
+            pending.popFirst()?.promise.succeed(.failure(error))
         }
     }
 

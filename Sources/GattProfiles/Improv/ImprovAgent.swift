@@ -21,6 +21,13 @@ final class ImprovAgent: ProfileAgent, @unchecked Sendable {
     private var assemblers: [String: ImprovFrameAssembler] = [:]
     private var wake: Scheduled<Void>?
     private var advertisingRefused = false
+    /// Characteristics with a notification in flight, and the value to send after it: one
+    /// at a time each, the newest winning, so a central writing RPCs without end (Write Without
+    /// Response, no pairing) cannot queue notifications without end.
+    private var sending: Set<String> = []
+    private var latest: [String: [UInt8]] = [:]
+    /// An Identify program is running (another Identify meanwhile does nothing).
+    private var identifying = false
     private var stopped = false
 
     init(options: ImprovWiFiOptions, eventLoop: any EventLoop, connect: @escaping () -> EventLoopFuture<CInt>, logger: Logger) {
@@ -42,6 +49,7 @@ final class ImprovAgent: ProfileAgent, @unchecked Sendable {
             guard !stopped else { return c.close() }
             connection = c
             c.onEvent = { [weak self] in self?.handle($0) }
+            c.onClose = { [weak self] in self?.connectionLost() }
             _ = c.request(.watch(requests: nil))
             logger.info("improv: \(session.state == .authorized ? "authorized" : "waiting for authorization (gattctl improv authorize)"), capabilities 0x\(String(options.capabilities.byte, radix: 16))")
             advertise()
@@ -53,6 +61,12 @@ final class ImprovAgent: ProfileAgent, @unchecked Sendable {
         wake?.cancel()
         connection?.close()
         connection = nil
+    }
+
+    private func connectionLost() {
+        guard !stopped else { return }
+        connection = nil
+        logger.error("improv: lost its control connection; Improv stops until gattd restarts or reloads")
     }
 
     private func handle(_ event: ControlEvent) {
@@ -97,8 +111,12 @@ final class ImprovAgent: ProfileAgent, @unchecked Sendable {
                     perform(session.connectFinished(connected: c.connected, redirectURL: redirectURL(address), now: Self.now))
                 }
             case .identify:
-                guard let argv = options.identifyCommand else { continue }
-                ChildProcess.run(argv, timeout: options.timeout, on: eventLoop).whenFailure { [logger] in logger.warning("improv: identify: \($0)") }
+                guard let argv = options.identifyCommand, !identifying else { continue }
+                identifying = true
+                ChildProcess.run(argv, timeout: options.timeout, on: eventLoop).assumeIsolated().whenComplete { [self] result in
+                    identifying = false
+                    if case .failure(let error) = result { logger.warning("improv: identify: \(error)") }
+                }
             case .scan:
                 backend.scan().assumeIsolated().whenSuccess { [self] networks in perform(session.scanFinished(networks)) }
             case .wake(let at):
@@ -139,7 +157,17 @@ final class ImprovAgent: ProfileAgent, @unchecked Sendable {
     }
 
     private func notify(_ characteristic: String, _ bytes: [UInt8]) {
-        _ = connection?.request(.notify(characteristic: characteristic, value: ControlValue(hex: bytes), central: nil, wait: true))
+        guard let connection else { return }
+        guard !sending.contains(characteristic) else {
+            latest[characteristic] = bytes
+            return
+        }
+        sending.insert(characteristic)
+        let command = ControlCommand.notify(characteristic: characteristic, value: ControlValue(hex: bytes), central: nil, wait: true)
+        connection.request(command).assumeIsolated().whenComplete { [self] _ in
+            sending.remove(characteristic)
+            if let next = latest.removeValue(forKey: characteristic) { notify(characteristic, next) }
+        }
     }
 
     /// The service data 0x4677 (state, capabilities) in the advertising set, on every change.
