@@ -13,12 +13,12 @@ import json
 import os
 import stat
 
-import pytest
-from bumble import att, hci
+from bumble import att
 
 from gatt_central import central_device, connect_peer, discover_everything, raw_request
+from test_pairing import gattd_address
 from harness import both_link_layers, find_characteristic, run, scan_for, wait_for_log
-from test_gattctl import GATTCTL, gattctl_async
+from test_gattctl import gattctl_async
 
 SERVICE = "00467768-6228-2272-4663-277478268000"
 STATE, ERROR, RPC, RESULT, CAPABILITIES = (f"00467768-6228-2272-4663-27747826800{n}" for n in range(1, 6))
@@ -145,7 +145,7 @@ def test_improv_provisioning_with_authorization(controllers, gattd, tmp_path):
         async with central_device(controllers[1]) as device:
             # The advertisement says: authorization required (and it carries the UUID too).
             await scan_for_state(device, AUTHORIZATION_REQUIRED)
-            peer = await connect_peer(device, hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS))
+            peer = await connect_peer(device, gattd_address(controllers))
             improv = ImprovClient(peer)
             await improv.open()
             assert await improv.read(STATE) == bytes([AUTHORIZATION_REQUIRED])
@@ -196,7 +196,7 @@ def test_improv_rpc_errors_device_info_and_scan(controllers, gattd, tmp_path):
     async def body():
         async with central_device(controllers[1]) as device:
             await scan_for_state(device, AUTHORIZED)
-            peer = await connect_peer(device, hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS))
+            peer = await connect_peer(device, gattd_address(controllers))
             improv = ImprovClient(peer)
             await improv.open()
 
@@ -237,7 +237,7 @@ def test_improv_backend_that_hangs_and_a_central_that_leaves(controllers, gattd,
 
     async def body():
         async with central_device(controllers[1]) as device:
-            address = hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS)
+            address = gattd_address(controllers)
             peer = await connect_peer(device, address)
             improv = ImprovClient(peer)
             await improv.open()
@@ -277,7 +277,7 @@ exit 0
 
     async def body():
         async with central_device(controllers[1]) as device:
-            peer = await connect_peer(device, hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS))
+            peer = await connect_peer(device, gattd_address(controllers))
             improv = ImprovClient(peer)
             await improv.open()
             assert await improv.read(CAPABILITIES) == bytes([0x06])

@@ -19,11 +19,12 @@ import os
 import re
 
 import pytest
-from bumble import att, hci
+from bumble import att
 from bumble.pairing import PairingConfig, PairingDelegate
 
 from control_client import ControlClient
 from gatt_central import central_device, connect_peer, discover_everything, raw_request
+from test_pairing import gattd_address, pairing as just_works_bonding
 from harness import both_link_layers, find_characteristic, process_is_alive, record_updates, run, wait_for_log
 
 NUS = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
@@ -38,10 +39,6 @@ def config(*services: dict, security: dict | None = None) -> str:
     if security is not None:
         c["security"] = security
     return json.dumps(c, indent=1) + "\n"
-
-
-def gattd_address(controllers) -> hci.Address:
-    return hci.Address(controllers[0].address, hci.Address.PUBLIC_DEVICE_ADDRESS)
 
 
 class Terminal:
@@ -165,8 +162,7 @@ def test_console_refuses_an_encrypted_but_unauthenticated_central(controllers, g
 
     async def body():
         async with central_device(controllers[1]) as device:
-            device.pairing_config_factory = lambda _c: PairingConfig(
-                sc=True, mitm=False, bonding=True, identity_address_type=PairingConfig.AddressType.RANDOM)
+            device.pairing_config_factory = just_works_bonding(sc=True)
             peer = await connect_peer(device, gattd_address(controllers))
             await peer.connection.pair()
             terminal = Terminal(peer)
@@ -371,8 +367,7 @@ def test_console_session_for_a_bonded_central_that_returns(controllers, gattd):
 
     async def body():
         async with central_device(controllers[1]) as device:
-            device.pairing_config_factory = lambda _c: PairingConfig(
-                sc=True, mitm=False, bonding=True, identity_address_type=PairingConfig.AddressType.RANDOM)
+            device.pairing_config_factory = just_works_bonding(sc=True)
             peer = await connect_peer(device, gattd_address(controllers))
             await peer.connection.pair()
             terminal = Terminal(peer)

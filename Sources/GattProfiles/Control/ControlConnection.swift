@@ -101,17 +101,17 @@ final class ControlConnection: @unchecked Sendable {
 private final class ControlConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     var connection: ControlConnection?
-    private var line: [UInt8] = []
+    /// gattd's lines are never long: a reply or event past the limit is dropped (a `status`
+    /// with many centrals stays far below it).
+    private var framer = ControlLineFramer(maximumLength: 1 << 20)
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
-        for b in buffer.readableBytesView {
-            if b == 0x0A {
-                let l = line
-                line.removeAll(keepingCapacity: true)
-                connection?.received(line: l)
-            } else {
-                line.append(b)
+        framer.push(buffer.readableBytesView) { output in
+            switch output {
+            case .line(let l): connection?.received(line: l)
+            // Not decodable: it answers the oldest request with an error, as an unreadable reply does.
+            case .tooLong: connection?.received(line: [])
             }
         }
     }

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import GattCore
 
 /// What the OS knows about this machine, for Device Information's defaults: DMI
 /// (`/sys/class/dmi/id`) on PCs, `/proc/device-tree/model` on a Raspberry Pi and other
@@ -63,20 +59,10 @@ public struct SystemFacts: Sendable, Equatable {
         return String(t.utf8.count > 248 ? String(decoding: Array(t.utf8.prefix(248)), as: UTF8.self) : t)
     }
 
-    /// At most 4 KiB of a file as UTF-8 (sysfs and procfs files report no size).
+    /// A small file (sysfs, procfs, os-release) as text; nil when it cannot be read.
     static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var count = 0
-        while count < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { break }
-            count += n
-        }
-        return String(decoding: buffer[..<count], as: UTF8.self)
+        guard case .success(let bytes) = ConfigLoader.readFile(path) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
