@@ -88,11 +88,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // C module over libsystemd-dev: sd-bus, the D-Bus library the BlueZ back end speaks through.
+        .target(name: "CSystemdBus", path: "Sources/CSystemdBus", linkerSettings: [.linkedLibrary("systemd")]),
+        // D-Bus values, messages and one bus connection on a thread of its own, over sd-bus
+        // (no wire protocol of ours: sd-bus marshals, authenticates and passes fds).
+        .target(name: "GattDBus", dependencies: ["CSystemdBus"]),
+        // The BlueZ back end (docs/bluez.md): gattd beside bluetoothd, over its D-Bus API.
+        .target(
+            name: "GattBlueZ",
+            dependencies: [
+                "GattCore", "GattDBus", "GattTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The daemon's command line: `gattd` (options, --check-config, --probe, the run).
         .target(
             name: "GattdCommand",
             dependencies: [
-                "GattCore", "GattDaemon", "GattTransport", "GattProfiles",
+                "GattCore", "GattDaemon", "GattTransport", "GattProfiles", "GattBlueZ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -127,6 +141,10 @@ let package = Package(
         .testTarget(name: "GattTransportTests", dependencies: ["GattTransport", "GattHost"]),
         .testTarget(name: "GattDaemonTests", dependencies: ["GattDaemon", "GattCore"]),
         .testTarget(name: "GattProfilesTests", dependencies: ["GattProfiles", "GattCore", "GattControlProtocol"]),
+        .testTarget(
+            name: "GattBlueZTests",
+            dependencies: ["GattBlueZ", "GattDBus", "GattCore", "GattTransport", .product(name: "NIOPosix", package: "swift-nio")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

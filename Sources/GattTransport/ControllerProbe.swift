@@ -6,10 +6,14 @@ import NIOCore
 public struct ControllerProbe: Sendable, Equatable {
     public var description: String
     public var controller: ControllerInfo?
+    /// The report's lines, where the transport reads no HCI fields (BlueZ: what bluetoothd
+    /// says of the adapter); nil: `gattd --probe` prints the controller's own.
+    public var report: [String]?
 
-    public init(description: String, controller: ControllerInfo?) {
+    public init(description: String, controller: ControllerInfo?, report: [String]? = nil) {
         self.description = description
         self.controller = controller
+        self.report = report
     }
 }
 

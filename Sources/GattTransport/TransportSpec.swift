@@ -10,12 +10,14 @@
 ///   Example: `serial:/dev/ttyACM0@115200,rtscts`.
 /// - `user:hciN` — the Linux HCI user channel: exclusive raw access to controller N.
 /// - `hciN` or `kernel:hciN` — the Linux kernel's Bluetooth stack (BlueZ management API).
+/// - `bluez` or `bluez:hciN` — beside bluetoothd, through its D-Bus API (hci0 by default).
 public enum TransportSpec: Sendable, Hashable, CustomStringConvertible {
     case tcp(host: String, port: Int)
     case unix(path: String)
     case serial(device: String, baudRate: Int, flowControl: Bool)
     case userChannel(controller: Int)
     case kernel(controller: Int)
+    case bluez(controller: Int)
 
     /// The baud rate used when a `serial:` transport names none.
     public static let defaultBaudRate = 1_000_000
@@ -25,6 +27,10 @@ public enum TransportSpec: Sendable, Hashable, CustomStringConvertible {
         let trimmed = text.trimmingWhitespace()
         guard !trimmed.isEmpty else {
             throw TransportSpecError("the transport is empty: expected one of \(TransportSpec.forms)")
+        }
+        if trimmed.lowercased() == "bluez" {
+            self = .bluez(controller: 0)
+            return
         }
         // Bare `hciN` means the kernel transport.
         if trimmed.hasPrefix("hci") && !trimmed.contains(":") {
@@ -51,9 +57,11 @@ public enum TransportSpec: Sendable, Hashable, CustomStringConvertible {
             self = .userChannel(controller: try Self.parseControllerName(rest, in: text))
         case "kernel":
             self = .kernel(controller: try Self.parseControllerName(rest, in: text))
+        case "bluez":
+            self = .bluez(controller: try Self.parseControllerName(rest, in: text))
         default:
             throw TransportSpecError(
-                "'\(text)': unknown transport kind '\(scheme)' (expected tcp, unix, serial, user or kernel)")
+                "'\(text)': unknown transport kind '\(scheme)' (expected tcp, unix, serial, user, kernel or bluez)")
         }
     }
 
@@ -70,16 +78,20 @@ public enum TransportSpec: Sendable, Hashable, CustomStringConvertible {
             return "user:hci\(controller)"
         case .kernel(let controller):
             return "kernel:hci\(controller)"
+        case .bluez(let controller):
+            return "bluez:hci\(controller)"
         }
     }
 
-    /// True for the transports that carry H4 packets (everything except the kernel stack).
+    /// True for the transports that carry H4 packets (everything except the kernel stack and bluetoothd).
     public var isH4: Bool {
-        if case .kernel = self { return false }
-        return true
+        switch self {
+        case .kernel, .bluez: false
+        case .tcp, .unix, .serial, .userChannel: true
+        }
     }
 
-    static let forms = "tcp:HOST:PORT, unix:PATH, serial:DEVICE[@BAUD][,rtscts], user:hciN, hciN or kernel:hciN"
+    static let forms = "tcp:HOST:PORT, unix:PATH, serial:DEVICE[@BAUD][,rtscts], user:hciN, hciN or kernel:hciN, bluez[:hciN]"
 
     private static func parseTCP(_ rest: String, in text: String) throws(TransportSpecError) -> TransportSpec {
         let host: Substring

@@ -19,6 +19,7 @@ public struct Gattd: ParsableCommand, Sendable {
               serial:DEVICE[@BAUD][,rtscts]   H4 over a UART or pty (default 1000000 baud)
               tcp:HOST:PORT                   H4 over TCP (virtual or network controllers)
               unix:PATH                       H4 over a Unix stream socket (e.g. btvirt -s)
+              bluez, bluez:hciN               beside bluetoothd over D-Bus (--probe only, so far)
             """,
         version: GattdVersion.string
     )

@@ -1,4 +1,5 @@
 import ArgumentParser
+import GattBlueZ
 import GattCore
 import GattDaemon
 import GattTransport
@@ -47,6 +48,14 @@ func probeController(_ options: Gattd) throws -> (ControllerProbe, location: Str
     }
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     defer { try? group.syncShutdownGracefully() }
+    if case .bluez(let index) = spec {
+        do {
+            return (try BlueZProbe.probe(index, eventLoop: group.next(), timeout: .seconds(15)).wait(), "\(spec)")
+        } catch {
+            StandardStream.error.write("gattd: probing \(spec): \(error)\n")
+            throw ExitCode(69)
+        }
+    }
     // Nothing of the config matters to a probe: the controller is only read.
     let transport = makeTransport(spec, eventLoop: group.next(), configuration: GattConfiguration(name: "gattd"), logger: logger)
     do {
@@ -61,6 +70,7 @@ func probeController(_ options: Gattd) throws -> (ControllerProbe, location: Str
 /// The probe's report: one field per line.
 enum ProbeReport {
     static func render(_ probe: ControllerProbe, location: String) -> String {
+        if let report = probe.report { return report.joined(separator: "\n") + "\n" }
         guard let c = probe.controller else { return "controller \(probe.description)\n" }
         var lines = ["controller \(c.address) at \(location)"]
         func field(_ name: String, _ value: String) { lines.append("  " + name.padding(13) + value) }

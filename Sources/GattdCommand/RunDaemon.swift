@@ -33,6 +33,10 @@ func runDaemon(_ options: Gattd) throws {
     } catch {
         throw fail("--transport: \(error)", 64)
     }
+    if case .bluez = spec {
+        // docs/bluez.md: the back end is being built; the adapter report comes first.
+        throw fail("--transport \(spec): serving through bluetoothd is not built yet (docs/bluez.md); `gattd --probe --transport \(spec)` shows what bluetoothd offers. Meanwhile use the kernel transport (--transport hci0) with bluetoothd stopped", 64)
+    }
 
     var capture: BtsnoopWriter?
     if let path = options.btsnoop {
@@ -85,7 +89,8 @@ func bootstrapLogging(_ level: Logger.Level) -> Logger {
     return Logger(label: "gattd")
 }
 
-/// The transport `--transport` names: the kernel's stack, or the H4 host on a link to a controller.
+/// The transport `--transport` names: the kernel's stack, or the H4 host on a link to a controller
+/// (never `bluez`, refused before).
 func makeTransport(
     _ spec: TransportSpec, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger
 ) -> any PeripheralTransport & PacketCapturing {

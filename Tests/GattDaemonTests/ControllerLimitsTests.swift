@@ -114,7 +114,7 @@ import Testing
         // Through the kernel, a non-connectable set's address is the kernel's choice: not reported.
         try daemon.stop().wait()
         var kernelController = Self.controller(.legacy)
-        kernelController.advertisingOwner = .kernel(
+        kernelController.advertisingOwner = .stack(
             limits: AdvertisingLimits(numberOfSets: 5, maximumDataLength: 31, extendedPDUs: false), summary: "legacy advertising by the kernel")
         kernelController.nonConnectableSetsUseControllerAddress = false
         let (kernelDaemon, _, _) = try self.daemon(legacyOnly, controller: kernelController)

@@ -18,6 +18,9 @@ struct TransportSpecTests {
         ("user:hci12", .userChannel(controller: 12)),
         ("hci1", .kernel(controller: 1)),
         ("kernel:hci0", .kernel(controller: 0)),
+        ("bluez", .bluez(controller: 0)),
+        (" BlueZ ", .bluez(controller: 0)),
+        ("bluez:hci1", .bluez(controller: 1)),
     ])
     func parses(text: String, expected: TransportSpec) throws {
         #expect(try TransportSpec(parsing: text) == expected)
@@ -26,7 +29,7 @@ struct TransportSpecTests {
     @Test("description round-trips", arguments: [
         TransportSpec.tcp(host: "127.0.0.1", port: 9000), .tcp(host: "::1", port: 5),
         .unix(path: "/tmp/x"), .serial(device: "/dev/ttyS0", baudRate: 115_200, flowControl: true),
-        .userChannel(controller: 3), .kernel(controller: 0),
+        .userChannel(controller: 3), .kernel(controller: 0), .bluez(controller: 2),
     ])
     func roundTrips(spec: TransportSpec) throws {
         #expect(try TransportSpec(parsing: spec.description) == spec)
@@ -41,6 +44,8 @@ struct TransportSpecTests {
         #expect(TransportSpec.kernel(controller: 0).description == "kernel:hci0")
         #expect(TransportSpec.kernel(controller: 0).isH4 == false)
         #expect(TransportSpec.userChannel(controller: 0).isH4)
+        #expect(TransportSpec.bluez(controller: 0).description == "bluez:hci0")
+        #expect(TransportSpec.bluez(controller: 0).isH4 == false)
     }
 
     @Test("errors name the bad part", arguments: [
@@ -64,6 +69,8 @@ struct TransportSpecTests {
         ("user:hciX", "'hciX' is not a controller name"),
         ("hci-1", "'hci-1' is not a controller name"),
         ("kernel:hci65535", "'hci65535' is not a controller name"),
+        ("bluez:", "'' is not a controller name"),
+        ("bluez:0", "'0' is not a controller name"),
     ])
     func rejects(text: String, fragment: String) {
         #expect {

@@ -953,5 +953,33 @@ wait $PROF_PID; prc=$?
 [ $prc = 0 ] && pass "profiles: gattd exited 0" || bad "profiles: gattd exit status $prc"
 grep -E "console:|battery:|warning|error" $PLOG | head -20
 
+# ---- beside bluetoothd (the BlueZ back end, docs/bluez.md): Debian's dbus-daemon and bluetoothd
+# (put in the image by scripts/kernel-vm-test) run now, last, since they take both adapters.
+echo "== beside bluetoothd"
+mkdir -p /run/dbus /var/lib/bluetooth /etc/bluetooth
+dbus-daemon --config-file=/share/dbus.conf --nofork --nopidfile >/tmp/dbus.log 2>&1 &
+i=0; while [ ! -S /run/dbus/system_bus_socket ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+export DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/dbus/system_bus_socket
+# No bluetoothd yet: gattd says so, and what to do.
+./gattd --probe --transport bluez >/tmp/bz-none.out 2>&1; rc=$?
+[ $rc = 69 ] && grep -q "bluetoothd is not running (org.bluez is not on the system bus)" /tmp/bz-none.out \
+    && pass "bluez: without bluetoothd the probe says so (rc=69)" || { bad "bluez: probe without bluetoothd (rc=$rc)"; cat /tmp/bz-none.out; }
+bluetoothd -n -d >/tmp/bluetoothd.log 2>&1 &
+BZ_PID=$!
+i=0; while ! bluetoothctl list 2>/dev/null | grep -q "$HCI1_ADDR" && [ $i -lt 100 ]; do sleep 0.2; i=$((i+1)); done
+./gattd --probe --transport bluez:hci0 >/tmp/bz-probe.out 2>&1; rc=$?
+cat /tmp/bz-probe.out
+[ $rc = 0 ] && grep -q "^controller $HCI0_ADDR at bluez:hci0, through bluetoothd 5.66 on the system bus" /tmp/bz-probe.out \
+    && grep -q "GattManager1: applications can be registered" /tmp/bz-probe.out \
+    && grep -Eq "^  advertising  [0-9]+ instances" /tmp/bz-probe.out \
+    && pass "bluez: gattd --probe reads hci0 through bluetoothd (GATT manager, advertising instances)" || bad "bluez: probe (rc=$rc)"
+./gattd --check-config /tmp/gattd-first.json --probe --transport bluez:hci0 >/tmp/bz-check.out 2>&1; rc=$?
+[ $rc = 0 ] && grep -Eq "advertising sets? fit this controller" /tmp/bz-check.out \
+    && pass "bluez: --check-config --probe checks the config's set against bluetoothd's instances" || { bad "bluez: check-config against bluetoothd (rc=$rc)"; cat /tmp/bz-check.out; }
+./gattd --probe --transport bluez:hci7 >/tmp/bz-missing.out 2>&1; rc=$?
+[ $rc = 69 ] && grep -q "bluetoothd has no adapter hci7 (it has hci0, hci1)" /tmp/bz-missing.out \
+    && pass "bluez: an adapter bluetoothd lacks is named with those it has (rc=69)" || { bad "bluez: missing adapter (rc=$rc)"; cat /tmp/bz-missing.out; }
+kill $BZ_PID 2>/dev/null; wait $BZ_PID 2>/dev/null
+
 echo "$P passed, $F failed"
 [ $F = 0 ]

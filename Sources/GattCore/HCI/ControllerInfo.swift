@@ -25,7 +25,7 @@ public struct ControllerInfo: Sendable, Equatable {
     /// What advertising sets fit (`AdvertisingLimits.violations(of:)`).
     public var limits: AdvertisingLimits {
         switch (advertisingOwner, advertisingCommands) {
-        case (.kernel(let limits, _), _): limits
+        case (.stack(let limits, _), _): limits
         case (.host, .legacy): .legacy
         case (.host, .extended(let sets, let length)): AdvertisingLimits(numberOfSets: sets, maximumDataLength: length, extendedPDUs: true)
         }
@@ -36,7 +36,7 @@ public struct ControllerInfo: Sendable, Equatable {
     public var advertisingSummary: String {
         switch advertisingOwner {
         case .host: "\(advertisingCommands)"
-        case .kernel(_, let summary): summary
+        case .stack(_, let summary): summary
         }
     }
 
@@ -56,9 +56,9 @@ public struct ControllerInfo: Sendable, Equatable {
 public enum AdvertisingOwner: Sendable, Equatable {
     /// gattd's H4 host, with `ControllerInfo.advertisingCommands`.
     case host
-    /// The kernel, for gattd: the sets that fit and how they go on the air, in words (as
-    /// the kernel transport tells them).
-    case kernel(limits: AdvertisingLimits, summary: String)
+    /// The operating system's Bluetooth stack (the kernel, or bluetoothd), for gattd: the sets
+    /// that fit and how they go on the air, in words (as that transport tells them).
+    case stack(limits: AdvertisingLimits, summary: String)
 }
 
 /// The advertising commands the host gives a controller until its next reset: legacy or

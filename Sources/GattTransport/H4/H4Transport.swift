@@ -147,6 +147,9 @@ public final class H4Transport: @unchecked Sendable {
         case .kernel:
             return eventLoop.makeFailedFuture(
                 HCITransportError("\(spec) is the kernel transport, not an H4 transport"))
+        case .bluez:
+            return eventLoop.makeFailedFuture(
+                HCITransportError("\(spec) is the BlueZ back end, not an H4 transport"))
         }
         return channelFuture.map { H4Transport(spec: spec, channel: $0, gathers: true) }
     }

@@ -51,7 +51,7 @@ extension KernelPeripheralTransport {
             ?? AdvertisingLimits(numberOfSets: 1, maximumDataLength: AdvertisingPayloadBuilder.maximumDataLength, extendedPDUs: false)
         c.advertisingCommands = extended ? .extended(sets: limits.numberOfSets ?? 1, maximumDataLength: limits.maximumDataLength) : .legacy
         let through = support?.commands == .extended ? "Add Extended Advertising" : "Add Advertising"
-        c.advertisingOwner = .kernel(
+        c.advertisingOwner = .stack(
             limits: limits,
             summary: "\(c.advertisingCommands) by the kernel, through mgmt \(through) ("
                 + "\(limits.numberOfSets.map { "\($0) instances" } ?? "instances"), \(limits.maximumDataLength)-byte data"

@@ -1,0 +1,96 @@
+import GattCore
+import GattDBus
+
+/// gattd's GATT database as the application bluetoothd's `GattManager1.RegisterApplication`
+/// takes: an `org.freedesktop.DBus.ObjectManager` tree of `GattService1`, `GattCharacteristic1`
+/// and `GattDescriptor1` objects (doc/org.bluez.GattManager.rst). Sans-I/O: a value built from
+/// the database, which the object server serves and tests read.
+///
+/// - Each object asks for gattd's own handle (`Handle`: the service declaration, the
+///   characteristic value, the descriptor), so a bonded central's cache stays valid across
+///   restarts and back ends; bluetoothd writes back the handle it chose where it moved one.
+/// - GAP and GATT are bluetoothd's (it serves Device Name, Service Changed...), and so are
+///   each characteristic's CCCD and Extended Properties descriptor (from the flags): gattd
+///   exports neither.
+/// - Paths name the handles (`/org/gattd/app/service000a/char000c/desc000e`), which are
+///   stable, so the same database gives the same paths.
+public struct BlueZGattApplication: Sendable, Equatable {
+    /// The application's root: `RegisterApplication`'s argument and the ObjectManager.
+    public static let root = "/org/gattd/app"
+
+    public static let serviceInterface = "org.bluez.GattService1"
+    public static let characteristicInterface = "org.bluez.GattCharacteristic1"
+    public static let descriptorInterface = "org.bluez.GattDescriptor1"
+
+    /// One exported object: its path, the attribute it stands for, and its one interface's properties.
+    public struct Object: Sendable, Equatable {
+        public var path: String
+        public var interface: String
+        /// The service declaration, characteristic value or descriptor handle.
+        public var handle: AttributeHandle
+        public var properties: [String: DBusValue]
+    }
+
+    /// In handle order.
+    public private(set) var objects: [Object] = []
+    private var byPath: [String: Int] = [:]
+
+    public init(database: GATTDatabase) {
+        var servicePaths: [Int: String] = [:]
+        for (si, s) in database.services.enumerated() where !Self.isBluetoothdOwn(s.uuid) {
+            servicePaths[si] = Self.root + "/service" + Self.hex(s.handle)
+        }
+        for (si, s) in database.services.enumerated() {
+            guard let path = servicePaths[si] else { continue }
+            append(Object(path: path, interface: Self.serviceInterface, handle: s.handle, properties: [
+                "UUID": .string(s.uuid.canonicalString), "Primary": .boolean(s.isPrimary),
+                "Includes": .objectPaths(s.includes.compactMap { servicePaths[$0] }), "Handle": .uint16(s.handle.rawValue),
+            ]))
+            for ci in s.characteristics {
+                let c = database[ci]
+                let charPath = path + "/char" + Self.hex(c.valueHandle)
+                append(Object(path: charPath, interface: Self.characteristicInterface, handle: c.valueHandle, properties: [
+                    "UUID": .string(c.uuid.canonicalString), "Service": .objectPath(path),
+                    "Flags": .strings(BlueZGattFlags.characteristic(c)), "Handle": .uint16(c.valueHandle.rawValue),
+                ]))
+                for a in database.attributes where a.handle > c.valueHandle && a.handle <= c.endHandle {
+                    guard case .descriptor = a.role, a.type != GATTUUID.extendedProperties else { continue }
+                    append(Object(path: charPath + "/desc" + Self.hex(a.handle), interface: Self.descriptorInterface, handle: a.handle, properties: [
+                        "UUID": .string(a.type.canonicalString), "Characteristic": .objectPath(charPath),
+                        "Flags": .strings(BlueZGattFlags.descriptor(a.permissions)), "Handle": .uint16(a.handle.rawValue),
+                    ]))
+                }
+            }
+        }
+    }
+
+    /// GAP (0x1800) and GATT (0x1801): bluetoothd serves its own.
+    static func isBluetoothdOwn(_ uuid: BluetoothUUID) -> Bool { uuid == GATTUUID.genericAccess || uuid == GATTUUID.genericAttribute }
+
+    private static func hex(_ h: AttributeHandle) -> String {
+        let s = String(h.rawValue, radix: 16)
+        return String(repeating: "0", count: 4 - s.count) + s
+    }
+
+    private mutating func append(_ o: Object) {
+        byPath[o.path] = objects.count
+        objects.append(o)
+    }
+
+    public func object(at path: String) -> Object? { byPath[path].map { objects[$0] } }
+
+    /// `GetManagedObjects`' answer: `a{oa{sa{sv}}}`.
+    public var managedObjects: DBusValue {
+        .array(element: "{oa{sa{sv}}}", objects.map { o in
+            .dictEntry(.objectPath(o.path), .array(element: "{sa{sv}}", [.dictEntry(.string(o.interface), .properties(o.properties))]))
+        })
+    }
+
+    /// bluetoothd moved an attribute (it set `Handle` to another value): records it, and says
+    /// the handle asked for, or nil when nothing moved.
+    public mutating func handleAssigned(_ handle: UInt16, at path: String) -> AttributeHandle? {
+        guard let i = byPath[path], objects[i].properties["Handle"] != .uint16(handle) else { return nil }
+        objects[i].properties["Handle"] = .uint16(handle)
+        return objects[i].handle
+    }
+}
