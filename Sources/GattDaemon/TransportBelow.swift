@@ -43,6 +43,14 @@ struct TransportBelow: BelowSeam {
         transport.cancelLinkRequest(id, kind)
         return []
     }
+    func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>, now: Duration) -> [Never] {
+        transport.answerGATT(id, result)
+        return []
+    }
+    func updateGATT(_ handle: AttributeHandle, _ value: [UInt8], now: Duration) -> [Never] {
+        transport.updateGATT(handle, value)
+        return []
+    }
     func tick(now: Duration) -> [Never] { [] }
     var nextDeadline: Duration? { nil }
 }

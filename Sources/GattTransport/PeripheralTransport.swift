@@ -53,6 +53,12 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     /// Unbond: forget `bond` wherever the transport keeps keys besides `setBonds`' set (the
     /// kernel's key lists); `setBonds` without it follows.
     func removeBond(_ bond: Bond)
+    /// The answer to a `.gattAccess` this transport reported (one that runs ATT itself:
+    /// bluetoothd); the others report none and ignore it.
+    func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>)
+    /// A new value for the subscribers of a characteristic this transport reported
+    /// `.gattSubscribers` for; the others report none and ignore it.
+    func updateGATT(_ handle: AttributeHandle, _ value: [UInt8])
     /// Accept LE credit-based channels to exactly these servers (the ones a program listens
     /// for); a PSM not listed is refused (LE_PSM not supported). Channels already open stay.
     /// Each accepted channel comes up as `.l2capChannelOpened`.

@@ -59,6 +59,10 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     var refusesLinkRequests = false
     private(set) var cancelledLinkRequests: [(ConnectionID, LinkRequestKind)] = []
     func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) { cancelledLinkRequests.append((id, kind)) }
+    var gattAnswers: [(GATTAccessID, Result<[UInt8], ATTError>)] = []
+    var gattUpdates: [(AttributeHandle, [UInt8])] = []
+    func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>) { gattAnswers.append((id, result)) }
+    func updateGATT(_ handle: AttributeHandle, _ value: [UInt8]) { gattUpdates.append((handle, value)) }
     func requestLink(_ id: ConnectionID, _ request: LinkRequest) {
         guard refusesLinkRequests else { return linkRequests.append((id, request)) }
         onEvent?(.linkRequestFinished(id, request.kind, .refused("this transport cannot")))

@@ -203,6 +203,8 @@ struct ScriptedBelow: BelowSeam {
         calls.append("cancel link request \(id) \(kind)")
         return []
     }
+    mutating func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>, now: Duration) -> [Output] { [] }
+    mutating func updateGATT(_ handle: AttributeHandle, _ value: [UInt8], now: Duration) -> [Output] { [] }
     mutating func tick(now: Duration) -> [Output] {
         calls.append("tick")
         return []

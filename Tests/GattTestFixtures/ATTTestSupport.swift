@@ -61,6 +61,9 @@ package struct ATTHarness {
     package var closed: [(ConnectionID, ATTBearerCloseReason)] = []
     /// Enhanced ATT bearers the server asked to close.
     package var closedBearers: [(BearerID, ATTBearerCloseReason)] = []
+    /// Answers to GATT-level accesses, and GATT-level updates, in order.
+    package var gattAnswers: [(GATTAccessID, Result<[UInt8], ATTError>)] = []
+    package var gattUpdates: [(AttributeHandle, [UInt8])] = []
 
     package init(configuration: ATTServerConfiguration = ATTServerConfiguration(), security: SecurityLevel = .low, connections: Int = 1) {
         server = ATTServer(database: ATTFixture.database(), configuration: configuration)
@@ -75,6 +78,8 @@ package struct ATTHarness {
             case .closeBearer(let id, let r) where id.isEnhanced: closedBearers.append((id, r))
             case .closeBearer(let id, let r): closed.append((id.connection, r))
             case .outgoingAvailable: break
+            case .gattAnswer(let id, let result): gattAnswers.append((id, result))
+            case .gattUpdate(let h, let v): gattUpdates.append((h, v))
             }
         }
     }

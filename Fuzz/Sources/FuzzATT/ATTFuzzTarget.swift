@@ -265,6 +265,8 @@ struct ATTFuzzHarness {
                 dropTransport(b)
             case .closeBearer(let b, _):
                 connect(b.connection)
+            case .gattAnswer, .gattUpdate:
+                preconditionFailure("a GATT-level output with no GATT-level access or subscriber: \(output)")
             case .outgoingAvailable(let b):
                 guard !stalled.contains(b) else { break }
                 while let (pdu, more) = server.dequeueOutgoing(for: b) {

@@ -204,6 +204,7 @@ extension ATTServer {
 
     /// Forgets a client and every bearer of it.
     mutating func removeClient(_ id: ConnectionID) {
+        for (rid, p) in gattAccesses where p.connection == id { gattAccesses[rid] = nil }
         guard let c = clients.removeValue(forKey: id) else { return }
         for ch in c.channels { removeBearer(BearerID(id, channel: ch)) }
     }
@@ -244,6 +245,7 @@ extension ATTServer {
             if let d = bearers.values[i].outstandingIndication?.deadline, next.map({ d < $0 }) ?? true { next = d }
             if let d = bearers.values[i].pending?.deadline, next.map({ d < $0 }) ?? true { next = d }
         }
+        if let d = gattAccessDeadline, next.map({ d < $0 }) ?? true { next = d }
         return next
     }
 
@@ -273,6 +275,7 @@ extension ATTServer {
             }
             if let p = b.pending, p.deadline <= now { failPending(id, now: now) }
         }
+        failGATTAccesses { $0.deadline <= now }
         checkReady()
         return takeOutputs()
     }

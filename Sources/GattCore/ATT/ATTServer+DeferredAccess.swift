@@ -24,11 +24,15 @@ extension ATTServer {
     /// bearer closed (an Enhanced ATT bearer's channel can close under it).
     public func bearer(waitingOn request: PendingRequestID) -> BearerID? { pendingRequests[request] }
 
+    /// Whether `request` is a waiting deferred access (of a bearer or a GATT-level access).
+    public func isWaiting(_ request: PendingRequestID) -> Bool { pendingRequests[request] != nil || gattAccesses[request] != nil }
+
     /// Answers a `.deferredAccess` event: a `.read` with the value from its offset, a
     /// `.write` or `.commit` with success (its bytes are ignored), any of them with an ATT
     /// error. Throws when the access is unknown, already answered, timed out, or its
     /// bearer is gone. The answer goes to the bearer the request came on.
     public mutating func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>, now: Duration) throws(ATTRespondError) -> [ATTServerOutput] {
+        if let answered = respondToGATTAccess(request, result: result) { return answered }
         outputs = []
         guard let id = pendingRequests.removeValue(forKey: request), var p = bearers[id]?.pending,
             let index = p.waiting.firstIndex(where: { $0.id == request })
@@ -70,6 +74,7 @@ extension ATTServer {
         for id in bearers.keys.sorted() where bearers[id]?.pending?.isCommit == false {
             failPending(id, now: now)
         }
+        failGATTAccesses { if case .commit = $0.kind { false } else { true } }
         return takeOutputs()
     }
 

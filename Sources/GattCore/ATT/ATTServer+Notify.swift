@@ -23,7 +23,7 @@ extension ATTServer {
     public mutating func notify(characteristic: CharacteristicIndex, value: [UInt8], only: ConnectionID? = nil, now: Duration)
         -> (result: NotifyResult, outputs: [ATTServerOutput])
     {
-        notifyOne(characteristic, value, only: only, now: now)
+        withGATTUpdates(notifyOne(characteristic, value, only: only, now: now), [(characteristic, value)], only: only)
     }
 
     /// Like `notify` for several characteristics at once. A connection that set the
@@ -34,6 +34,12 @@ extension ATTServer {
     /// Multiple Handle Value Notification only holds values that share one, otherwise they go
     /// one per bearer. `.queued(n)` counts the clients reached (as `notify`). All or nothing.
     public mutating func notifyMultiple(_ updates: [(characteristic: CharacteristicIndex, value: [UInt8])], only: ConnectionID? = nil, now: Duration)
+        -> (result: NotifyResult, outputs: [ATTServerOutput])
+    {
+        withGATTUpdates(notifyMultipleOnBearers(updates, only: only, now: now), updates, only: only)
+    }
+
+    private mutating func notifyMultipleOnBearers(_ updates: [(characteristic: CharacteristicIndex, value: [UInt8])], only: ConnectionID?, now: Duration)
         -> (result: NotifyResult, outputs: [ATTServerOutput])
     {
         outputs = []

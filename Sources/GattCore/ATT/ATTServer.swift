@@ -100,6 +100,10 @@ public struct ATTServer: Sendable {
     var readyOwed = false
     /// Index of the Client Supported Features characteristic.
     let clientFeaturesCharacteristic: CharacteristicIndex?
+    /// GATT-level accesses waiting for a deferred access's answer (`ATTServer+GATTAccess`).
+    var gattAccesses: [PendingRequestID: GATTPendingAccess] = [:]
+    /// Characteristics a back end that runs ATT itself has subscribers for (`setGATTSubscribers`).
+    var gattSubscribed: Set<CharacteristicIndex> = []
 
     /// Outputs of the call in progress.
     var outputs: [ATTServerOutput] = []

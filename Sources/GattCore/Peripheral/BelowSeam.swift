@@ -24,6 +24,11 @@ public protocol BelowSeam {
     /// The program no longer waits for its `kind` request on `id` (it timed out): forget it,
     /// so that a late answer answers nothing.
     mutating func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind, now: Duration) -> [Output]
+    /// The answer to a GATT-level access (`TransportEvent.gattAccess`), for a half below that
+    /// runs ATT itself; the others never ask one.
+    mutating func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>, now: Duration) -> [Output]
+    /// A new value of a characteristic with GATT-level subscribers (`TransportEvent.gattSubscribers`).
+    mutating func updateGATT(_ handle: AttributeHandle, _ value: [UInt8], now: Duration) -> [Output]
     /// Runs the timers due at `now`.
     mutating func tick(now: Duration) -> [Output]
     /// When `tick` should next be called.

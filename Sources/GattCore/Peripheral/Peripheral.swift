@@ -106,6 +106,13 @@ public struct Peripheral: Sendable {
         case .received(let id, let pdu):
             guard connections.index(forKey: id.connection) != nil else { return [] }
             return absorb(att.receive(pdu, from: id, now: now))
+        case .gattAccess(let id, let access, let request):
+            guard connections.index(forKey: id) != nil else { return [.answerGATT(access, .failure(.unlikelyError))] }
+            return absorb(att.access(request, id: access, from: id, now: now))
+        case .gattSubscribers(let valueHandle, let subscribed):
+            guard let a = att.database.attribute(at: valueHandle), case .characteristicValue(let c) = a.role else { return [] }
+            att.setGATTSubscribers(c, subscribed)
+            return []
         case .readyToSend(let id):
             // Only for a known connection's bearer: its unenhanced one, or an Enhanced one still open.
             guard connections.index(forKey: id.connection) != nil, !id.isEnhanced || att.mtu(for: id) != nil else { return [] }
@@ -257,6 +264,10 @@ public struct Peripheral: Sendable {
                 guard let c = connections[id.connection] else { continue }
                 out.append(.event(.warning("\(id.connection): closing the link to \(c.address) (\(reason))")))
                 out.append(.disconnect(id.connection, reason: .remoteUserTerminatedConnection))
+            case .gattAnswer(let id, let result):
+                out.append(.answerGATT(id, result))
+            case .gattUpdate(let handle, let value):
+                out.append(.updateGATT(handle, value))
             }
         }
     }

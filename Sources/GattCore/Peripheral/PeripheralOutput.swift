@@ -33,6 +33,12 @@ public enum PeripheralOutput: Sendable, Equatable {
     /// Ask the central to pair or encrypt: the server refused a request with `reason`
     /// (Insufficient Encryption or Authentication).
     case requestSecurity(ConnectionID, SecurityLevel, reason: ATTError)
+    /// The answer to a `.gattAccess`: the value read (from its offset), an empty success for
+    /// a write, or the ATT error.
+    case answerGATT(GATTAccessID, Result<[UInt8], ATTError>)
+    /// A characteristic with GATT-level subscribers (`.gattSubscribers`) got this value: the
+    /// back end notifies or indicates it to them.
+    case updateGATT(AttributeHandle, [UInt8])
     case event(PeripheralEvent)
 }
 

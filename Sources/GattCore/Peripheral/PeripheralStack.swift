@@ -122,6 +122,8 @@ public final class PeripheralStack<Below: BelowSeam> {
             case .disconnect(let id, let reason): route(below.disconnect(id, reason: reason, now: now))
             case .requestSecurity(let id, let level, let reason):
                 route(below.requestSecurity(id, level: level, reason: reason, now: now))
+            case .answerGATT(let id, let result): route(below.answerGATT(id, result, now: now))
+            case .updateGATT(let handle, let value): route(below.updateGATT(handle, value, now: now))
             case .event(let e): onEvent(e)
             }
         }

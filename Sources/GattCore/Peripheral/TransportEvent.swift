@@ -57,6 +57,12 @@ public enum TransportEvent: Sendable, Equatable {
     case linkChanged(ConnectionID, LinkParameters)
     /// A `LinkRequest` (`BelowSeam.requestLink`) ended: carried out or refused.
     case linkRequestFinished(ConnectionID, LinkRequestKind, LinkRequestResult)
+    /// A back end that runs ATT itself (bluetoothd) asks one GATT-level read or write of a
+    /// central; `.answerGATT` answers it (`ATTServer.access(_:id:from:now:)`).
+    case gattAccess(ConnectionID, GATTAccessID, GATTAccess)
+    /// Such a back end has subscribers for the characteristic whose value handle this is, or
+    /// no more: its updates go to it as `.updateGATT`.
+    case gattSubscribers(AttributeHandle, Bool)
     /// Something worth a log line that changes nothing (malformed packet dropped...).
     case warning(String)
 }

@@ -16,4 +16,9 @@ extension Host: BelowSeam {
     public mutating func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError, now: Duration) -> [HostOutput] {
         requestSecurity(id, now: now)
     }
+
+    /// The host serves ATT over its own bearers: it never reports a GATT-level access.
+    public func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>, now: Duration) -> [HostOutput] { [] }
+    /// Nor GATT-level subscribers.
+    public func updateGATT(_ handle: AttributeHandle, _ value: [UInt8], now: Duration) -> [HostOutput] { [] }
 }

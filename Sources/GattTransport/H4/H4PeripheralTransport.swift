@@ -122,6 +122,9 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) { process(host.respondToPairing(id, answer, now: now)) }
     public func requestLink(_ id: ConnectionID, _ request: LinkRequest) { process(host.requestLink(id, request, now: now)) }
     public func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) { process(host.cancelLinkRequest(id, kind, now: now)) }
+    /// The host serves ATT itself: no GATT-level accesses or subscribers to answer.
+    public func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>) {}
+    public func updateGATT(_ handle: AttributeHandle, _ value: [UInt8]) {}
 
     /// Our IRK for the host: identity distribution and private addresses.
     public func setLocalIRK(_ irk: [UInt8]) {

@@ -30,6 +30,10 @@ extension KernelPeripheralTransport {
         apply(linkProcedures.request(handle, request, leFeatures: LEFeatures(rawValue: controller.leFeatures)) { _ in true })
     }
 
+    /// gattd serves ATT on the kernel's sockets: no GATT-level accesses or subscribers to answer.
+    public func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>) {}
+    public func updateGATT(_ handle: AttributeHandle, _ value: [UInt8]) {}
+
     public func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) {
         guard let handle = links[id]?.handle else { return }
         linkProcedures.cancel(handle, kind)
