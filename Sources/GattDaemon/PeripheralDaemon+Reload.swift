@@ -32,6 +32,7 @@ extension PeripheralDaemon {
             self.process(self.core.reload(
                 database: database, payloads: primary, otherSets: otherSets, maxConnections: new.advertising.maxConnections, now: self.now))
             self.reloadedClientStates(before: before)
+            self.transport.serveDatabase(self.core.database)
             self.applyEnhancedATT()
             try? self.options.notifier.ready(status: self.statusLine())
             self.updateL2CAPServers()

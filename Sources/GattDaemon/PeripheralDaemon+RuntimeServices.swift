@@ -72,6 +72,7 @@ extension PeripheralDaemon: RuntimeServiceControl {
         let before = core.database.serviceFingerprints
         process(core.reload(database: database, payloads: core.payloads, otherSets: core.otherSets, maxConnections: configuration.advertising.maxConnections, now: now))
         reloadedClientStates(before: before)
+        transport.serveDatabase(core.database)
     }
 
     /// The services after GAP and GATT, with their handles.

@@ -144,6 +144,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             }
             self.lifecycle = .starting(.opening)
             self.applyEnhancedATT()
+            self.transport.serveDatabase(self.core.database)
             return self.transport.open().flatMapError { error in
                 if let f = error as? TransportOpenFailure, case .never = f.retry {
                     self.setControllerState(for: f)

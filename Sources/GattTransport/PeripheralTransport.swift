@@ -53,6 +53,9 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     /// Unbond: forget `bond` wherever the transport keeps keys besides `setBonds`' set (the
     /// kernel's key lists); `setBonds` without it follows.
     func removeBond(_ bond: Bond)
+    /// The database to serve, for a transport that runs ATT itself and registers it (BlueZ):
+    /// called before `open` and whenever it changes; the others serve the core's own PDUs.
+    func serveDatabase(_ database: GATTDatabase)
     /// The answer to a `.gattAccess` this transport reported (one that runs ATT itself:
     /// bluetoothd); the others report none and ignore it.
     func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>)

@@ -83,6 +83,14 @@ public enum TransportSpec: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The transport when `--transport` names none: hci0 through bluetoothd when it runs (the
+    /// machine's keyboards and audio keep it), else through the kernel; and why, for the log.
+    public static func chosen(bluetoothdRunning: Bool) -> (spec: TransportSpec, reason: String) {
+        bluetoothdRunning
+            ? (.bluez(controller: 0), "bluetoothd is running: gattd serves beside it, through its D-Bus API (bluez:hci0; --transport hci0 takes the kernel transport, with bluetoothd stopped)")
+            : (.kernel(controller: 0), "bluetoothd is not running: gattd serves through the kernel (hci0; --transport bluez waits for bluetoothd instead)")
+    }
+
     /// True for the transports that carry H4 packets (everything except the kernel stack and bluetoothd).
     public var isH4: Bool {
         switch self {

@@ -14,12 +14,13 @@ public struct Gattd: ParsableCommand, Sendable {
             attribute table and advertising payloads without touching any Bluetooth hardware.
 
             Transports (--transport):
-              hciN, kernel:hciN               the kernel's Bluetooth stack (default: hci0)
+              (none)                          hci0: bluez when bluetoothd runs, else the kernel
+              hciN, kernel:hciN               the kernel's Bluetooth stack
               user:hciN                       HCI user channel (hciN must be down)
               serial:DEVICE[@BAUD][,rtscts]   H4 over a UART or pty (default 1000000 baud)
               tcp:HOST:PORT                   H4 over TCP (virtual or network controllers)
               unix:PATH                       H4 over a Unix stream socket (e.g. btvirt -s)
-              bluez, bluez:hciN               beside bluetoothd over D-Bus (--probe only, so far)
+              bluez, bluez:hciN               beside bluetoothd, through its D-Bus API
             """,
         version: GattdVersion.string
     )
@@ -30,8 +31,8 @@ public struct Gattd: ParsableCommand, Sendable {
     @Option(name: .long, help: ArgumentHelp("Validate FILE, print its attribute table and advertising payloads and exit (65 when invalid, 66 when unreadable; warnings on stderr).", valueName: "file"))
     var checkConfig: String?
 
-    @Option(name: .long, help: ArgumentHelp("The HCI transport: hci0 (kernel), or an H4 transport (forms above).", valueName: "spec"))
-    var transport: String = "hci0"
+    @Option(name: .long, help: ArgumentHelp("Where the controller is (forms above). Default: hci0, through bluetoothd when it runs (bluez), else through the kernel; the log says which.", valueName: "spec"))
+    var transport: String?
 
     @Option(name: .long, help: ArgumentHelp("The control socket path.", valueName: "path"))
     var control: String = "/run/gattd/control.sock"

@@ -41,7 +41,9 @@ func probeController(_ options: Gattd) throws -> (ControllerProbe, location: Str
     let logger = bootstrapLogging(options.logLevel)
     let spec: TransportSpec
     do {
-        spec = try TransportSpec(parsing: options.transport)
+        let (chosen, reason) = try chooseTransport(options.transport)
+        spec = chosen
+        if let reason { StandardStream.error.write("gattd: no --transport: \(reason)\n") }
     } catch {
         StandardStream.error.write("gattd: --transport: \(error)\n")
         throw ExitCode(64)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import GattBlueZ
 import GattCore
 import GattDaemon
 import GattTransport
@@ -29,13 +30,11 @@ func runDaemon(_ options: Gattd) throws {
     }
     let spec: TransportSpec
     do {
-        spec = try TransportSpec(parsing: options.transport)
+        let (chosen, reason) = try chooseTransport(options.transport)
+        spec = chosen
+        if let reason { logger.info("no --transport: \(reason)") }
     } catch {
         throw fail("--transport: \(error)", 64)
-    }
-    if case .bluez = spec {
-        // docs/bluez.md: the back end is being built; the adapter report comes first.
-        throw fail("--transport \(spec): serving through bluetoothd is not built yet (docs/bluez.md); `gattd --probe --transport \(spec)` shows what bluetoothd offers. Meanwhile use the kernel transport (--transport hci0) with bluetoothd stopped", 64)
     }
 
     var capture: BtsnoopWriter?
@@ -89,11 +88,15 @@ func bootstrapLogging(_ level: Logger.Level) -> Logger {
     return Logger(label: "gattd")
 }
 
-/// The transport `--transport` names: the kernel's stack, or the H4 host on a link to a controller
-/// (never `bluez`, refused before).
+/// The transport `--transport` names: the kernel's stack, bluetoothd (the BlueZ back end), or
+/// the H4 host on a link to a controller.
 func makeTransport(
     _ spec: TransportSpec, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger
 ) -> any PeripheralTransport & PacketCapturing {
+    if case .bluez(let index) = spec {
+        // bluetoothd runs the controller, the links, SMP and ATT; gattd registers over D-Bus.
+        return BlueZPeripheralTransport(index: index, eventLoop: eventLoop, logger: logger)
+    }
     if case .kernel(let index) = spec {
         // The kernel runs the controller, the links and SMP; gattd advertises and serves ATT.
         return KernelPeripheralTransport(index: index, eventLoop: eventLoop, configuration: configuration, logger: logger)

@@ -89,6 +89,23 @@ import Testing
         #expect(throws: ControllerProbeFailure.self) { try BlueZProbe.probe(3, bus: .address(bus.address), eventLoop: group.next(), timeout: .seconds(10)).wait() }
     }
 
+    @Test func theDefaultTransportAsksTheBusWhetherBluetoothdRuns() throws {
+        let bus = try PrivateBus()
+        #expect(!BlueZ.isRunning(bus: .address(bus.address)))
+        #expect(TransportSpec.chosen(bluetoothdRunning: false).spec == .kernel(controller: 0))
+        let fake = try bus.connect()
+        defer { fake.close() }
+        let owned = Delivery<Result<[DBusValue], DBusError>>()
+        fake.call(DBusCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "RequestName", [.string("org.bluez"), .uint32(0)])) { owned.deliver($0) }
+        #expect(try #require(owned.wait()).get() == [.uint32(1)])
+        #expect(BlueZ.isRunning(bus: .address(bus.address)))
+        let (spec, reason) = TransportSpec.chosen(bluetoothdRunning: true)
+        #expect(spec == .bluez(controller: 0))
+        #expect(reason.hasPrefix("bluetoothd is running: gattd serves beside it"))
+        // No bus at all: not running.
+        #expect(!BlueZ.isRunning(bus: .address("unix:path=/nonexistent/gattd-bus")))
+    }
+
     @Test func noBluetoothdIsSaidAsSuch() throws {
         let bus = try PrivateBus()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

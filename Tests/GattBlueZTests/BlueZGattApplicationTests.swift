@@ -109,6 +109,27 @@ import Testing
             == .fail(DBusError("org.freedesktop.DBus.Error.PropertyReadOnly", "only Handle can be set")))
     }
 
+    @Test func aLayoutHigherUpWhereBluetoothdHoldsGattdsHandles() {
+        let base = BlueZGattApplication(database: Self.database)
+        let shifted = BlueZGattApplication(database: Self.database, handleOffset: 0x0100)
+        #expect(BlueZGattApplication.handleOffsets == [0, 0x0100, 0x0200])
+        #expect(shifted.objects.map(\.path) == base.objects.map(\.path))  // the same paths
+        #expect(shifted.objects.map(\.handle) == base.objects.map(\.handle))  // gattd's handles inside
+        for (b, s) in zip(base.objects, shifted.objects) {
+            #expect(s.properties["Handle"]?.integer == (b.properties["Handle"]?.integer ?? 0) + 0x0100)
+        }
+        // bluetoothd's own placement: Handle 0, and where it puts each one is written back.
+        var placed = base.lettingBluetoothdPlace()
+        #expect(!placed.asksForHandles && base.asksForHandles)
+        let c = placed.objects[1]
+        let set = { (app: inout BlueZGattApplication, h: UInt16) in
+            app.route(path: c.path, interface: "org.freedesktop.DBus.Properties", member: "Set", arguments: [.string(c.interface), .string("Handle"), .variant(.uint16(h))])
+        }
+        #expect(set(&placed, c.handle.rawValue) == .reply([]))  // put at gattd's own handle: no move
+        var other = base.lettingBluetoothdPlace()
+        #expect(set(&other, 0x0033) == .moved(path: c.path, asked: c.handle, given: 0x0033))
+    }
+
     @Test func introspectionNamesTheChildren() {
         var app = BlueZGattApplication(database: Self.database)
         guard case .reply(let values) = app.route(path: "/org/gattd", interface: "org.freedesktop.DBus.Introspectable", member: "Introspect", arguments: []) else { Issue.record("no answer"); return }

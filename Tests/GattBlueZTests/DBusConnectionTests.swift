@@ -20,10 +20,11 @@ import Testing
         let bus = try PrivateBus()
         let server = try bus.connect(), client = try bus.connect()
         defer { client.close(); server.close() }
-        let serverName = try uniqueName(server)
         server.export(prefix: "/org/gattd") { call in
             server.reply(call, .success(call.arguments + [.string(call.path), .string(call.interface + "." + call.member)]))
         }
+        // Exported once a round trip through the bus thread is done.
+        let serverName = try uniqueName(server)
         let got = Delivery<Result<[DBusValue], DBusError>>()
         client.call(DBusCall(destination: serverName, path: "/org/gattd/service0001/char0002", interface: "org.test.Echo", member: "Echo", Self.everything)) { got.deliver($0) }
         let values = try #require(got.wait()).get()
@@ -36,8 +37,9 @@ import Testing
         let bus = try PrivateBus()
         let server = try bus.connect(), client = try bus.connect()
         defer { client.close(); server.close() }
-        let serverName = try uniqueName(server)
         server.export(prefix: "/p") { call in server.reply(call, .failure(DBusError("org.bluez.Error.NotPermitted", "Write not permitted"))) }
+        // Exported once a round trip through the bus thread is done.
+        let serverName = try uniqueName(server)
         let got = Delivery<Result<[DBusValue], DBusError>>()
         client.call(DBusCall(destination: serverName, path: "/p", interface: "org.bluez.GattCharacteristic1", member: "WriteValue")) { got.deliver($0) }
         #expect(throws: DBusError("org.bluez.Error.NotPermitted", "Write not permitted")) { try #require(got.wait()).get() }
@@ -47,8 +49,9 @@ import Testing
         let bus = try PrivateBus()
         let server = try bus.connect(), client = try bus.connect()
         defer { client.close(); server.close() }
-        let serverName = try uniqueName(server)
         server.export(prefix: "/p") { _ in }  // dropped unanswered
+        // Exported once a round trip through the bus thread is done.
+        let serverName = try uniqueName(server)
         let got = Delivery<Result<[DBusValue], DBusError>>()
         client.call(DBusCall(destination: serverName, path: "/p", interface: "org.test", member: "Drop"), timeout: .seconds(20)) { got.deliver($0) }
         let result = try #require(got.wait())
@@ -60,7 +63,6 @@ import Testing
         let bus = try PrivateBus()
         let server = try bus.connect(), client = try bus.connect()
         defer { client.close(); server.close() }
-        let serverName = try uniqueName(server)
         var ends: [Int32] = [-1, -1]
         #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &ends) == 0)
         let (kept, given) = (ends[0], ends[1])
@@ -68,6 +70,8 @@ import Testing
         server.export(prefix: "/p") { call in
             server.reply(call, .success([.unixFD(given), .uint16(185)]))  // the connection closes `given`
         }
+        // Exported once a round trip through the bus thread is done.
+        let serverName = try uniqueName(server)
         let got = Delivery<Result<[DBusValue], DBusError>>()
         client.call(DBusCall(destination: serverName, path: "/p", interface: "org.bluez.GattCharacteristic1", member: "AcquireNotify", [.properties([:])])) { got.deliver($0) }
         let values = try #require(got.wait()).get()

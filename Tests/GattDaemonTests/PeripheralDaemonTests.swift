@@ -59,6 +59,8 @@ final class FakeTransport: PeripheralTransport, @unchecked Sendable {
     var refusesLinkRequests = false
     private(set) var cancelledLinkRequests: [(ConnectionID, LinkRequestKind)] = []
     func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) { cancelledLinkRequests.append((id, kind)) }
+    var servedDatabases = 0
+    func serveDatabase(_ database: GATTDatabase) { servedDatabases += 1 }
     var gattAnswers: [(GATTAccessID, Result<[UInt8], ATTError>)] = []
     var gattUpdates: [(AttributeHandle, [UInt8])] = []
     func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>) { gattAnswers.append((id, result)) }

@@ -979,6 +979,62 @@ cat /tmp/bz-probe.out
 ./gattd --probe --transport bluez:hci7 >/tmp/bz-missing.out 2>&1; rc=$?
 [ $rc = 69 ] && grep -q "bluetoothd has no adapter hci7 (it has hci0, hci1)" /tmp/bz-missing.out \
     && pass "bluez: an adapter bluetoothd lacks is named with those it has (rc=69)" || { bad "bluez: missing adapter (rc=$rc)"; cat /tmp/bz-missing.out; }
+
+# Serving through bluetoothd: gattd registers its database and its advertising set over D-Bus;
+# gatttool on hci1 reads, writes and subscribes through bluetoothd's ATT server on hci0.
+btmgmt -i hci1 power on >/dev/null 2>&1   # bluetoothd powered the adapters off at start
+BZLOG=/tmp/gattd-bz.log
+BZCTL="./gattctl --socket /tmp/bz.sock"
+start_bz() {
+    $GATTD --config /share/gattd-bluez.json --transport bluez:hci0 --state-dir /tmp/bz-state --control /tmp/bz.sock >>$BZLOG 2>&1 &
+    BZG=$!
+}
+start_bz
+if wait_for "GATT application registered with bluetoothd on hci0" $BZLOG 200; then
+    pass "bluez: gattd registered its GATT application with bluetoothd"
+else
+    bad "bluez: no GATT application registered"; tail -40 $BZLOG; grep -i "gatt\|error" /tmp/bluetoothd.log | tail -30
+fi
+wait_for 'advertising as "gattd-bz"' $BZLOG 100 && pass "bluez: advertising set registered with bluetoothd" \
+    || { bad "bluez: not advertising"; tail -20 $BZLOG; }
+gatt --char-read --uuid=ffb1
+expect_out "62 65 73 69 64 65 20 62 6c 75 65 74 6f 6f 74 68 64" "bluez: hci1 read \"beside bluetoothd\" through bluetoothd's ATT server"
+gatt --characteristics
+cat /tmp/gatt.out
+vhandle() { grep "uuid = 0000$1-" /tmp/gatt.out | sed 's/.*char value handle = \(0x[0-9a-f]*\).*/\1/' | head -1; }
+KEPT=$(vhandle ffb2); LEVEL=$(vhandle ffb3)
+echo "kept=$KEPT level=$LEVEL (gattd's: 0x0014, 0x0016)"
+grep "higher\|places them itself" $BZLOG | head -5
+# bluetoothd 5.66's own services (GAP, GATT, Device Information) hold gattd's 0x0010...:
+# gattd asks for its layout 0x0100 higher, the same on every start.
+[ "$KEPT" = 0x0114 ] && [ "$LEVEL" = 0x0116 ] && pass "bluez: gattd's layout 0x0100 above its own handles (bluetoothd holds 0x0010)" \
+    || bad "bluez: handles kept=$KEPT level=$LEVEL, wanted 0x0114 and 0x0116"
+gatt --char-write-req -a "$KEPT" -n 2a
+expect_out "Characteristic value was written successfully" "bluez: a persisted value written through bluetoothd"
+kill -TERM $BZG; wait $BZG
+start_bz
+wait_for "GATT application registered with bluetoothd on hci0" $BZLOG 200
+gatt --characteristics
+[ "$(vhandle ffb2)" = "$KEPT" ] && [ "$(vhandle ffb3)" = "$LEVEL" ] && pass "bluez: the handles are the same after gattd restarts (bonded centrals' caches stay valid)" \
+    || { bad "bluez: handles moved on restart"; cat /tmp/gatt.out; }
+gatt --char-read -a "$KEPT"
+expect_out "Characteristic value/descriptor: 2a" "bluez: the written value survived a restart (durable before acknowledged)"
+CCCD=$(printf '0x%04x' $(( LEVEL + 1 )))
+timeout 40 gatttool -i hci1 -b "$HCI0_ADDR" -t public --char-write-req -a "$CCCD" -n 0100 --listen >/tmp/bz-listen.out 2>&1 &
+BZL=$!
+if wait_for "centrals subscribed (bluetoothd's StartNotify" $BZLOG 150; then
+    pass "bluez: hci1's subscription reached gattd (StartNotify)"
+    $BZCTL notify level 07; echo "gattctl notify rc=$?"
+    wait_for "Notification handle = $LEVEL value: 07" /tmp/bz-listen.out 100 \
+        && pass "bluez: gattctl notify reached hci1 through bluetoothd" || bad "bluez: no notification"
+else
+    bad "bluez: no StartNotify"
+fi
+kill $BZL 2>/dev/null; wait $BZL 2>/dev/null
+cat /tmp/bz-listen.out
+kill -TERM $BZG; wait $BZG; rc=$?
+[ $rc = 0 ] && pass "bluez: gattd exited 0" || bad "bluez: gattd exit status $rc"
+grep -E "warning|error|bluez|bluetoothd" $BZLOG | head -30
 kill $BZ_PID 2>/dev/null; wait $BZ_PID 2>/dev/null
 
 echo "$P passed, $F failed"

@@ -35,7 +35,17 @@ public struct BlueZGattApplication: Sendable, Equatable {
     public private(set) var objects: [Object] = []
     private var byPath: [String: Int] = [:]
 
-    public init(database: GATTDatabase) {
+    /// Where the tree asks bluetoothd to put gattd's handles: at them (`handleOffset` 0), or
+    /// that far above them when bluetoothd's own services hold them.
+    public private(set) var handleOffset: UInt16 = 0
+
+    /// The offsets tried in turn (`BlueZPeripheralTransport`): gattd's handles, then the same
+    /// layout 0x0100 and 0x0200 higher. Each is the same on every start, so a bonded central's
+    /// cache stays valid as long as bluetoothd's own services do not change.
+    public static let handleOffsets: [UInt16] = [0, 0x0100, 0x0200]
+
+    public init(database: GATTDatabase, handleOffset: UInt16 = 0) {
+        self.handleOffset = handleOffset
         var servicePaths: [Int: String] = [:]
         for (si, s) in database.services.enumerated() where !Self.isBluetoothdOwn(s.uuid) {
             servicePaths[si] = Self.root + "/service" + Self.hex(s.handle)
@@ -44,20 +54,20 @@ public struct BlueZGattApplication: Sendable, Equatable {
             guard let path = servicePaths[si] else { continue }
             append(Object(path: path, interface: Self.serviceInterface, handle: s.handle, properties: [
                 "UUID": .string(s.uuid.canonicalString), "Primary": .boolean(s.isPrimary),
-                "Includes": .objectPaths(s.includes.compactMap { servicePaths[$0] }), "Handle": .uint16(s.handle.rawValue),
+                "Includes": .objectPaths(s.includes.compactMap { servicePaths[$0] }), "Handle": .uint16(s.handle.rawValue &+ handleOffset),
             ]))
             for ci in s.characteristics {
                 let c = database[ci]
                 let charPath = path + "/char" + Self.hex(c.valueHandle)
                 append(Object(path: charPath, interface: Self.characteristicInterface, handle: c.valueHandle, properties: [
                     "UUID": .string(c.uuid.canonicalString), "Service": .objectPath(path),
-                    "Flags": .strings(BlueZGattFlags.characteristic(c)), "Handle": .uint16(c.valueHandle.rawValue),
+                    "Flags": .strings(BlueZGattFlags.characteristic(c)), "Handle": .uint16(c.valueHandle.rawValue &+ handleOffset),
                 ]))
                 for a in database.attributes where a.handle > c.valueHandle && a.handle <= c.endHandle {
                     guard case .descriptor = a.role, a.type != GATTUUID.extendedProperties else { continue }
                     append(Object(path: charPath + "/desc" + Self.hex(a.handle), interface: Self.descriptorInterface, handle: a.handle, properties: [
                         "UUID": .string(a.type.canonicalString), "Characteristic": .objectPath(charPath),
-                        "Flags": .strings(BlueZGattFlags.descriptor(a.permissions)), "Handle": .uint16(a.handle.rawValue),
+                        "Flags": .strings(BlueZGattFlags.descriptor(a.permissions)), "Handle": .uint16(a.handle.rawValue &+ handleOffset),
                     ]))
                 }
             }
@@ -86,11 +96,24 @@ public struct BlueZGattApplication: Sendable, Equatable {
         })
     }
 
+    /// Whether the objects ask for gattd's handles (`Handle` non-zero).
+    public var asksForHandles: Bool { objects.contains { $0.properties["Handle"] != .uint16(0) } }
+
+    /// The same tree asking for no handle (`Handle` 0): bluetoothd picks them and writes them
+    /// back. For when it could not place gattd's (its own services hold them).
+    public func lettingBluetoothdPlace() -> BlueZGattApplication {
+        var copy = self
+        for i in copy.objects.indices { copy.objects[i].properties["Handle"] = .uint16(0) }
+        return copy
+    }
+
     /// bluetoothd moved an attribute (it set `Handle` to another value): records it, and says
     /// the handle asked for, or nil when nothing moved.
     public mutating func handleAssigned(_ handle: UInt16, at path: String) -> AttributeHandle? {
         guard let i = byPath[path], objects[i].properties["Handle"] != .uint16(handle) else { return nil }
+        let asked = objects[i].properties["Handle"]
         objects[i].properties["Handle"] = .uint16(handle)
-        return objects[i].handle
+        // Asked for none: bluetoothd says where it placed it, which is no move when it is gattd's.
+        return asked == .uint16(0) && handle == objects[i].handle.rawValue ? nil : objects[i].handle
     }
 }

@@ -123,6 +123,7 @@ public final class H4PeripheralTransport: PeripheralTransport, @unchecked Sendab
     public func requestLink(_ id: ConnectionID, _ request: LinkRequest) { process(host.requestLink(id, request, now: now)) }
     public func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) { process(host.cancelLinkRequest(id, kind, now: now)) }
     /// The host serves ATT itself: no GATT-level accesses or subscribers to answer.
+    public func serveDatabase(_ database: GATTDatabase) {}
     public func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>) {}
     public func updateGATT(_ handle: AttributeHandle, _ value: [UInt8]) {}
 

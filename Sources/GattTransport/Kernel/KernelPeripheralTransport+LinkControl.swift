@@ -31,6 +31,7 @@ extension KernelPeripheralTransport {
     }
 
     /// gattd serves ATT on the kernel's sockets: no GATT-level accesses or subscribers to answer.
+    public func serveDatabase(_ database: GATTDatabase) {}
     public func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>) {}
     public func updateGATT(_ handle: AttributeHandle, _ value: [UInt8]) {}
 
