@@ -68,7 +68,12 @@ extension PeripheralDaemon {
         }
     }
 
-    public func setControlClientAttached(_ attached: Bool) { process(core.setDeferredAccessAvailable(attached, now: now)) }
+    public func setControlClientAttached(_ attached: Bool) {
+        if attached != core.att.deferredAccessAvailable {
+            logger.info(attached ? "a responder answers control characteristics now" : "no responder: control characteristics read their stored value, writes are rejected")
+        }
+        process(core.setDeferredAccessAvailable(attached, now: now))
+    }
 
     public func setControlWatched(_ watched: Bool) {
         controlWatched = watched

@@ -95,7 +95,7 @@ func makeTransport(
 ) -> any PeripheralTransport & PacketCapturing {
     if case .bluez(let index) = spec {
         // bluetoothd runs the controller, the links, SMP and ATT; gattd registers over D-Bus.
-        return BlueZPeripheralTransport(index: index, eventLoop: eventLoop, logger: logger)
+        return BlueZPeripheralTransport(index: index, security: configuration.security, eventLoop: eventLoop, logger: logger)
     }
     if case .kernel(let index) = spec {
         // The kernel runs the controller, the links and SMP; gattd advertises and serves ATT.

@@ -1032,10 +1032,58 @@ else
 fi
 kill $BZL 2>/dev/null; wait $BZL 2>/dev/null
 cat /tmp/bz-listen.out
+# A control characteristic answered by a program on the control socket (gattctl serve):
+# reads get its output, a refused write gets its ATT error through bluetoothd.
+$BZCTL serve --utf8 --exec '[ "$GATTD_OP" = read ] && printf "answered by gattctl" || { echo write_not_permitted; exit 1; }' >/tmp/bz-serve.log 2>&1 &
+BZS=$!
+wait_for "a responder answers control characteristics now" $BZLOG 50
+gatt --char-read --uuid=ffb4
+expect_out "61 6e 73 77 65 72 65 64 20 62 79 20 67 61 74 74 63 74 6c" "bluez: a control characteristic read answered by gattctl serve through bluetoothd"
+gatt --char-write-req -a "$(printf '0x%04x' $(( KEPT + 5 )))" -n 01
+expect_out "Attribute can't be written" "bluez: the program's write_not_permitted reached the central as Write Not Permitted"
+kill $BZS 2>/dev/null; wait $BZS 2>/dev/null
+# A service added at run time: bluetoothd takes the application again. (After hci1's idle
+# link closed: the 6.1 guest kernel has hit a list corruption BUG in hci_chan_del when
+# bluetoothd closed its ATT socket for a link going down while it swapped the application.)
+bz_links_closed() {
+    i=0; while [ "$(count ' connected: ' $BZLOG)" != "$(count ' disconnected: ' $BZLOG)" ] && [ $i -lt 100 ]; do
+        sleep 0.1; i=$((i+1)); done
+}
+bz_links_closed
+cat >/tmp/bz-added.json <<'JSON'
+{ "id": "added", "uuid": "FFC0", "characteristics": [ { "uuid": "FFC1", "properties": ["read"], "value": { "utf8": "added" } } ] }
+JSON
+$BZCTL add-service /tmp/bz-added.json; echo "gattctl add-service rc=$?"
+wait_for "GATT application registered again with bluetoothd" $BZLOG 50
+gatt --char-read --uuid=ffc1
+expect_out "61 64 64 65 64" "bluez: a service added at run time is served through bluetoothd"
+# bluetoothd restarts: gattd says so, waits, and registers everything again without restarting.
+before=$(count "GATT application registered with bluetoothd" $BZLOG)
+kill -TERM $BZ_PID; wait $BZ_PID 2>/dev/null
+# (bluetoothd powers its adapters off as it exits: gattd may hear that first.)
+wait_for "bluetoothd left the system bus\|hci0 was powered off" $BZLOG 50 && pass "bluez: gattd noticed bluetoothd leaving" || bad "bluez: bluetoothd's exit not noticed"
+bluetoothd -n -d >>/tmp/bluetoothd.log 2>&1 &
+BZ_PID=$!
+i=0; while ! bluetoothctl list 2>/dev/null | grep -q "$HCI1_ADDR" && [ $i -lt 100 ]; do sleep 0.2; i=$((i+1)); done
+btmgmt -i hci1 power on >/dev/null 2>&1
+wait_more "GATT application registered with bluetoothd" $BZLOG "$before" 300 \
+    && pass "bluez: gattd registered again after bluetoothd restarted (no gattd restart)" || { bad "bluez: not registered again"; tail -20 $BZLOG; }
+gatt --char-read -a "$KEPT"
+expect_out "Characteristic value/descriptor: 2a" "bluez: the same handles and values after bluetoothd restarted"
+# Pairing through gattd's agent: bluetoothd enforces encrypt-read, hci1 pairs (Just Works,
+# which gattd's default agent accepts as its other transports do), then reads. Last: on -l2
+# controllers the 6.1 guest kernel has hit a BUG (list corruption in hci_chan_del, from
+# bluetoothd's l2cap_sock_release) when a link went down after this pairing, so nothing
+# after it waits on a link closing or on bluetoothd.
+wait_for "gattd is bluetoothd's default pairing agent (NoInputNoOutput)" $BZLOG 50 \
+    && pass "bluez: gattd is bluetoothd's default pairing agent" || { bad "bluez: no agent"; grep -i agent $BZLOG; }
+gatt --sec-level=medium --char-read --uuid=ffb5
+expect_out "73 65 61 6c 65 64" "bluez: an encrypted characteristic read after pairing through gattd's agent"
+wait_for "paired (bluetoothd keeps the bond)" $BZLOG 50 && pass "bluez: the pairing reported" || bad "bluez: no pairing reported"
 kill -TERM $BZG; wait $BZG; rc=$?
 [ $rc = 0 ] && pass "bluez: gattd exited 0" || bad "bluez: gattd exit status $rc"
 grep -E "warning|error|bluez|bluetoothd" $BZLOG | head -30
-kill $BZ_PID 2>/dev/null; wait $BZ_PID 2>/dev/null
+kill $BZ_PID 2>/dev/null   # not waited for (see the pairing check)
 
 echo "$P passed, $F failed"
 [ $F = 0 ]

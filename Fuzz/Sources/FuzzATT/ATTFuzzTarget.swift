@@ -21,6 +21,10 @@ import GattCore
 ///   meanwhile. Or stalled: the transport takes nothing from it (its queue grows in the
 ///   server; no request is sent on it meanwhile, as the server would ignore it). At the end
 ///   every bearer is released and every indication confirmed.
+/// - a GATT-level access (a back end that runs ATT itself: `ATTServer.access`) answered
+///   twice, or neither answered nor handed out as a deferred access when it is made, or
+///   still unanswered at the end (after every timeout); a GATT-level update at all (no
+///   subscriber is set here).
 ///
 /// Input: 3 setup bytes (config, deferred mask, server MTU), then operations;
 /// the low nibble of each operation byte selects it, bit 4 the connection, bits 6–7
@@ -67,6 +71,10 @@ struct ATTFuzzHarness {
     var expected: [ConnectionID: [UInt16: [[UInt8]]]] = [:]
     /// Each connection's security level, as set here.
     var security: [ConnectionID: SecurityLevel] = [:]
+    /// GATT-level accesses made and not answered yet, and the deferred accesses they wait on.
+    var gattWaiting: Set<UInt64> = []
+    var gattPending: [PendingRequestID] = []
+    var nextAccess: UInt64 = 1
 
     init(_ input: inout FuzzInput) {
         var config = FuzzConfigs.pick(input.byte())
@@ -126,6 +134,12 @@ struct ATTFuzzHarness {
             // A request of a known opcode with fuzzed parameters (reaches deeper than random bytes).
             let requests: [UInt8] = [0x02, 0x04, 0x06, 0x08, 0x0A, 0x0C, 0x0E, 0x10, 0x12, 0x16, 0x18, 0x20, 0x52, 0xD2]
             send([requests[Int(input.byte()) % requests.count]] + input.chunk(), from: b)
+        case 10 where pending.isEmpty:
+            guard !gattPending.isEmpty else { return }
+            let rid = gattPending.removeFirst()
+            let result: Result<[UInt8], ATTError> =
+                op & 0x20 == 0 ? .success(input.chunk()) : .failure(ATTError.allCases[Int(input.byte()) % ATTError.allCases.count])
+            absorb((try? server.respond(to: rid, result: result, now: now)) ?? [])
         case 10:
             guard !pending.isEmpty else { return }
             let p = pending.removeFirst()
@@ -165,6 +179,8 @@ struct ATTFuzzHarness {
                 }
                 absorb(outputs)
             }
+        case 12 where op & 0x20 != 0:
+            gattAccess(&input, from: id)
         case 12:
             send([ATTOpcode.handleValueConfirmation.rawValue], from: b)
         case 13:
@@ -214,7 +230,26 @@ struct ATTFuzzHarness {
         }
         // A closed Enhanced bearer's deferred accesses are gone with it.
         pending.removeAll { server.bearer(waitingOn: $0.id) == nil }
+        gattPending.removeAll { !server.isWaiting($0) }
         checkAnswered()
+    }
+
+    /// A read or write of one attribute as bluetoothd asks it: answered now, or handed out as
+    /// one deferred access (answered later, by op 10, a timeout or a disconnection).
+    mutating func gattAccess(_ input: inout FuzzInput, from id: ConnectionID) {
+        let access = GATTAccessID(nextAccess)
+        nextAccess += 1
+        gattWaiting.insert(access.rawValue)
+        let handle = AttributeHandle(UInt16(input.byte()) % UInt16(database.attributes.count + 3))
+        let kind = input.byte()
+        let offset = kind & 0x04 == 0 ? 0 : Int(input.byte())
+        let a: GATTAccess = kind & 0x01 == 0 ? .read(handle, offset: offset) : .write(handle, input.chunk(), offset: offset, withResponse: kind & 0x02 == 0)
+        trace("\(id) GATT \(a)")
+        let before = gattPending.count
+        absorb(server.access(a, id: access, from: id, now: now))
+        if gattWaiting.contains(access.rawValue) && gattPending.count != before + 1 {
+            oracleViolation("\(a) neither answered nor handed out as one deferred access")
+        }
     }
 
     mutating func send(_ pdu: [UInt8], from id: BearerID) {
@@ -242,10 +277,12 @@ struct ATTFuzzHarness {
             if case .outgoingAvailable = output {} else { trace("  \(output)") }
             switch output {
             case .event(.deferredAccess(let rid, let id, _)):
-                // Known while the server waits on it (it just said so).
-                pending.append((rid, server.bearer(waitingOn: rid) ?? .fixed(id)))
+                // Known while the server waits on it (it just said so); a GATT-level access's
+                // waits on no bearer.
+                if let bearer = server.bearer(waitingOn: rid) { pending.append((rid, bearer)) } else if server.isWaiting(rid) { gattPending.append(rid) } else { pending.append((rid, .fixed(id))) }
             case .event(.requestTimedOut(let rid)):
                 pending.removeAll { $0.id == rid }
+                gattPending.removeAll { $0 == rid }
             case .event(.indicationTimedOut(let id, let c)):
                 // The Enhanced bearer it timed out on is gone from the server already. If the
                 // transport never took it (a stalled bearer), it is reported lost here and
@@ -265,8 +302,10 @@ struct ATTFuzzHarness {
                 dropTransport(b)
             case .closeBearer(let b, _):
                 connect(b.connection)
-            case .gattAnswer, .gattUpdate:
-                preconditionFailure("a GATT-level output with no GATT-level access or subscriber: \(output)")
+            case .gattAnswer(let access, _):
+                guard gattWaiting.remove(access.rawValue) != nil else { oracleViolation("\(access) answered twice, or never made") }
+            case .gattUpdate:
+                oracleViolation("a GATT-level update with no GATT-level subscriber: \(output)")
             case .outgoingAvailable(let b):
                 guard !stalled.contains(b) else { break }
                 while let (pdu, more) = server.dequeueOutgoing(for: b) {
@@ -420,9 +459,11 @@ struct ATTFuzzHarness {
             now += .seconds(60)
             absorb(server.tick(now: now))
             pending.removeAll { server.bearer(waitingOn: $0.id) == nil }
+            gattPending.removeAll { !server.isWaiting($0) }
             rounds += 1
-        } while !pending.isEmpty && rounds < 100_000
-        if !pending.isEmpty { oracleViolation("deferred accesses still pending after \(rounds) timeouts") }
+        } while !(pending.isEmpty && gattPending.isEmpty) && rounds < 100_000
+        if !pending.isEmpty || !gattPending.isEmpty { oracleViolation("deferred accesses still pending after \(rounds) timeouts") }
+        if !gattWaiting.isEmpty { oracleViolation("GATT-level accesses never answered: \(gattWaiting.sorted())") }
         checkAnswered()
     }
 }

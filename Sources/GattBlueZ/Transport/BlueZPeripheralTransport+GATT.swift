@@ -8,6 +8,7 @@ extension BlueZPeripheralTransport {
     func incoming(_ call: DBusIncomingCall, _ c: DBusConnection) {
         guard connection === c else { return c.reply(call, .failure(.unknownObject("gattd is not serving on this connection"))) }
         if call.path.hasPrefix(BlueZAdvertisementState.root) { return advertisementCall(call, c) }
+        if call.path == BlueZAgent.path { return call.interface == BlueZAgent.interface ? agentCall(call, c) : c.reply(call, .failure(.unknownMethod(call.description))) }
         switch application.route(path: call.path, interface: call.interface, member: call.member, arguments: call.arguments) {
         case .reply(let values): c.reply(call, .success(values))
         case .fail(let error): c.reply(call, .failure(error))
@@ -87,7 +88,10 @@ extension BlueZPeripheralTransport {
             destination: BlueZ.service, path: path, interface: "org.bluez.GattManager1", member: "RegisterApplication", [.objectPath(BlueZGattApplication.root), .properties([:])])
         c.call(unregister) { _ in
             c.call(register) { result in
-                if case .failure(let e) = result { self.logger.warning("bluetoothd refused the changed GATT application: \(e)") }
+                switch result {
+                case .success: self.logger.info("GATT application registered again with bluetoothd (the database changed)")
+                case .failure(let e): self.logger.warning("bluetoothd refused the changed GATT application: \(e)")
+                }
             }
         }
     }

@@ -41,8 +41,19 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
     var nextAdvertisement = 0
     /// What the adapter offered when the transport opened.
     var adapter: BlueZAdapter?
+    /// The config's `security`: the agent's IO capability, whether Just Works asks the user.
+    var security: SecurityManagerConfiguration
+    /// Someone powered the adapter off while gattd served (a user, rfkill): gattd waits for
+    /// it to come back rather than powering it on again. Not when bluetoothd itself stopped
+    /// (it powers its adapters off as it exits).
+    var poweredOffByOthers = false
+    /// bluetoothd's unique name when gattd last reached it.
+    var bluetoothdOwner: String?
+    /// bluetoothd's agent calls waiting for the user's answer (`respondToPairing`).
+    var pairingPrompts: [ConnectionID: (call: DBusIncomingCall, event: SecurityManagerEvent)] = [:]
 
-    public init(index: Int, bus: DBusConnection.Bus = .system, eventLoop: any EventLoop, logger: Logger) {
+    public init(index: Int, security: SecurityManagerConfiguration = SecurityManagerConfiguration(), bus: DBusConnection.Bus = .system, eventLoop: any EventLoop, logger: Logger) {
+        self.security = security
         self.index = index
         self.bus = bus
         self.eventLoop = eventLoop
@@ -98,10 +109,26 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
             installed: { error in
                 loop.execute {
                     if let error { return self.openFailed("listening to bluetoothd: \(error)", c) }
-                    self.loadObjects(c)
+                    self.checkOwner(c)
                 }
             }
         ) { s in loop.execute { self.propertiesChanged(s, c) } }
+    }
+
+    /// bluetoothd's unique bus name: a new one is a bluetoothd that restarted (so its adapters'
+    /// power-off was its exit, and gattd powers the adapter on again).
+    private func checkOwner(_ c: DBusConnection) {
+        let call = DBusCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner", [.string(BlueZ.service)])
+        c.call(call) { result in
+            self.eventLoop.execute {
+                guard self.isCurrent(c) else { return }
+                if let owner = (try? result.get())?.first?.string {
+                    if owner != self.bluetoothdOwner { self.poweredOffByOthers = false }
+                    self.bluetoothdOwner = owner
+                }
+                self.loadObjects(c)
+            }
+        }
     }
 
     private func loadObjects(_ c: DBusConnection) {
@@ -116,6 +143,8 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
                     guard adapter.gattManager else { return self.openFailed("bluetoothd serves no GATT applications on hci\(self.index) (no GattManager1)", c, retry: .never(exitCode: 69)) }
                     self.powerOn(adapter, c) { self.register(objects, c) }
                 } catch {
+                    // bluetoothd gone: its power-off was its exit, not a user's.
+                    if error == .notRunning { self.poweredOffByOthers = false }
                     self.openFailed(error.description, c, retry: error == .notRunning ? .withBackoff : .whenAvailable)
                 }
             }
@@ -123,7 +152,13 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
     }
 
     private func powerOn(_ adapter: BlueZAdapter, _ c: DBusConnection, then next: @escaping @Sendable () -> Void) {
-        guard !adapter.powered else { return next() }
+        guard !adapter.powered else {
+            poweredOffByOthers = false
+            return next()
+        }
+        guard !poweredOffByOthers else {
+            return openFailed("hci\(index) is powered off; gattd waits for it to be powered on (bluetoothctl power on)", c)
+        }
         logger.info("powering hci\(index) on through bluetoothd")
         let call = DBusCall(
             destination: BlueZ.service, path: BlueZAdapter.path(index), interface: "org.freedesktop.DBus.Properties", member: "Set",
@@ -158,6 +193,7 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
                 self.logger.info("GATT application registered with bluetoothd on hci\(self.index) (\(self.application.objects.count) objects)")
                 self.emit(.ready(address: adapter.address, description: probe.description, controller: probe.controller))
                 for e in self.devices.load(objects) { self.emit(e) }
+                self.registerAgent(c)
             }
         }
     }
@@ -202,6 +238,8 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
     private func dropEverything() {
         for (_, w) in waiting { connection?.reply(w.call, .failure(BlueZGattError.dbusError(.unlikelyError))) }
         waiting = [:]
+        for (_, p) in pairingPrompts { connection?.reply(p.call, .failure(BlueZAgent.rejected)) }
+        pairingPrompts = [:]
         advertisements = [:]
         devices.reset()
     }
@@ -224,9 +262,15 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
         guard isCurrent(c), s.arguments.count >= 2, let interface = s.arguments[0].string, let changed = s.arguments[1].dictionary else { return }
         switch interface {
         case BlueZDevices.interface:
-            for e in devices.changed(s.path, changed) { emit(e) }
+            let events = devices.changed(s.path, changed)
+            promptsEnded(events)
+            for e in events { emit(e) }
+            if changed["Paired"]?.bool == true { logger.info("\(s.path): paired (bluetoothd keeps the bond)") }
         case "org.bluez.Adapter1" where s.path == BlueZAdapter.path(index):
-            if changed["Powered"]?.bool == false, case .open = state { lost("hci\(index) was powered off", c) }
+            if changed["Powered"]?.bool == false, case .open = state {
+                poweredOffByOthers = true
+                lost("hci\(index) was powered off (by a user, rfkill, or bluetoothd stopping)", c)
+            }
         default: break
         }
     }
@@ -234,7 +278,9 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
     private func deviceRemoved(_ path: String, _ c: DBusConnection) {
         guard isCurrent(c) else { return }
         if path == BlueZAdapter.path(index) { return lost("bluetoothd removed hci\(index)", c) }
-        for e in devices.removed(path) { emit(e) }
+        let events = devices.removed(path)
+        promptsEnded(events)
+        for e in events { emit(e) }
     }
 
     // MARK: - What bluetoothd does itself
@@ -246,7 +292,6 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
     public func setEnhancedATT(_ enabled: Bool) {}
     public func flush() {}
     public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {}  // bluetoothd asks itself, from the flags
-    public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) {}
     public func requestLink(_ id: ConnectionID, _ request: LinkRequest) {
         emit(.linkRequestFinished(id, request.kind, .refused("not through bluetoothd: it has no D-Bus call for a link's parameters")))
     }
@@ -256,7 +301,9 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
     public func removeBond(_ bond: Bond) {}
     public func setL2CAPChannelServers(_ servers: [L2CAPChannelServer]) {}
     public func takeL2CAPChannel(_ ticket: L2CAPChannelTicket) -> Int32? { nil }
-    public func configure(_ configuration: GattConfiguration) {}
+    public func configure(_ configuration: GattConfiguration) {
+        eventLoop.execute { self.security = configuration.security }
+    }
     public func probe(timeout: TimeAmount) -> EventLoopFuture<ControllerProbe> { BlueZProbe.probe(index, bus: bus, eventLoop: eventLoop, timeout: timeout) }
 
     public func disconnect(_ id: ConnectionID, reason: HCIStatus) {

@@ -204,7 +204,7 @@ extension ATTServer {
 
     /// Forgets a client and every bearer of it.
     mutating func removeClient(_ id: ConnectionID) {
-        for (rid, p) in gattAccesses where p.connection == id { gattAccesses[rid] = nil }
+        dropGATTAccesses(of: id)
         guard let c = clients.removeValue(forKey: id) else { return }
         for ch in c.channels { removeBearer(BearerID(id, channel: ch)) }
     }
