@@ -29,10 +29,3 @@ public enum BlueZProbe {
         }
     }
 }
-
-extension BlueZError {
-    /// A failed call, with bluetoothd's absence said as such.
-    static func answer(_ what: String, _ e: DBusError) -> BlueZError {
-        e.name == DBusError.serviceUnknownName || e.name == "org.freedesktop.DBus.Error.NameHasNoOwner" ? .notRunning : .call(what, e)
-    }
-}

@@ -34,6 +34,8 @@ public struct BlueZGattApplication: Sendable, Equatable {
     /// In handle order.
     public private(set) var objects: [Object] = []
     private var byPath: [String: Int] = [:]
+    /// Characteristics by value handle (`updateGATT`, on every notification).
+    private var characteristicByHandle: [AttributeHandle: Int] = [:]
 
     /// Where the tree asks bluetoothd to put gattd's handles: at them (`handleOffset` 0), or
     /// that far above them when bluetoothd's own services hold them.
@@ -84,6 +86,7 @@ public struct BlueZGattApplication: Sendable, Equatable {
 
     private mutating func append(_ o: Object) {
         byPath[o.path] = objects.count
+        if o.interface == Self.characteristicInterface { characteristicByHandle[o.handle] = objects.count }
         objects.append(o)
     }
 
@@ -115,5 +118,10 @@ public struct BlueZGattApplication: Sendable, Equatable {
         objects[i].properties["Handle"] = .uint16(handle)
         // Asked for none: bluetoothd says where it placed it, which is no move when it is gattd's.
         return asked == .uint16(0) && handle == objects[i].handle.rawValue ? nil : objects[i].handle
+    }
+
+    /// The path of the characteristic whose value handle this is.
+    func characteristicPath(valueHandle: AttributeHandle) -> String? {
+        characteristicByHandle[valueHandle].map { objects[$0].path }
     }
 }

@@ -1,14 +1,6 @@
 import GattCore
 import GattDBus
 
-/// One advertising set's object and whether bluetoothd took it.
-struct BlueZAdvertisementState: Sendable {
-    static let root = "/org/gattd/advertisement"
-    var path: String
-    var set: AdvertisingSet
-    var registered = false
-}
-
 // Advertising sets as `LEAdvertisement1` objects (`BlueZAdvertisement`), registered with
 // `LEAdvertisingManager1`; a set whose payloads changed is registered again under a new path.
 

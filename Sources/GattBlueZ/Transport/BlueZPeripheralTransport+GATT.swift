@@ -96,10 +96,3 @@ extension BlueZPeripheralTransport {
         }
     }
 }
-
-extension BlueZGattApplication {
-    /// The path of the characteristic whose value handle this is.
-    func characteristicPath(valueHandle: AttributeHandle) -> String? {
-        objects.first { $0.interface == Self.characteristicInterface && $0.handle == valueHandle }?.path
-    }
-}

@@ -9,24 +9,3 @@ public enum GATTAccess: Sendable, Equatable {
     /// Command, never answered with an error.
     case write(AttributeHandle, [UInt8], offset: Int, withResponse: Bool)
 }
-
-/// Names one `GATTAccess` until it is answered (the back end picks it: its pending D-Bus call).
-public struct GATTAccessID: Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: UInt64
-    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
-    public var description: String { "access \(rawValue)" }
-}
-
-/// A GATT-level access waiting for its deferred access's answer.
-struct GATTPendingAccess: Sendable {
-    enum Kind: Sendable {
-        case read
-        case write
-        /// A persisted value's write, applied once its commit succeeded.
-        case commit(AttributeHandle, [UInt8])
-    }
-    var id: GATTAccessID
-    var connection: ConnectionID
-    var kind: Kind
-    var deadline: Duration
-}

@@ -1,61 +1,6 @@
 import GattCore
 import GattDBus
 
-/// What bluetoothd asks of one attribute of the application (its `ReadValue`, `WriteValue`...).
-public enum BlueZAttributeRequest: Sendable, Equatable {
-    case read(AttributeHandle, BlueZAccessOptions)
-    case write(AttributeHandle, [UInt8], BlueZAccessOptions)
-    /// The first central subscribed (`StartNotify`): BlueZ 5.66 says nothing of which.
-    case startNotify(AttributeHandle)
-    /// The last central unsubscribed.
-    case stopNotify(AttributeHandle)
-    /// A central confirmed an indication (`Confirm`).
-    case confirm(AttributeHandle)
-}
-
-/// The options dictionary of `ReadValue`/`WriteValue` (doc/org.bluez.GattCharacteristic.rst).
-public struct BlueZAccessOptions: Sendable, Equatable {
-    /// The central's `Device1` path.
-    public var device: String?
-    public var offset: Int = 0
-    public var mtu: Int?
-    /// "LE" or "BR/EDR".
-    public var link: String?
-    /// A write's kind: "command", "request" or "reliable".
-    public var type: String?
-    /// A Prepare Write asking whether it would be authorized (nothing is written).
-    public var prepareAuthorize = false
-
-    public init(device: String? = nil, offset: Int = 0, mtu: Int? = nil, link: String? = nil, type: String? = nil, prepareAuthorize: Bool = false) {
-        self.device = device
-        self.offset = offset
-        self.mtu = mtu
-        self.link = link
-        self.type = type
-        self.prepareAuthorize = prepareAuthorize
-    }
-
-    init(_ value: DBusValue?) {
-        let d = value?.dictionary ?? [:]
-        device = d["device"]?.string
-        offset = d["offset"]?.integer ?? 0
-        mtu = d["mtu"]?.integer
-        link = d["link"]?.string
-        type = d["type"]?.string
-        prepareAuthorize = d["prepare-authorize"]?.bool ?? false
-    }
-}
-
-/// How a method call to the application is answered: at once (the object tree's own
-/// interfaces), or as a request for the GATT engine.
-public enum BlueZRoute: Sendable, Equatable {
-    case reply([DBusValue])
-    case fail(DBusError)
-    case attribute(BlueZAttributeRequest)
-    /// bluetoothd set an attribute's `Handle`: it placed the attribute elsewhere than asked.
-    case moved(path: String, asked: AttributeHandle, given: UInt16)
-}
-
 extension BlueZGattApplication {
     /// Routes one method call on the application's objects (sans-I/O).
     public mutating func route(path: String, interface: String, member: String, arguments: [DBusValue]) -> BlueZRoute {
