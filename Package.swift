@@ -143,7 +143,11 @@ let package = Package(
         .testTarget(name: "GattProfilesTests", dependencies: ["GattProfiles", "GattCore", "GattControlProtocol"]),
         .testTarget(
             name: "GattBlueZTests",
-            dependencies: ["GattBlueZ", "GattDBus", "GattCore", "GattTransport", .product(name: "NIOPosix", package: "swift-nio")]
+            dependencies: [
+                "GattBlueZ", "GattDBus", "GattCore", "GattTransport",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -88,7 +88,9 @@ final class DBusBusThread: @unchecked Sendable {
             }
             return true
         }
-        if queued { wake() }
+        // The thread is gone: nothing else touches the message (it holds the bus until freed).
+        guard queued else { return _ = sd_bus_message_unref(message) }
+        wake()
     }
 
     private func wake() {
@@ -110,8 +112,14 @@ final class DBusBusThread: @unchecked Sendable {
         _ = sd_bus_flush_close_unref(bus)
         close(wakeRead)
         close(wakeWrite)
-        // Messages still referenced (calls never answered) are freed with the bus.
-        queue.withLock { q in q.finished = true; q.jobs = [] }
+        // Work queued too late is dropped outside the lock: a dropped job may hold the last
+        // reference to a call, whose deinit releases its message (`release`, which locks).
+        let late = queue.withLock { q in
+            q.finished = true
+            defer { q.jobs = [] }
+            return q.jobs
+        }
+        _ = consume late
         retained = []
     }
 

@@ -10,7 +10,9 @@ public final class DBusIncomingCall: @unchecked Sendable, CustomStringConvertibl
     public let arguments: [DBusValue]
     /// The call's message (a reference of ours), touched on the bus thread only.
     let message: OpaquePointer
-    unowned let bus: DBusBusThread
+    /// Held strongly: a call may outlive its connection (kept by whoever answers it), and its
+    /// deinit still hands the message back to that thread (or frees it once the thread is gone).
+    let bus: DBusBusThread
     private let answered = Atomic<Bool>(false)
 
     init(message: OpaquePointer, bus: DBusBusThread, sender: String, path: String, interface: String, member: String, arguments: [DBusValue]) {

@@ -1,0 +1,135 @@
+import Dispatch
+import GattBlueZ
+import GattCore
+import GattDBus
+import GattTransport
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+import Testing
+
+/// The BlueZ transport's shell against a stand-in bluetoothd on a private bus: what it
+/// registers (the tree at gattd's handles, 0x0100 higher where bluetoothd's own hold them;
+/// the advertisement; the agent), and how bluetoothd's calls become transport events and
+/// the core's answers become replies. (The kernel VM runs it against Debian's bluetoothd.)
+@Suite struct BlueZPeripheralTransportTests {
+    /// The transport's events, waited for as they come.
+    final class Events: @unchecked Sendable {
+        private let list = Mutex<[TransportEvent]>([])
+        private let arrived = DispatchSemaphore(value: 0)
+        func append(_ e: TransportEvent) {
+            list.withLock { $0.append(e) }
+            arrived.signal()
+        }
+        /// The first event (not taken yet) that `match` picks, waiting for it up to 10 s.
+        func next<T>(_ match: (TransportEvent) -> T?) -> T? {
+            let deadline = DispatchTime.now() + .seconds(10)
+            while true {
+                let found: T? = list.withLock { l in
+                    for (i, e) in l.enumerated() { if let t = match(e) { l.remove(at: i); return t } }
+                    return nil
+                }
+                if let found { return found }
+                if arrived.wait(timeout: deadline) == .timedOut { return nil }
+            }
+        }
+    }
+
+    let logger = Logger(label: "test")
+
+    private func start(_ bus: PrivateBus, on loop: any EventLoop, _ events: Events) throws -> BlueZPeripheralTransport {
+        var security = SecurityManagerConfiguration()
+        security.ioCapability = .displayYesNo
+        let t = BlueZPeripheralTransport(index: 0, security: security, bus: .address(bus.address), eventLoop: loop, logger: logger)
+        try loop.submit { t.onEvent = { events.append($0) } }.wait()
+        t.serveDatabase(BlueZGattApplicationTests.database)
+        try t.open().wait()
+        return t
+    }
+
+    @Test func registersAndServesThroughBluetoothd() throws {
+        let bus = try PrivateBus()
+        let bz = try StandInBluetoothd(bus: bus)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let events = Events()
+        let t = try start(bus, on: loop, events)
+        defer { _ = try? t.close().wait() }
+
+        let ready = events.next { if case .ready(let a, _, let c) = $0 { (a, c) } else { nil } }
+        #expect(ready?.0.description == "00:AA:01:00:00:00")
+        #expect(ready?.1?.limits.numberOfSets == 4)
+        // The stand-in holds handles below 0x0015: the tree asks 0x0100 higher, once.
+        let db = BlueZGattApplicationTests.database
+        let battery = db.services[2]
+        let tree = bz.record.withLock { $0.application }
+        let service = tree["/org/gattd/app/service" + String(format: "%04x", battery.handle.rawValue)]?.dictionary?["org.bluez.GattService1"]?.dictionary
+        #expect(service?["Handle"]?.integer == Int(battery.handle.rawValue) + 0x0100)
+        #expect(bz.record.withLock { $0.registrations } == 1)
+        #expect(bz.defaultAgentRequested.wait() == "/org/gattd/agent")
+        #expect(bz.record.withLock { $0.agent?.capability } == "DisplayYesNo")
+
+        // An advertising set, registered and on.
+        var advertising = AdvertisingConfiguration()
+        advertising.localName = "stand-in"
+        let set = try AdvertisingSetConfiguration(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, advertising: advertising).build()
+        t.setAdvertising([set])
+        let advertised = try #require(bz.advertisementRegistered.wait())
+        #expect(bz.record.withLock { $0.advertisements[advertised]?["LocalName"] } == .string("stand-in"))
+        #expect(events.next { if case .advertisingChanged(true, let s) = $0 { s } else { nil } } == AdvertisingSet.primaryID)
+
+        // The central connects; bluetoothd reads, writes and subscribes for it.
+        bz.connected(true)
+        let (id, peer) = try #require(events.next { if case .connected(let id, let p) = $0 { (id, p) } else { nil } })
+        #expect(peer.address.description == "11:22:33:44:55:66" && peer.addressType == .random)
+        let level = try #require(bz.path(of: 0x2A19))
+        let options: DBusValue = .properties(["device": .objectPath(StandInBluetoothd.device), "offset": .uint16(0), "mtu": .uint16(185)])
+        let read = bz.callApplication(path: level, interface: BlueZGattApplication.characteristicInterface, member: "ReadValue", [options])
+        let access = try #require(events.next { if case .gattAccess(id, let a, .read(_, 0)) = $0 { a } else { nil } })
+        loop.execute { t.answerGATT(access, .success([57])) }
+        #expect(read.wait() == .success([.bytes([57])]))
+        let write = bz.callApplication(
+            path: level, interface: BlueZGattApplication.characteristicInterface, member: "WriteValue",
+            [.bytes([1]), .properties(["device": .objectPath(StandInBluetoothd.device), "type": .string("request")])])
+        let written = try #require(events.next { if case .gattAccess(id, let a, .write(_, [1], 0, true)) = $0 { a } else { nil } })
+        loop.execute { t.answerGATT(written, .failure(.writeNotPermitted)) }
+        guard case .failure(let e)? = write.wait() else { Issue.record("the write was not refused"); return }
+        #expect(e.name == "org.bluez.Error.NotPermitted")
+        _ = bz.callApplication(path: level, interface: BlueZGattApplication.characteristicInterface, member: "StartNotify", []).wait()
+        #expect(events.next { if case .gattSubscribers(let h, true) = $0 { h } else { nil } } == db[db.services[2].characteristics[0]].valueHandle)
+
+        // Pairing: a numeric comparison is the core's prompt, the user's answer the reply.
+        let confirmation = bz.callApplication(path: "/org/gattd/agent", interface: "org.bluez.Agent1", member: "RequestConfirmation", [.objectPath(StandInBluetoothd.device), .uint32(123_456)])
+        let compared: UInt32? = events.next { if case .pairing(id, .numericComparison(let n)) = $0 { n } else { nil } }
+        #expect(compared == 123_456)
+        loop.execute { t.respondToPairing(id, .confirm(true)) }
+        #expect(confirmation.wait() == .success([]))
+        // Another adapter's device is not gattd's to pair.
+        let other = bz.callApplication(path: "/org/gattd/agent", interface: "org.bluez.Agent1", member: "RequestAuthorization", [.objectPath("/org/bluez/hci1/dev_AA_BB_CC_DD_EE_FF")])
+        #expect((try? other.wait()?.get()) == nil)
+
+        // gattctl disconnect: Device1.Disconnect, then the device says it is gone.
+        t.disconnect(id, reason: .remoteUserTerminatedConnection)
+        #expect(events.next { if case .disconnected(id, _, _) = $0 { true } else { nil } } == true)
+        #expect(bz.record.withLock { $0.disconnected } == [StandInBluetoothd.device])
+    }
+
+    @Test func bluetoothdLeavingIsALostController() throws {
+        let bus = try PrivateBus()
+        var bz: StandInBluetoothd? = try StandInBluetoothd(bus: bus)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let events = Events()
+        let t = try start(bus, on: loop, events)
+        defer { _ = try? t.close().wait() }
+        #expect(events.next { if case .ready = $0 { true } else { nil } } == true)
+        bz = nil  // its connection closes: org.bluez has no owner any more
+        #expect(bz == nil)
+        #expect(events.next { if case .lost(let reason) = $0 { reason } else { nil } } == "bluetoothd left the system bus")
+        // Opening again without bluetoothd says so, to be retried with backoff.
+        #expect(throws: TransportOpenFailure.self) { try t.open().wait() }
+    }
+}
