@@ -7,6 +7,9 @@ public enum BlueZ {
     /// bluetoothd's bus name.
     public static let service = "org.bluez"
 
+    /// `GetManagedObjects` of bluetoothd's whole tree: adapters, their managers, devices.
+    static let managedObjectsCall = DBusCall(destination: service, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
+
     /// Whether bluetoothd is on the system bus (`NameHasOwner("org.bluez")`): the default
     /// transport's question. Asked on the bus, not in /proc, which a hardened unit hides
     /// (`ProtectProc=invisible`). False without a system bus, or with no answer in `timeout`.

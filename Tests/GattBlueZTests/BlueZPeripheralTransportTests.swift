@@ -36,27 +36,38 @@ import Testing
         }
     }
 
-    let logger = Logger(label: "test")
+    /// A transport on its own event loop, opened against `bus` (its events recorded);
+    /// `stop` closes it, then the loop.
+    struct Running {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop: any EventLoop
+        let events = Events()
+        let transport: BlueZPeripheralTransport
 
-    private func start(_ bus: PrivateBus, on loop: any EventLoop, _ events: Events) throws -> BlueZPeripheralTransport {
-        var security = SecurityManagerConfiguration()
-        security.ioCapability = .displayYesNo
-        let t = BlueZPeripheralTransport(index: 0, security: security, bus: .address(bus.address), eventLoop: loop, logger: logger)
-        try loop.submit { t.onEvent = { events.append($0) } }.wait()
-        t.serveDatabase(BlueZGattApplicationTests.database)
-        try t.open().wait()
-        return t
+        init(_ bus: PrivateBus) throws {
+            loop = group.next()
+            var security = SecurityManagerConfiguration()
+            security.ioCapability = .displayYesNo
+            let t = BlueZPeripheralTransport(index: 0, security: security, bus: .address(bus.address), eventLoop: loop, logger: Logger(label: "test"))
+            let events = self.events
+            try loop.submit { t.onEvent = { events.append($0) } }.wait()
+            t.serveDatabase(BlueZGattApplicationTests.database)
+            try t.open().wait()
+            transport = t
+        }
+
+        func stop() {
+            _ = try? transport.close().wait()
+            try? group.syncShutdownGracefully()
+        }
     }
 
     @Test func registersAndServesThroughBluetoothd() throws {
         let bus = try PrivateBus()
         let bz = try StandInBluetoothd(bus: bus)
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let loop = group.next()
-        let events = Events()
-        let t = try start(bus, on: loop, events)
-        defer { _ = try? t.close().wait() }
+        let running = try Running(bus)
+        defer { running.stop() }
+        let (t, loop, events) = (running.transport, running.loop, running.events)
 
         let ready = events.next { if case .ready(let a, _, let c) = $0 { (a, c) } else { nil } }
         #expect(ready?.0.description == "00:AA:01:00:00:00")
@@ -119,12 +130,9 @@ import Testing
     @Test func bluetoothdLeavingIsALostController() throws {
         let bus = try PrivateBus()
         var bz: StandInBluetoothd? = try StandInBluetoothd(bus: bus)
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let loop = group.next()
-        let events = Events()
-        let t = try start(bus, on: loop, events)
-        defer { _ = try? t.close().wait() }
+        let running = try Running(bus)
+        defer { running.stop() }
+        let (t, events) = (running.transport, running.events)
         #expect(events.next { if case .ready = $0 { true } else { nil } } == true)
         bz = nil  // its connection closes: org.bluez has no owner any more
         #expect(bz == nil)

@@ -14,8 +14,7 @@ public enum BlueZProbe {
             promise.fail(ControllerProbeFailure(BlueZError.noBus(error.message).description))
             return promise.futureResult
         }
-        let call = DBusCall(destination: BlueZ.service, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
-        connection.call(call, timeout: .nanoseconds(timeout.nanoseconds)) { result in
+        connection.call(BlueZ.managedObjectsCall, timeout: .nanoseconds(timeout.nanoseconds)) { result in
             do throws(BlueZError) {
                 let objects = try result.mapError { BlueZError.answer("asking bluetoothd for its adapters", $0) }.get()
                 promise.succeed(try BlueZAdapter.find(index, in: objects.first ?? .array(element: "{oa{sa{sv}}}", [])).probe)

@@ -48,9 +48,7 @@ extension BlueZPeripheralTransport {
     /// Everything gattd registered, unregistered (the transport closes).
     func unregisterAll(_ c: DBusConnection) {
         for id in advertisements.keys.sorted() { unregister(id, c) }
-        c.call(DBusCall(
-            destination: BlueZ.service, path: BlueZAdapter.path(index), interface: "org.bluez.GattManager1", member: "UnregisterApplication",
-            [.objectPath(BlueZGattApplication.root)])) { _ in }
+        c.call(applicationCall(register: false)) { _ in }
     }
 
     /// bluetoothd reading an advertisement's properties, or releasing it.

@@ -82,11 +82,8 @@ extension BlueZPeripheralTransport {
     /// `UnregisterApplication` then `RegisterApplication`: bluetoothd drops the old services
     /// and adds the new ones (Service Changed goes to the centrals).
     private func reregisterApplication(_ c: DBusConnection) {
-        let path = BlueZAdapter.path(index)
-        let unregister = DBusCall(destination: BlueZ.service, path: path, interface: "org.bluez.GattManager1", member: "UnregisterApplication", [.objectPath(BlueZGattApplication.root)])
-        let register = DBusCall(
-            destination: BlueZ.service, path: path, interface: "org.bluez.GattManager1", member: "RegisterApplication", [.objectPath(BlueZGattApplication.root), .properties([:])])
-        c.call(unregister) { _ in
+        let register = applicationCall(register: true)
+        c.call(applicationCall(register: false)) { _ in
             c.call(register) { result in
                 switch result {
                 case .success: self.logger.info("GATT application registered again with bluetoothd (the database changed)")

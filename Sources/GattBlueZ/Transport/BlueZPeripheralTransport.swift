@@ -132,8 +132,7 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
     }
 
     private func loadObjects(_ c: DBusConnection) {
-        let call = DBusCall(destination: BlueZ.service, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
-        c.call(call) { result in
+        c.call(BlueZ.managedObjectsCall) { result in
             self.eventLoop.execute {
                 guard self.isCurrent(c) else { return }
                 do throws(BlueZError) {
@@ -175,10 +174,7 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
     /// `RegisterApplication`; once bluetoothd took it, the controller is ready and the
     /// devices already connected come up.
     private func register(_ objects: DBusValue, _ c: DBusConnection) {
-        let call = DBusCall(
-            destination: BlueZ.service, path: BlueZAdapter.path(index), interface: "org.bluez.GattManager1", member: "RegisterApplication",
-            [.objectPath(BlueZGattApplication.root), .properties([:])])
-        c.call(call) { result in
+        c.call(applicationCall(register: true)) { result in
             self.eventLoop.execute {
                 guard self.isCurrent(c), case .opening(_, let promise) = self.state else { return }
                 if case .failure(let e) = result {
@@ -199,6 +195,14 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
     }
 
     private func isCurrent(_ c: DBusConnection) -> Bool { connection === c }
+
+    /// `GattManager1.RegisterApplication` (`register`) or `UnregisterApplication` of gattd's tree.
+    func applicationCall(register: Bool) -> DBusCall {
+        DBusCall(
+            destination: BlueZ.service, path: BlueZAdapter.path(index), interface: "org.bluez.GattManager1",
+            member: register ? "RegisterApplication" : "UnregisterApplication",
+            register ? [.objectPath(BlueZGattApplication.root), .properties([:])] : [.objectPath(BlueZGattApplication.root)])
+    }
 
     /// bluetoothd could not put the services where they asked (its own services, or another
     /// application, hold those handles): the next offset, else bluetoothd's own placement.
