@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "GattHost", targets: ["GattHost"]),
         .library(name: "GattControlProtocol", targets: ["GattControlProtocol"]),
         .library(name: "GattProfiles", targets: ["GattProfiles"]),
+        .library(name: "GattBlueZ", targets: ["GattBlueZ"]),
+        .library(name: "GattDBus", targets: ["GattDBus"]),
         // For tests, the fuzz targets and the benchmarks (their packages depend on this one by path).
         .library(name: "GattTestSupport", targets: ["GattTestSupport"]),
     ],

@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "fuzz-smp", targets: ["FuzzSMP"]),
         .executable(name: "fuzz-l2cap", targets: ["FuzzL2CAP"]),
         .executable(name: "fuzz-control", targets: ["FuzzControl"]),
+        .executable(name: "fuzz-bluez", targets: ["FuzzBlueZ"]),
     ],
     dependencies: [
         .package(name: "gattd", path: ".."),
@@ -51,6 +52,13 @@ let package = Package(
         .executableTarget(
             name: "FuzzControl",
             dependencies: ["FuzzSupport", .product(name: "GattCore", package: "gattd"), .product(name: "GattControlProtocol", package: "gattd")]),
+        // What bluetoothd sends the BlueZ back end: application calls, Device1 changes, agent calls.
+        .executableTarget(
+            name: "FuzzBlueZ",
+            dependencies: [
+                "FuzzSupport", .product(name: "GattCore", package: "gattd"), .product(name: "GattBlueZ", package: "gattd"),
+                .product(name: "GattDBus", package: "gattd"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

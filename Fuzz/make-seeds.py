@@ -160,3 +160,22 @@ eatt = (
     + event(0x05, [0x00] + u16(H) + [0x13])
 )
 write("host", "eatt", [0xA3] + eatt)
+
+# --- BlueZ: config byte, handle-offset byte, then operations (Fuzz/Sources/FuzzBlueZ) ---
+TRUE, FALSE = 0x84, 0x00  # value kinds: a boolean (kind % 12 == 0, bit 7 its value)
+os.makedirs(os.path.join(HERE, "corpus", "bluez"), exist_ok=True)
+# hci0's device connects (Connected), the agent is asked a numeric comparison, it bonds
+# (Bonded), then its object goes.
+write("bluez", "device-bonds", [0, 0,
+      0x02, 0, 1, 0, TRUE,
+      0x04, 0, 2, 0x40, 0xE2,
+      0x02, 0, 1, 1, TRUE,
+      0x03, 0])
+# ReadValue (options: offset 0) and WriteValue (2 bytes, options: type) on the 4th object.
+write("bluez", "application-calls", [1, 1,
+      0x00, 3, 0, 0, 1, 9, 1, 0, 1, 0, 0,
+      0x00, 3, 0, 1, 2, 6, 2, 0xAA, 0xBB, 9, 1, 3, 4, 7] + list(b"request"))
+# RequestConfirmation of hci0's device, confirmed.
+write("bluez", "agent-confirmation", [0, 0,
+      0x05, 0, 2, 5, 0, 2, 0x01, 0, 0x40, 0xE2,
+      0, 0, 0, 2])

@@ -6,7 +6,8 @@ extension ControlStatus {
     /// `{"address","core_version","hci_version","lmp_version","manufacturer","company_id",
     /// "le_features":[names],"acl_buffers":{"length","count"},"advertising_commands":"legacy"|"extended",
     /// "advertised_by":"host"|"kernel","max_sets","max_data_length","extended_pdus","sets_take_turns",
-    /// "advertising":"in words"}` (`max_sets` left out when unlimited; the version fields when unknown).
+    /// "advertising":"in words","summary":"how gattd reaches it"}` (`max_sets` left out when unlimited;
+    /// the version fields when unknown; `summary` when the transport said).
     public struct Controller: Sendable, Equatable {
         public var address: BluetoothAddress
         /// "5.2"
@@ -26,6 +27,9 @@ extension ControlStatus {
         public var setsTakeTurns: Bool
         /// `ControllerInfo.advertisingSummary`.
         public var advertising: String
+        /// How gattd reaches it, as the transport said when it came up ("hci0 … through
+        /// bluetoothd 5.66; …"), with what that back end cannot do.
+        public var summary: String?
 
         public init(_ c: ControllerInfo) {
             address = c.address
@@ -62,6 +66,7 @@ extension ControlStatus {
             if let maximumSets { m.append(("max_sets", .int(maximumSets))) }
             m += [("max_data_length", .int(maximumDataLength)), ("extended_pdus", .bool(extendedPDUs)),
                   ("sets_take_turns", .bool(setsTakeTurns)), ("advertising", .string(advertising))]
+            if let summary { m.append(("summary", .string(summary))) }
             return .object(m)
         }
 
@@ -95,6 +100,7 @@ extension ControlStatus {
             extendedPDUs = try o.bool("extended_pdus")
             setsTakeTurns = try o.bool("sets_take_turns")
             advertising = try o.string("advertising")
+            summary = o.has("summary") ? try o.string("summary") : nil
         }
     }
 }

@@ -38,6 +38,7 @@ extension PeripheralDaemon {
                 ? core.payloads.scanResponseData : nil)
         status.state = controllerState.state
         status.controller = controller.map(ControlStatus.Controller.init)
+        status.controller?.summary = controllerSummary
         // Connectable sets advertise from the controller's address; the others too where the
         // controller says so (not known until one was ready).
         let address = core.address

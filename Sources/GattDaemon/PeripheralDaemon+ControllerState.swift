@@ -7,6 +7,7 @@ import GattTransport
 extension PeripheralDaemon {
     func controllerReady(address: BluetoothAddress, description: String, controller: ControllerInfo?) {
         lastAddress = address
+        controllerSummary = description
         logger.info("controller \(description)")
         if let controller {
             self.controller = controller

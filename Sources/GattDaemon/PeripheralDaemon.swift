@@ -44,6 +44,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     }
     /// The controller's address, kept for `status` while it is away.
     var lastAddress: BluetoothAddress = .zero
+    /// How the transport said it reaches the controller when it came up (`status`).
+    var controllerSummary: String?
     /// What the last ready controller is and can do (kept while it is away).
     var controller: ControllerInfo?
     /// Called (on the loop) when the daemon cannot go on: the first controller cannot advertise

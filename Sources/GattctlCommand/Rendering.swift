@@ -96,7 +96,9 @@ enum Rendering {
         case (let n?, true): sets = "up to \(n), taking turns on the air"
         case (nil, _): sets = "taking turns on the air"
         }
-        return "hardware     \(version)\(maker); LE ACL \(c.aclDataPacketLength) bytes x \(c.totalACLDataPackets)\n"
+        // Through bluetoothd gattd knows no hardware details: how it reaches the controller instead.
+        let reached = c.coreVersion == nil ? c.summary.map { "via          \($0)\n" } : nil
+        return (reached ?? "hardware     \(version)\(maker); LE ACL \(c.aclDataPacketLength) bytes x \(c.totalACLDataPackets)\n")
             + "le features  \(c.leFeatures.isEmpty ? "none" : c.leFeatures.joined(separator: ", "))\n"
             + "sets         \(sets), \(c.maximumDataLength) bytes of data per set (\(c.advertising))\n"
     }

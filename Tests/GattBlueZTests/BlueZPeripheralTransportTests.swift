@@ -110,6 +110,9 @@ import Testing
         #expect(e.name == "org.bluez.Error.NotPermitted")
         _ = bz.callApplication(path: level, interface: BlueZGattApplication.characteristicInterface, member: "StartNotify", []).wait()
         #expect(events.next { if case .gattSubscribers(let h, true) = $0 { h } else { nil } } == db[db.services[2].characteristics[0]].valueHandle)
+        // An indication confirmed (bluetoothd names no device): the one central connected.
+        _ = bz.callApplication(path: level, interface: BlueZGattApplication.characteristicInterface, member: "Confirm", []).wait()
+        #expect(events.next { if case .gattConfirmed(let c, let h) = $0 { (c, h) } else { nil } }.map { $0 == id && $1 == db[db.services[2].characteristics[0]].valueHandle } == true)
 
         // Pairing: a numeric comparison is the core's prompt, the user's answer the reply.
         let confirmation = bz.callApplication(path: "/org/gattd/agent", interface: "org.bluez.Agent1", member: "RequestConfirmation", [.objectPath(StandInBluetoothd.device), .uint32(123_456)])
@@ -117,6 +120,13 @@ import Testing
         #expect(compared == 123_456)
         loop.execute { t.respondToPairing(id, .confirm(true)) }
         #expect(confirmation.wait() == .success([]))
+        // bluetoothd keeps the bond: the core hears of it, as the agent saw it paired.
+        bz.bonded()
+        let bond = try #require(events.next { if case .pairing(id, .pairingComplete(let b, true)) = $0 { b } else { nil } })
+        #expect(bond.address.description == "11:22:33:44:55:66" && bond.authenticated && bond.secureConnections)
+        // gattctl unbond: bluetoothd removes the device and its keys.
+        t.removeBond(bond)
+        #expect(bz.deviceRemoved.wait() == StandInBluetoothd.device)
         // Another adapter's device is not gattd's to pair.
         let other = bz.callApplication(path: "/org/gattd/agent", interface: "org.bluez.Agent1", member: "RequestAuthorization", [.objectPath("/org/bluez/hci1/dev_AA_BB_CC_DD_EE_FF")])
         #expect((try? other.wait()?.get()) == nil)
@@ -139,5 +149,54 @@ import Testing
         #expect(events.next { if case .lost(let reason) = $0 { reason } else { nil } } == "bluetoothd left the system bus")
         // Opening again without bluetoothd says so, to be retried with backoff.
         #expect(throws: TransportOpenFailure.self) { try t.open().wait() }
+    }
+
+    /// A transport opening against `bus`: the failure its open ends with (nil: it opened).
+    private func openFailure(_ bus: PrivateBus, while act: () -> Void = {}) throws -> TransportOpenFailure? {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let t = BlueZPeripheralTransport(index: 0, bus: .address(bus.address), eventLoop: group.next(), logger: Logger(label: "test"))
+        t.serveDatabase(BlueZGattApplicationTests.database)
+        let opened = t.open()
+        act()
+        defer { _ = try? t.close().wait() }
+        do {
+            try opened.wait()
+            return nil
+        } catch let failure as TransportOpenFailure {
+            return failure
+        }
+    }
+
+    @Test func aBluetoothdWithoutAGATTManagerIsRefusedForGood() throws {
+        let bus = try PrivateBus()
+        let bz = try StandInBluetoothd(bus: bus, gattManager: false)
+        let failure = try #require(try openFailure(bus))
+        #expect(failure.message == "bluetoothd serves no GATT applications on hci0 (no GattManager1)")
+        #expect(failure.retry == .never(exitCode: 69))
+        #expect(bz.record.withLock { $0.registrations } == 0)
+    }
+
+    @Test func anApplicationBluetoothdRefusesEverywhereFailsTheOpen() throws {
+        let bus = try PrivateBus()
+        let bz = try StandInBluetoothd(bus: bus, registration: .refused)
+        let failure = try #require(try openFailure(bus))
+        #expect(failure.message.hasPrefix("bluetoothd refused gattd's GATT application: "))
+        #expect(failure.retry == .withBackoff)
+        // gattd's handles, 0x0100 and 0x0200 higher, then bluetoothd's own placement.
+        #expect(bz.record.withLock { $0.registrations } == 4)
+    }
+
+    @Test func bluetoothdStoppingMidRegistrationIsRetried() throws {
+        let bus = try PrivateBus()
+        var bz: StandInBluetoothd? = try StandInBluetoothd(bus: bus, registration: .unanswered)
+        let registering = try #require(bz?.registering)
+        let failure = try #require(try openFailure(bus) {
+            #expect(registering.wait() != nil)
+            bz = nil  // it leaves the bus before answering
+        })
+        #expect(bz == nil)
+        #expect(failure.retry == .withBackoff)
+        #expect(failure.message == "bluetoothd left the system bus" || failure.message.hasPrefix("bluetoothd refused gattd's GATT application"))
     }
 }

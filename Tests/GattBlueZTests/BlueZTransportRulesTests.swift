@@ -24,6 +24,21 @@ import Testing
         #expect(props["Data"] == nil)
     }
 
+    @Test func aBroadcasterAsksForNoFlags() throws {
+        // gattd's own payload carries Flags 0x06; bluetoothd 5.66 refuses a broadcast
+        // advertisement with any ("Broadcast cannot set flags"), so none are asked for.
+        var a = AdvertisingConfiguration()
+        a.connectable = false
+        a.scannable = false
+        a.manufacturerData = [AdvertisingConfiguration.ManufacturerData(companyID: 0xFFFF, data: [0xBE, 0xEF])]
+        let s = try set(a)
+        #expect(Array(s.payloads.advertisingData.prefix(3)) == [0x02, 0x01, 0x06])
+        let props = BlueZAdvertisement.properties(s)
+        #expect(props["Type"] == .string("broadcast"))
+        #expect(props["Discoverable"] == nil && props["Data"] == nil)
+        #expect(props["ManufacturerData"] == .array(element: "{qv}", [.dictEntry(.uint16(0xFFFF), .variant(.bytes([0xBE, 0xEF])))]))
+    }
+
     @Test func adStructuresBluetoothdHasNoPropertyForGoThroughData() {
         // Flags, a 16-bit service data, appearance, TX power, and an AD type 0x2C.
         let ad: [UInt8] = [2, 0x01, 0x06, 5, 0x16, 0x0F, 0x18, 0x64, 0x00, 3, 0x19, 0x40, 0x03, 2, 0x0A, 0x00, 3, 0x2C, 0xAA, 0xBB]
@@ -80,5 +95,43 @@ import Testing
         guard case .connected(_, let peer)? = events.first else { Issue.record("\(events)"); return }
         #expect(peer.addressType == .random)
         #expect(d.connectedCount == 1)
+    }
+
+    @Test func aNewBondIsReportedOnceWithWhatTheAgentSaw() throws {
+        var d = BlueZDevices(adapter: 0)
+        let path = "/org/bluez/hci0/dev_00_AA_01_01_00_01"
+        _ = d.changed(path, ["Address": .string("00:AA:01:01:00:01"), "AddressType": .string("public"), "Bonded": .boolean(false), "Paired": .boolean(false)])
+        guard case .connected(let id, _)? = d.changed(path, ["Connected": .boolean(true)]).first else { Issue.record("not connected"); return }
+        d.asked(path, .numericComparison(123_456))
+        // Paired first, then Bonded (bluetoothd 5.66's order): the bond comes with Bonded.
+        #expect(d.changed(path, ["Paired": .variant(.boolean(true))]).isEmpty)
+        let events = d.changed(path, ["Bonded": .variant(.boolean(true))])
+        guard case .pairing(id, .pairingComplete(let bond, true))? = events.first, events.count == 1 else { Issue.record("\(events)"); return }
+        #expect(bond.address.description == "00:AA:01:01:00:01" && bond.addressType == .public)
+        #expect(bond.authenticated && bond.secureConnections && bond.longTermKey == nil)
+        // A bonded central that reconnects is no new bond; nor is one already bonded at load.
+        _ = d.changed(path, ["Connected": .boolean(false)])
+        #expect(d.changed(path, ["Connected": .boolean(true)]).count == 1)
+        var loaded = BlueZDevices(adapter: 0)
+        let objects: DBusValue = .array(element: "{oa{sa{sv}}}", [
+            .dictEntry(.objectPath(path), .array(element: "{sa{sv}}", [
+                .dictEntry(.string("org.bluez.Device1"), .properties(["Bonded": .boolean(true), "Paired": .boolean(true), "Connected": .boolean(true)])),
+            ]))
+        ])
+        #expect(loaded.load(objects).count == 1)
+        // Just Works (no question): unauthenticated. A bluetoothd without Bonded says Paired.
+        var old = BlueZDevices(adapter: 0)
+        _ = old.changed(path, ["Connected": .boolean(true)])
+        let justWorks = old.changed(path, ["Paired": .boolean(true)])
+        guard case .pairing(_, .pairingComplete(let b, true))? = justWorks.first else { Issue.record("\(justWorks)"); return }
+        #expect(!b.authenticated && !b.secureConnections)
+        #expect(old.path(of: BluetoothAddress("00:AA:01:01:00:02")!) == "/org/bluez/hci0/dev_00_AA_01_01_00_02")
+        // A central bluetoothd did not know: its object is added already connected, then it bonds.
+        var fresh = BlueZDevices(adapter: 0)
+        let added = fresh.added(path, ["Address": .variant(.string("00:AA:01:01:00:01")), "Connected": .variant(.boolean(true)), "Paired": .variant(.boolean(false)), "Bonded": .variant(.boolean(false))])
+        guard case .connected(let newID, _)? = added.first, added.count == 1 else { Issue.record("\(added)"); return }
+        #expect(fresh.changed(path, ["Paired": .boolean(true)]).isEmpty)
+        guard case .pairing(newID, .pairingComplete(_, true))? = fresh.changed(path, ["Bonded": .boolean(true)]).first else { Issue.record("no bond"); return }
+        #expect(fresh.added("/org/bluez/hci1/dev_00_AA_01_01_00_01", ["Connected": .boolean(true)]).isEmpty)
     }
 }

@@ -22,17 +22,29 @@ final class StandInBluetoothd: @unchecked Sendable {
         var agent: (path: String, capability: String)?
         var defaultAgent: String?
         var disconnected: [String] = []
+        var removed: [String] = []
     }
     let record = Mutex(Record())
     /// Said when an application asks to be the default agent, and when an advertisement is registered.
     let defaultAgentRequested = Delivery<String>()
+    let deviceRemoved = Delivery<String>()
     let advertisementRegistered = Delivery<String>()
     /// Handles below this are bluetoothd's own: an application asking for one is refused, as
     /// 5.66 refuses handles its GAP, GATT and Device Information services hold.
     let reservedBelow: Int
+    /// How this bluetoothd answers `RegisterApplication`.
+    enum Registration { case asBluetoothd, refused, unanswered }
+    let registration: Registration
+    /// Whether the adapter has a `GattManager1` (bluetoothd before 5.42 has none under that name).
+    let gattManager: Bool
+    /// Said when `RegisterApplication` is called.
+    let registering = Delivery<Void>()
+    private let heldCalls = Mutex<[DBusIncomingCall]>([])
 
-    init(bus: PrivateBus, reservedBelow: Int = 0x0015) throws {
+    init(bus: PrivateBus, reservedBelow: Int = 0x0015, registration: Registration = .asBluetoothd, gattManager: Bool = true) throws {
         self.reservedBelow = reservedBelow
+        self.registration = registration
+        self.gattManager = gattManager
         connection = try bus.connect()
         let c = connection
         c.export(prefix: "/") { [weak self] call in
@@ -50,7 +62,7 @@ final class StandInBluetoothd: @unchecked Sendable {
         .array(element: "{oa{sa{sv}}}", [
             .dictEntry(.objectPath("/org/bluez/hci0"), .array(element: "{sa{sv}}", [
                 .dictEntry(.string("org.bluez.Adapter1"), .properties(["Address": .string(adapterAddress), "Powered": .boolean(true), "Alias": .string("stand-in")])),
-                .dictEntry(.string("org.bluez.GattManager1"), .properties([:])),
+            ] + (gattManager ? [.dictEntry(.string("org.bluez.GattManager1"), .properties([:]))] : []) + [
                 .dictEntry(.string("org.bluez.LEAdvertisingManager1"), .properties(["SupportedInstances": .byte(4), "ActiveInstances": .byte(0)])),
             ])),
             .dictEntry(.objectPath(Self.device), .array(element: "{sa{sv}}", [
@@ -66,7 +78,13 @@ final class StandInBluetoothd: @unchecked Sendable {
             c.reply(call, .success([objects]))
         case ("org.freedesktop.DBus.Properties", "Set"):
             c.reply(call, .success([]))
+        case ("org.bluez.GattManager1", "RegisterApplication") where registration != .asBluetoothd:
+            record.withLock { $0.registrations += 1 }
+            registering.deliver(())
+            if registration == .refused { return c.reply(call, .failure(DBusError("org.bluez.Error.Failed", "Failed to create entry in database"))) }
+            heldCalls.withLock { $0.append(call) }  // bluetoothd stops before it answers
         case ("org.bluez.GattManager1", "RegisterApplication"):
+            registering.deliver(())
             guard let root = call.arguments.first?.string else { return c.reply(call, .failure(.invalidArgs("path"))) }
             // As bluetoothd does: read the application's tree from its owner, then answer.
             c.call(DBusCall(destination: call.sender, path: root, interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")) { result in
@@ -99,6 +117,10 @@ final class StandInBluetoothd: @unchecked Sendable {
             record.withLock { $0.defaultAgent = call.arguments.first?.string }
             c.reply(call, .success([]))
             defaultAgentRequested.deliver(call.arguments.first?.string ?? "")
+        case ("org.bluez.Adapter1", "RemoveDevice"):
+            record.withLock { $0.removed.append(call.arguments.first?.string ?? "") }
+            c.reply(call, .success([]))
+            deviceRemoved.deliver(call.arguments.first?.string ?? "")
         case ("org.bluez.Device1", "Disconnect"):
             record.withLock { $0.disconnected.append(call.path) }
             c.reply(call, .success([]))
@@ -111,6 +133,13 @@ final class StandInBluetoothd: @unchecked Sendable {
     /// The device connects or disconnects (`PropertiesChanged` of `Device1`).
     func connected(_ on: Bool) {
         connection.emit(path: Self.device, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", [.string("org.bluez.Device1"), .properties(["Connected": .boolean(on)]), .strings([])])
+    }
+
+    /// The device is bonded now (`PropertiesChanged` of `Device1`: `Paired`, then `Bonded`).
+    func bonded() {
+        for p in ["Paired", "Bonded"] {
+            connection.emit(path: Self.device, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", [.string("org.bluez.Device1"), .properties([p: .boolean(true)]), .strings([])])
+        }
     }
 
     /// Calls a method on the application's owner, as bluetoothd does; the answer comes back.

@@ -55,6 +55,13 @@ let controllerStatus: ControlStatus = {
 }()
 let controllerStatusLine = #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[],"controller":{"address":"C0:FF:EE:00:00:01","core_version":"5.2","hci_version":11,"lmp_version":11,"manufacturer":"Nordic Semiconductor","company_id":89,"le_features":["LE Encryption","Extended Advertising"],"acl_buffers":{"length":251,"count":4},"advertising_commands":"extended","advertised_by":"host","max_sets":4,"max_data_length":1650,"extended_pdus":true,"sets_take_turns":false,"advertising":"extended advertising (4 sets, 1650 bytes of data per set)"}}"#
 
+/// The controller as the transport said it reaches it (`summary`).
+let summarizedStatus: ControlStatus = {
+    var s = controllerStatus
+    s.controller?.summary = "hci0 through bluetoothd 5.66; …"
+    return s
+}()
+
 /// A status with two sets: the primary with its address, an extended beacon whose address the kernel picks.
 let setsStatus: ControlStatus = {
     var s = ControlStatus(advertising: true, address: .zero, connections: [])
@@ -84,6 +91,8 @@ struct ControlReplyCodecTests {
         (.status(ControlStatus(advertising: false, address: .zero, connections: [])), nil, "status",
          #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[]}"#),
         (.status(controllerStatus), nil, "status", controllerStatusLine),
+        (.status(summarizedStatus), nil, "status",
+         String(controllerStatusLine.dropLast(2)) + #","summary":"hci0 through bluetoothd 5.66; …"}}"#),
         (.status(setsStatus), nil, "status", #"{"ok":true,"advertising":true,"address":"00:00:00:00:00:00","connections":[],"sets":[{"id":"primary","advertising":true,"pdus":"legacy","connectable":true,"scannable":true,"address":"C0:FF:EE:00:00:01","advertising_data":{"hex":"020106"},"scan_response":{"hex":""}},{"id":"long","advertising":false,"pdus":"extended","primary_phy":"coded","secondary_phy":"2m","connectable":false,"scannable":false,"advertising_data":{"hex":"020106"}}]}"#),
         (.status(poweredOnStatus), nil, "status",
          #"{"ok":true,"advertising":false,"address":"00:00:00:00:00:00","connections":[],"state":"powered_on"}"#),

@@ -35,4 +35,15 @@ import Testing
         // A handle that is no characteristic value changes nothing.
         #expect(core.handle(.gattSubscribers(AttributeHandle(0x0001), true), now: .zero).isEmpty)
     }
+
+    @Test mutating func aConfirmationIsTheCentralsEvent() {
+        _ = core.handle(.ready(address: PeripheralFixture.address, description: "bluez"), now: .zero)
+        _ = core.handle(.connected(a, PeripheralFixture.centralA), now: .zero)
+        let level = core.database[ATTFixture.notify].valueHandle
+        #expect(core.handle(.gattConfirmed(a, level), now: .zero)
+            == [.event(.att(.indicationConfirmed(a, characteristic: ATTFixture.notify), central: PeripheralFixture.centralA.address))])
+        // Of a central that left, or of no characteristic value: nothing.
+        #expect(core.handle(.gattConfirmed(ConnectionID(99), level), now: .zero).isEmpty)
+        #expect(core.handle(.gattConfirmed(a, AttributeHandle(0x0001)), now: .zero).isEmpty)
+    }
 }

@@ -964,6 +964,10 @@ export DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/dbus/system_bus_socket
 ./gattd --probe --transport bluez >/tmp/bz-none.out 2>&1; rc=$?
 [ $rc = 69 ] && grep -q "bluetoothd is not running (org.bluez is not on the system bus)" /tmp/bz-none.out \
     && pass "bluez: without bluetoothd the probe says so (rc=69)" || { bad "bluez: probe without bluetoothd (rc=$rc)"; cat /tmp/bz-none.out; }
+# No --transport and no bluetoothd on the bus: the kernel transport, and why.
+./gattd --probe >/tmp/bz-default.out 2>&1
+grep -q "no --transport: bluetoothd is not running: gattd serves through the kernel" /tmp/bz-default.out \
+    && pass "bluez: with no --transport and no bluetoothd, gattd takes the kernel (and says why)" || { bad "bluez: default without bluetoothd"; cat /tmp/bz-default.out; }
 bluetoothd -n -d >/tmp/bluetoothd.log 2>&1 &
 BZ_PID=$!
 i=0; while ! bluetoothctl list 2>/dev/null | grep -q "$HCI1_ADDR" && [ $i -lt 100 ]; do sleep 0.2; i=$((i+1)); done
@@ -985,8 +989,14 @@ cat /tmp/bz-probe.out
 btmgmt -i hci1 power on >/dev/null 2>&1   # bluetoothd powered the adapters off at start
 BZLOG=/tmp/gattd-bz.log
 BZCTL="./gattctl --socket /tmp/bz.sock"
+bz_links_closed() {
+    i=0; while [ "$(count ' connected: ' $BZLOG)" != "$(count ' disconnected: ' $BZLOG)" ] && [ $i -lt 100 ]; do
+        sleep 0.1; i=$((i+1)); done
+}
+BZ_TRANSPORT="--transport bluez:hci0"
+BZ_CONFIG=/share/gattd-bluez.json
 start_bz() {
-    $GATTD --config /share/gattd-bluez.json --transport bluez:hci0 --state-dir /tmp/bz-state --control /tmp/bz.sock >>$BZLOG 2>&1 &
+    $GATTD --config $BZ_CONFIG $BZ_TRANSPORT --log-level debug --state-dir /tmp/bz-state --control /tmp/bz.sock >>$BZLOG 2>&1 &
     BZG=$!
 }
 start_bz
@@ -997,12 +1007,15 @@ else
 fi
 wait_for 'advertising as "gattd-bz"' $BZLOG 100 && pass "bluez: advertising set registered with bluetoothd" \
     || { bad "bluez: not advertising"; tail -20 $BZLOG; }
+$BZCTL status >/tmp/bz-status.txt 2>&1
+grep -q "^via  *hci0 $HCI0_ADDR through bluetoothd 5.66; through it notify reaches every subscribed central" /tmp/bz-status.txt \
+    && pass "bluez: gattctl status says gattd reaches hci0 through bluetoothd, and what that cannot do" || { bad "bluez: status"; cat /tmp/bz-status.txt; }
 gatt --char-read --uuid=ffb1
 expect_out "62 65 73 69 64 65 20 62 6c 75 65 74 6f 6f 74 68 64" "bluez: hci1 read \"beside bluetoothd\" through bluetoothd's ATT server"
 gatt --characteristics
 cat /tmp/gatt.out
 vhandle() { grep "uuid = 0000$1-" /tmp/gatt.out | sed 's/.*char value handle = \(0x[0-9a-f]*\).*/\1/' | head -1; }
-KEPT=$(vhandle ffb2); LEVEL=$(vhandle ffb3)
+KEPT=$(vhandle ffb2); LEVEL=$(vhandle ffb3); ALERT=$(vhandle ffb6)
 echo "kept=$KEPT level=$LEVEL (gattd's: 0x0014, 0x0016)"
 grep "higher\|places them itself" $BZLOG | head -5
 # bluetoothd 5.66's own services (GAP, GATT, Device Information) hold gattd's 0x0010...:
@@ -1012,8 +1025,13 @@ grep "higher\|places them itself" $BZLOG | head -5
 gatt --char-write-req -a "$KEPT" -n 2a
 expect_out "Characteristic value was written successfully" "bluez: a persisted value written through bluetoothd"
 kill -TERM $BZG; wait $BZG
+# Started again with no --transport: bluetoothd runs, so gattd serves beside it.
+BZ_TRANSPORT=""
+before=$(count "GATT application registered with bluetoothd on hci0" $BZLOG)
 start_bz
-wait_for "GATT application registered with bluetoothd on hci0" $BZLOG 200
+wait_more "GATT application registered with bluetoothd on hci0" $BZLOG "$before" 200
+grep -q "no --transport: bluetoothd is running: gattd serves beside it" $BZLOG \
+    && pass "bluez: with no --transport and bluetoothd running, gattd serves beside it (and says why)" || bad "bluez: the default with bluetoothd"
 gatt --characteristics
 [ "$(vhandle ffb2)" = "$KEPT" ] && [ "$(vhandle ffb3)" = "$LEVEL" ] && pass "bluez: the handles are the same after gattd restarts (bonded centrals' caches stay valid)" \
     || { bad "bluez: handles moved on restart"; cat /tmp/gatt.out; }
@@ -1032,6 +1050,95 @@ else
 fi
 kill $BZL 2>/dev/null; wait $BZL 2>/dev/null
 cat /tmp/bz-listen.out
+# An indication: hci1 enables indications of "alert" (gatttool confirms each); bluetoothd's
+# Confirm is the `confirmed` event a watcher gets, naming hci1 (the one central connected).
+$BZCTL watch --json >/tmp/bz-watch.out 2>&1 &
+BZW=$!
+wait_for "control client [0-9]* watches" $BZLOG 50
+subs=$(count "centrals subscribed (bluetoothd's StartNotify" $BZLOG)
+timeout 40 gatttool -i hci1 -b "$HCI0_ADDR" -t public --char-write-req -a "$(printf '0x%04x' $(( ALERT + 1 )))" -n 0200 --listen >/tmp/bz-ind.out 2>&1 &
+BZL=$!
+if wait_more "centrals subscribed (bluetoothd's StartNotify" $BZLOG "$subs" 150; then
+    $BZCTL notify alert 05; echo "gattctl notify alert rc=$?"
+    wait_for "Indication.*handle = $ALERT value: 05" /tmp/bz-ind.out 100 && pass "bluez: gattctl notify indicated hci1 through bluetoothd" || bad "bluez: no indication"
+    wait_for '"event": *"confirmed"' /tmp/bz-watch.out 100 && grep '"confirmed"' /tmp/bz-watch.out | grep "alert" | grep -q "$HCI1_ADDR" \
+        && pass "bluez: hci1's confirmation reached the watcher (bluetoothd's Confirm: a confirmed event naming hci1)" || bad "bluez: no confirmed event"
+else
+    bad "bluez: no StartNotify for the indication"
+fi
+kill $BZL $BZW 2>/dev/null; wait $BZL $BZW 2>/dev/null
+cat /tmp/bz-ind.out /tmp/bz-watch.out
+# Two advertising sets: the primary (hci1 connects through it) and a non-connectable beacon,
+# each an LEAdvertisement1. btvirt reports one set per advertiser to a scan, so hci1 scans
+# with the primary off (the advertise op) and must see the beacon's manufacturer data.
+# hci1 scans through its bluetoothd (bluetoothctl on hci1) with the primary set off, then asks
+# bluetoothd what each device it found advertised: the beacon's manufacturer data (0xFFFF).
+# (btmon -r has crashed reading the trace once bluetoothd's traffic is in it, and btmgmt's
+# report is lost when its output is a file.)
+wait_for 'advertising set "beacon" on the air' $BZLOG 50 && pass "bluez: a second advertising set registered with bluetoothd" || bad "bluez: no beacon set"
+bz_links_closed
+$BZCTL advertise off && wait_for "info advertising stopped" $BZLOG 50
+# (A discovery filter, transport le: else bluetoothd drops advertisers without discoverable
+# flags, as a broadcaster is, adapter.c device_is_discoverable.)
+# One bluetoothctl session (fed through a FIFO): bluetoothd forgets the devices a discovery
+# found when the session that asked for it leaves.
+rm -f /tmp/btc.in; mkfifo /tmp/btc.in
+timeout 45 bluetoothctl </tmp/btc.in >/tmp/bz-scan.txt 2>&1 &
+BTC=$!
+exec 7>/tmp/btc.in
+{ echo "select $HCI1_ADDR"; sleep 0.5; echo "menu scan"; echo "transport le"; echo "back"; sleep 0.3; } >&7
+# Until a device other than hci0's public address is found (the beacon's NRPA). btvirt reports
+# an advertiser to a scan as it starts, and on 5.2 controllers has reported none at times: up
+# to three scans, each stopped (and seen stopped) before the next.
+beacon_found() { grep "NEW.*Device" /tmp/bz-scan.txt 2>/dev/null | grep -qv "$HCI0_ADDR"; }
+for round in 1 2 3; do
+    stopped=$(count "Discovering: no" /tmp/bz-scan.txt)
+    echo "scan on" >&7
+    i=0; while ! beacon_found && [ $i -lt 60 ]; do sleep 0.1; i=$((i+1)); done
+    beacon_found && break
+    echo "scan off" >&7
+    wait_more "Discovering: no" /tmp/bz-scan.txt "$stopped" 50
+done
+found=$(grep -o "Device [0-9A-F:]\{17\}" /tmp/bz-scan.txt | awk '{print $2}' | sort -u)
+for a in $found; do echo "info $a" >&7; sleep 0.3; done
+{ echo "scan off"; sleep 0.3; echo "quit"; } >&7
+exec 7>&-
+wait $BTC 2>/dev/null
+cp /tmp/bz-scan.txt /tmp/bz-info.txt
+rm -f /tmp/btc.in
+echo "hci1 found: $found"
+# (Required on the 4.x controllers; on 5.2 ones btvirt has reported hci0's extended sets to
+# bluetoothd's scan in some runs and none in others, so there it is reported, not required.)
+if grep -q "ManufacturerData Key: 0xffff" /tmp/bz-info.txt; then
+    pass "bluez: hci1's scan saw the beacon set (its manufacturer data: a second set of hci0 through bluetoothd)"
+elif [ "$BT5" = 1 ]; then
+    echo "INFO: bluez: btvirt reported no extended set of hci0 to hci1's scan this time"
+else
+    bad "bluez: hci1 did not see the beacon"; grep -v "1;39m" /tmp/bz-info.txt | tail -40
+fi
+ads=$(count 'advertising as "gattd-bz"' $BZLOG)
+$BZCTL advertise on && wait_more 'advertising as "gattd-bz"' $BZLOG "$ads" 100 || bad "bluez: the primary set did not come back"
+# An app's L2CAP channel beside bluetoothd: gattd listens on a kernel LE socket (bluetoothd
+# has no app's PSM), hci1's l2test echoes through `gattctl l2cap serve echo`.
+# 4.x controllers only: on 5.2 ones the guest kernel BUGs (list corruption in hci_chan_del, from
+# l2cap_sock_release) as the link under l2test's channel and bluetoothd's GATT client goes down.
+if [ "$BT5" = 0 ]; then
+    $BZCTL l2cap serve echo --exec 'echo "env: $GATTD_CENTRAL $GATTD_PSM" >&2; exec cat' >/tmp/bz-echo.log 2>&1 &
+    BZE=$!
+    wait_for 'listening for L2CAP channel "echo" on PSM 129' $BZLOG 100 && pass "bluez: gattd listens for PSM 129 beside bluetoothd" || bad "bluez: no L2CAP listener"
+    bz_links_closed
+    l2test_y 129 3 100 /tmp/bz-l2.out
+    cat /tmp/bz-echo.log
+    [ "$(count 'Received 100 bytes' /tmp/bz-l2.out)" = 3 ] && pass "bluez: gattctl l2cap echo beside bluetoothd (3 SDUs of 100 bytes back)" || bad "bluez: l2cap echo"
+    grep -q "env: $HCI1_ADDR 129" /tmp/bz-echo.log && pass "bluez: the channel's central is hci1 (its Device1)" || bad "bluez: the channel's central"
+    kill $BZE 2>/dev/null; wait $BZE 2>/dev/null
+    # bluetoothd on hci1 put its own GATT client's ATT channel on l2test's link, which keeps it up
+    # (and a central's ATT connect on it busy): hci1 drops the link.
+    btmgmt -i hci1 disconnect -t 1 "$HCI0_ADDR" >/dev/null 2>&1
+    bz_links_closed
+else
+    echo "INFO: bluez: L2CAP channels beside bluetoothd: checked on the 4.x controllers only"
+fi
 # A control characteristic answered by a program on the control socket (gattctl serve):
 # reads get its output, a refused write gets its ATT error through bluetoothd.
 $BZCTL serve --utf8 --exec '[ "$GATTD_OP" = read ] && printf "answered by gattctl" || { echo write_not_permitted; exit 1; }' >/tmp/bz-serve.log 2>&1 &
@@ -1045,10 +1152,6 @@ kill $BZS 2>/dev/null; wait $BZS 2>/dev/null
 # A service added at run time: bluetoothd takes the application again. (After hci1's idle
 # link closed: the 6.1 guest kernel has hit a list corruption BUG in hci_chan_del when
 # bluetoothd closed its ATT socket for a link going down while it swapped the application.)
-bz_links_closed() {
-    i=0; while [ "$(count ' connected: ' $BZLOG)" != "$(count ' disconnected: ' $BZLOG)" ] && [ $i -lt 100 ]; do
-        sleep 0.1; i=$((i+1)); done
-}
 bz_links_closed
 cat >/tmp/bz-added.json <<'JSON'
 { "id": "added", "uuid": "FFC0", "characteristics": [ { "uuid": "FFC1", "properties": ["read"], "value": { "utf8": "added" } } ] }
@@ -1077,9 +1180,32 @@ expect_out "Characteristic value/descriptor: 2a" "bluez: the same handles and va
 # after it waits on a link closing or on bluetoothd.
 wait_for "gattd is bluetoothd's default pairing agent (NoInputNoOutput)" $BZLOG 50 \
     && pass "bluez: gattd is bluetoothd's default pairing agent" || { bad "bluez: no agent"; grep -i agent $BZLOG; }
+# Pairing with gattd serving the primary set only (restarted without the beacon): while the
+# kernel also advertised the non-connectable beacon from a random address, pairing through the
+# connectable set failed (Authentication Failed) in about one run in two, both sides having
+# confirmed; the kernel takes the responder's address type from the last set it configured
+# (hci_event.c le_conn_update_addr: hdev->adv_addr_type), and turning the beacon off was not
+# enough on 5.2 controllers.
+kill -TERM $BZG; wait $BZG
+sed '/"advertising_sets"/,/^  \],$/d' /share/gattd-bluez.json >/tmp/gattd-bz-one-set.json
+BZ_CONFIG=/tmp/gattd-bz-one-set.json
+agents=$(count "gattd is bluetoothd's default pairing agent" $BZLOG)
+start_bz
+wait_more "gattd is bluetoothd's default pairing agent" $BZLOG "$agents" 200
 gatt --sec-level=medium --char-read --uuid=ffb5
 expect_out "73 65 61 6c 65 64" "bluez: an encrypted characteristic read after pairing through gattd's agent"
-wait_for "paired (bluetoothd keeps the bond)" $BZLOG 50 && pass "bluez: the pairing reported" || bad "bluez: no pairing reported"
+grep -q "73 65 61 6c 65 64" /tmp/gatt.out || { grep -iE "agent|pair|bond" $BZLOG | tail -20; grep -iE "agent|pair|bond|auth|smp|confirm" /tmp/bluetoothd.log | tail -30; }
+# bluetoothd's bond (Device1.Bonded) is gattd's bond event and in `gattctl bonds`.
+wait_for "$HCI1_ADDR: paired and bonded as $HCI1_ADDR" $BZLOG 50 && pass "bluez: bluetoothd's bond reported as gattd's (Device1.Bonded)" || bad "bluez: no bond reported"
+$BZCTL bonds >/tmp/bz-bonds.out 2>&1; cat /tmp/bz-bonds.out
+grep -q "$HCI1_ADDR" /tmp/bz-bonds.out && pass "bluez: gattctl bonds lists hci1" || bad "bluez: gattctl bonds"
+if [ "$BT5" = 0 ]; then
+    # gattctl unbond: bluetoothd forgets the device (Adapter1.RemoveDevice). (4.x only: on
+    # -l2 the link teardown after this pairing has hit the guest kernel's BUG.)
+    $BZCTL unbond "$HCI1_ADDR"; echo "gattctl unbond rc=$?"
+    wait_for "bluetoothd removed the device and its bond" $BZLOG 50 \
+        && pass "bluez: gattctl unbond removed hci1's bond from bluetoothd" || bad "bluez: unbond"
+fi
 kill -TERM $BZG; wait $BZG; rc=$?
 [ $rc = 0 ] && pass "bluez: gattd exited 0" || bad "bluez: gattd exit status $rc"
 grep -E "warning|error|bluez|bluetoothd" $BZLOG | head -30

@@ -8,6 +8,8 @@ import GattTransport
 public struct BlueZAdapter: Sendable, Equatable {
     public var index: Int
     public var address: BluetoothAddress
+    /// `AddressType` "random": the adapter's identity is a static random address.
+    public var randomAddress = false
     public var name: String?
     public var powered: Bool
     /// bluetoothd's version ("5.66"), from the adapter's Device ID (`Modalias`), when it says.
@@ -46,6 +48,7 @@ public struct BlueZAdapter: Sendable, Equatable {
             index: index, address: BluetoothAddress(adapter["Address"]?.string ?? "") ?? .zero, name: adapter["Alias"]?.string ?? adapter["Name"]?.string,
             powered: adapter["Powered"]?.bool ?? false, bluetoothdVersion: Self.version(modalias: adapter["Modalias"]?.string),
             roles: adapter["Roles"]?.items?.compactMap(\.string) ?? [], gattManager: interfaces["org.bluez.GattManager1"] != nil, advertising: nil)
+        a.randomAddress = adapter["AddressType"]?.string == "random"
         if let m = interfaces["org.bluez.LEAdvertisingManager1"]?.dictionary {
             let caps = m["SupportedCapabilities"]?.dictionary ?? [:]
             a.advertising = Advertising(
@@ -82,8 +85,12 @@ public struct BlueZAdapter: Sendable, Equatable {
         let summary = advertising.map { "bluetoothd's advertising manager (\($0.supportedInstances) instances, \($0.maximumDataLength) bytes of data each)" } ?? "none (bluetoothd has no advertising manager on this adapter)"
         c.advertisingOwner = .stack(limits: limits, summary: summary)
         c.nonConnectableSetsUseControllerAddress = false
-        return ControllerProbe(description: "hci\(index) \(address) through bluetoothd", controller: c, report: reportLines)
+        return ControllerProbe(description: "hci\(index) \(address) through bluetoothd\(bluetoothdVersion.map { " \($0)" } ?? ""); \(Self.limitations)", controller: c, report: reportLines)
     }
+
+    /// What gattd cannot do through bluetoothd (5.66), in `status` and the log (docs/bluez.md).
+    static let limitations =
+        "through it notify reaches every subscribed central (never one), is never busy, and confirmations name no central; no link requests, no captures (docs/bluez.md)"
 
     var reportLines: [String] {
         var lines = ["controller \(address) at bluez:hci\(index), through bluetoothd\(bluetoothdVersion.map { " \($0)" } ?? "") on the system bus"]

@@ -21,8 +21,10 @@ public enum BlueZAdvertisement {
         for (type, value) in structures(p.advertisingData) + structures(p.scanResponseData) {
             switch type {
             case 0x01:
-                // Flags: bluetoothd writes its own; General Discoverable asks for them.
-                if value.first.map({ $0 & 0x02 != 0 }) == true { props["Discoverable"] = .boolean(true) }
+                // Flags: bluetoothd writes its own; General Discoverable asks for them. Not
+                // for a broadcaster, which bluetoothd refuses with any ("Broadcast cannot set
+                // flags": Core Vol 3 Part C §9.1.1, broadcast mode sets no discoverable flag).
+                if p.isConnectable, value.first.map({ $0 & 0x02 != 0 }) == true { props["Discoverable"] = .boolean(true) }
             case 0x02, 0x03: uuids += uuidList(value, width: 2)
             case 0x04, 0x05: uuids += uuidList(value, width: 4)
             case 0x06, 0x07: uuids += uuidList(value, width: 16)

@@ -11,6 +11,9 @@ public struct BlueZDevices: Sendable {
     struct Device: Sendable {
         var properties: [String: DBusValue] = [:]
         var connection: ConnectionID?
+        /// What gattd's agent was asked or shown while this device paired (how it paired:
+        /// bluetoothd does not say otherwise).
+        var pairingQuestion: SecurityManagerEvent?
     }
 
     let adapterPath: String
@@ -26,19 +29,63 @@ public struct BlueZDevices: Sendable {
     public mutating func load(_ objects: DBusValue) -> [TransportEvent] {
         var out: [TransportEvent] = []
         for (path, interfaces) in objects.dictionary ?? [:] where owns(path) {
-            if let props = interfaces.dictionary?[Self.interface]?.dictionary { out += changed(path, props) }
+            // (Bonds made before: not news.)
+            if let props = interfaces.dictionary?[Self.interface]?.dictionary { out += merged(path, props) }
         }
         return out
     }
 
-    /// A `PropertiesChanged` (or `InterfacesAdded`) of `Device1` at `path`.
+    /// A `Device1` object bluetoothd added (`InterfacesAdded`: a central it did not know
+    /// connected): its connection comes up. (A bond is news only as a change.)
+    public mutating func added(_ path: String, _ properties: [String: DBusValue]) -> [TransportEvent] {
+        merged(path, properties)
+    }
+
+    /// A `PropertiesChanged` of `Device1` at `path`.
     public mutating func changed(_ path: String, _ properties: [String: DBusValue]) -> [TransportEvent] {
+        merged(path, properties) + bonded(path, properties)
+    }
+
+    /// The properties kept, and the connection that came or went.
+    private mutating func merged(_ path: String, _ properties: [String: DBusValue]) -> [TransportEvent] {
         guard owns(path) else { return [] }
         var d = devices[path] ?? Device()
         d.properties.merge(properties.mapValues(\.unwrapped)) { $1 }
         devices[path] = d
         guard let connected = properties["Connected"]?.bool else { return [] }
         return connected ? up(path) : down(path, reason: .remoteUserTerminatedConnection)
+    }
+
+    /// Remembers what gattd's agent asked `path`'s user (or showed) as it paired.
+    public mutating func asked(_ path: String, _ question: SecurityManagerEvent) {
+        guard owns(path) else { return }
+        devices[path, default: Device()].pairingQuestion = question
+    }
+
+    /// A connected device that bluetoothd keeps a bond with from now on (`Bonded` became true,
+    /// or `Paired` from a bluetoothd without `Bonded`, before 5.66): its bond. bluetoothd
+    /// keeps the keys; what the bond says of how it paired is what gattd's agent saw (a
+    /// question needs an authenticated method; a numeric comparison, Secure Connections).
+    private func bonded(_ path: String, _ changed: [String: DBusValue]) -> [TransportEvent] {
+        guard let d = devices[path], let id = d.connection else { return [] }
+        let hasBonded = d.properties["Bonded"] != nil
+        guard (hasBonded ? changed["Bonded"] : changed["Paired"])?.unwrapped.bool == true else { return [] }
+        let (address, type) = Self.peer(path, d)
+        let authenticated: Bool
+        switch d.pairingQuestion {
+        case .numericComparison?, .passkeyRequest?, .displayPasskey?: authenticated = true
+        default: authenticated = false
+        }
+        let numericComparison: Bool
+        if case .numericComparison? = d.pairingQuestion { numericComparison = true } else { numericComparison = false }
+        let bond = Bond(address: address, addressType: type, longTermKey: nil, keySize: 16, authenticated: authenticated, secureConnections: numericComparison)
+        return [.pairing(id, .pairingComplete(bond, bonded: true))]
+    }
+
+    /// The device path bluetoothd gives the central at `address` on this adapter.
+    public func path(of address: BluetoothAddress) -> String {
+        devices.first { $0.value.properties["Address"]?.string.flatMap(BluetoothAddress.init) == address }?.key
+            ?? "\(adapterPath)/dev_\(String(address.description.map { $0 == ":" ? "_" : $0 }))"
     }
 
     /// The device object went away (`InterfacesRemoved`).
@@ -58,6 +105,12 @@ public struct BlueZDevices: Sendable {
         return devices[path]?.connection.map { ($0, events) }
     }
 
+    /// The connection of the device at `address` (an L2CAP channel's peer), brought up if
+    /// bluetoothd has not said it connected yet.
+    public mutating func connection(address: BluetoothAddress) -> (ConnectionID, [TransportEvent])? {
+        connection(for: path(of: address))
+    }
+
     /// The device path of a connection (for `Device1.Disconnect`).
     public func path(of id: ConnectionID) -> String? { devices.first { $0.value.connection == id }?.key }
 
@@ -66,7 +119,10 @@ public struct BlueZDevices: Sendable {
         devices = [:]
     }
 
-    public var connectedCount: Int { devices.values.filter { $0.connection != nil }.count }
+    public var connectedCount: Int { connectedIDs.count }
+
+    /// The connections of the devices connected now.
+    public var connectedIDs: [ConnectionID] { devices.values.compactMap(\.connection).sorted { $0.rawValue < $1.rawValue } }
 
     private mutating func up(_ path: String) -> [TransportEvent] {
         var d = devices[path] ?? Device()
@@ -75,14 +131,19 @@ public struct BlueZDevices: Sendable {
         nextID = nextID == UInt16.max ? 1 : nextID + 1
         d.connection = id
         devices[path] = d
-        let address = d.properties["Address"]?.string.flatMap(BluetoothAddress.init) ?? Self.address(fromPath: path) ?? .zero
-        let type: BluetoothAddressType = d.properties["AddressType"]?.string == "random" ? .random : .public
+        let (address, type) = Self.peer(path, d)
         return [.connected(id, TransportPeer(address: address, addressType: type))]
+    }
+
+    private static func peer(_ path: String, _ d: Device) -> (BluetoothAddress, BluetoothAddressType) {
+        let address = d.properties["Address"]?.string.flatMap(BluetoothAddress.init) ?? Self.address(fromPath: path) ?? .zero
+        return (address, d.properties["AddressType"]?.string == "random" ? .random : .public)
     }
 
     private mutating func down(_ path: String, reason: HCIStatus) -> [TransportEvent] {
         guard let id = devices[path]?.connection else { return [] }
         devices[path]?.connection = nil
+        devices[path]?.pairingQuestion = nil
         return [.disconnected(id, reason: reason)]
     }
 

@@ -36,9 +36,20 @@ extension BlueZPeripheralTransport {
             logger.info("\(call.path): no central subscribed any more (bluetoothd's StopNotify for handle \(h))")
             emit(.gattSubscribers(h, false))
             c.reply(call, .success([]))
-        case .confirm:
+        case .confirm(let h):
             c.reply(call, .success([]))
+            confirmed(h)
         }
+    }
+
+    /// bluetoothd's `Confirm` names no device (5.66): the confirmation is the central's when
+    /// one is connected; with several, which one confirmed is unknown and said only in the log.
+    private func confirmed(_ handle: AttributeHandle) {
+        let connected = devices.connectedIDs
+        guard connected.count == 1, let id = connected.first else {
+            return logger.info("one of \(connected.count) centrals confirmed an indication of handle \(handle) (bluetoothd does not say which)")
+        }
+        emit(.gattConfirmed(id, handle))
     }
 
     private func access(_ a: GATTAccess, device: String?, _ call: DBusIncomingCall, _ c: DBusConnection, read: Bool) {

@@ -26,6 +26,12 @@ extension BlueZPeripheralTransport {
         }
     }
 
+    /// `UnregisterAgent`, then the agent again with the config's IO capability (a reload changed it).
+    func reregisterAgent(_ c: DBusConnection) {
+        let unregister = DBusCall(destination: BlueZ.service, path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "UnregisterAgent", [.objectPath(BlueZAgent.path)])
+        c.call(unregister) { _ in self.eventLoop.execute { if self.connection === c { self.registerAgent(c) } } }
+    }
+
     func agentCall(_ call: DBusIncomingCall, _ c: DBusConnection) {
         switch BlueZAgent.route(member: call.member, arguments: call.arguments, confirmPairing: security.confirmPairing) {
         case .prompt(let device, let event):
@@ -34,6 +40,7 @@ extension BlueZPeripheralTransport {
                 return c.reply(call, .failure(BlueZAgent.rejected))
             }
             for e in events { emit(e) }
+            devices.asked(device, event)
             if let earlier = pairingPrompts.removeValue(forKey: id) { c.reply(earlier.call, .failure(BlueZAgent.rejected)) }
             pairingPrompts[id] = (call, event)
             emit(.pairing(id, event))
@@ -41,6 +48,7 @@ extension BlueZPeripheralTransport {
             c.reply(call, .success([]))
             guard let (id, events) = devices.connection(for: device) else { return }
             for e in events { emit(e) }
+            devices.asked(device, event)
             emit(.pairing(id, event))
         case .acknowledge:
             c.reply(call, .success([]))
@@ -66,6 +74,24 @@ extension BlueZPeripheralTransport {
     public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) {
         guard let p = pairingPrompts.removeValue(forKey: id), let c = connection else { return }
         c.reply(p.call, BlueZAgent.reply(answer, to: p.event))
+    }
+
+    /// `gattctl unbond`: bluetoothd forgets the device and its keys (`Adapter1.RemoveDevice`,
+    /// which also disconnects it).
+    public func removeBond(_ bond: Bond) {
+        eventLoop.execute {
+            guard let c = self.connection else {
+                return self.logger.warning("\(bond.address): bluetoothd is not reachable; its bond there stays (remove it with bluetoothctl remove \(bond.address))")
+            }
+            let path = self.devices.path(of: bond.address)
+            let call = DBusCall(destination: BlueZ.service, path: BlueZAdapter.path(self.index), interface: "org.bluez.Adapter1", member: "RemoveDevice", [.objectPath(path)])
+            c.call(call) { result in
+                switch result {
+                case .success: self.logger.info("\(bond.address): bluetoothd removed the device and its bond")
+                case .failure(let e): self.logger.warning("\(bond.address): bluetoothd did not remove its bond: \(e)")
+                }
+            }
+        }
     }
 
     /// A central went: its unanswered prompt is refused.

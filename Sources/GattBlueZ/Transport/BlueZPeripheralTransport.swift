@@ -49,6 +49,10 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
     var poweredOffByOthers = false
     /// bluetoothd's unique name when gattd last reached it.
     var bluetoothdOwner: String?
+    /// Apps' L2CAP channel servers, through kernel sockets (`+L2CAP`).
+    let l2cap: KernelL2CAPChannelServers
+    /// The poll thread of the L2CAP sockets, from the first server asked for until close.
+    var poller: SocketPoller?
     /// bluetoothd's agent calls waiting for the user's answer (`respondToPairing`).
     var pairingPrompts: [ConnectionID: (call: DBusIncomingCall, event: SecurityManagerEvent)] = [:]
 
@@ -60,6 +64,7 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
         self.logger = logger
         self.application = BlueZGattApplication(database: GATTDatabase(deviceName: "gattd", services: []))
         self.devices = BlueZDevices(adapter: index)
+        self.l2cap = KernelL2CAPChannelServers(adapterName: "hci\(index)", logger: logger)
     }
 
     var connection: DBusConnection? {
@@ -99,6 +104,13 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
         c.subscribe(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged") { s in
             guard s.arguments.first?.string == BlueZ.service, s.arguments.count == 3, s.arguments[2].string == "" else { return }
             loop.execute { self.lost("bluetoothd left the system bus", c) }
+        }
+        c.subscribe(sender: BlueZ.service, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded") { s in
+            // A central bluetoothd did not know before: its object comes with Connected already true.
+            guard s.arguments.count == 2, let path = s.arguments[0].string,
+                let device = s.arguments[1].dictionary?[BlueZDevices.interface]?.dictionary
+            else { return }
+            loop.execute { self.deviceAdded(path, device, c) }
         }
         c.subscribe(sender: BlueZ.service, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved") { s in
             guard let path = s.arguments.first?.string else { return }
@@ -190,6 +202,7 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
                 self.emit(.ready(address: adapter.address, description: probe.description, controller: probe.controller))
                 for e in self.devices.load(objects) { self.emit(e) }
                 self.registerAgent(c)
+                self.reconcileL2CAPServers()
             }
         }
     }
@@ -246,6 +259,7 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
         pairingPrompts = [:]
         advertisements = [:]
         devices.reset()
+        closeL2CAPServers()
     }
 
     public func close() -> EventLoopFuture<Void> {
@@ -255,6 +269,8 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
             self.state = .closed
             self.dropEverything()
             c.close()
+            self.poller?.shutdown()
+            self.poller = nil
         }
     }
 
@@ -269,7 +285,7 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
             let events = devices.changed(s.path, changed)
             promptsEnded(events)
             for e in events { emit(e) }
-            if changed["Paired"]?.bool == true { logger.info("\(s.path): paired (bluetoothd keeps the bond)") }
+            if changed["Paired"]?.bool == true, devices.owns(s.path) { logger.info("\(s.path): paired (bluetoothd keeps the bond)") }
         case "org.bluez.Adapter1" where s.path == BlueZAdapter.path(index):
             if changed["Powered"]?.bool == false, case .open = state {
                 poweredOffByOthers = true
@@ -277,6 +293,11 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
             }
         default: break
         }
+    }
+
+    private func deviceAdded(_ path: String, _ properties: [String: DBusValue], _ c: DBusConnection) {
+        guard isCurrent(c) else { return }
+        for e in devices.added(path, properties) { emit(e) }
     }
 
     private func deviceRemoved(_ path: String, _ c: DBusConnection) {
@@ -300,13 +321,16 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
         emit(.linkRequestFinished(id, request.kind, .refused("not through bluetoothd: it has no D-Bus call for a link's parameters")))
     }
     public func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) {}
-    public func setBonds(_ bonds: [Bond]) {}  // bluetoothd keeps its own bonds
+    public func setBonds(_ bonds: [Bond]) {}  // bluetoothd keeps its own bonds' keys
     public func setLocalIRK(_ irk: [UInt8]) {}
-    public func removeBond(_ bond: Bond) {}
-    public func setL2CAPChannelServers(_ servers: [L2CAPChannelServer]) {}
-    public func takeL2CAPChannel(_ ticket: L2CAPChannelTicket) -> Int32? { nil }
     public func configure(_ configuration: GattConfiguration) {
-        eventLoop.execute { self.security = configuration.security }
+        eventLoop.execute {
+            let before = self.security.ioCapability
+            self.security = configuration.security
+            // A new IO capability is bluetoothd's to know: the agent registers again with it.
+            guard before != configuration.security.ioCapability, case .open(let c) = self.state else { return }
+            self.reregisterAgent(c)
+        }
     }
     public func probe(timeout: TimeAmount) -> EventLoopFuture<ControllerProbe> { BlueZProbe.probe(index, bus: bus, eventLoop: eventLoop, timeout: timeout) }
 

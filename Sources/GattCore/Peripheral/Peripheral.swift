@@ -113,6 +113,9 @@ public struct Peripheral: Sendable {
             guard let a = att.database.attribute(at: valueHandle), case .characteristicValue(let c) = a.role else { return [] }
             att.setGATTSubscribers(c, subscribed)
             return []
+        case .gattConfirmed(let id, let valueHandle):
+            guard let central = connections[id]?.address, let a = att.database.attribute(at: valueHandle), case .characteristicValue(let c) = a.role else { return [] }
+            return [.event(.att(.indicationConfirmed(id, characteristic: c), central: central))]
         case .readyToSend(let id):
             // Only for a known connection's bearer: its unenhanced one, or an Enhanced one still open.
             guard connections.index(forKey: id.connection) != nil, !id.isEnhanced || att.mtu(for: id) != nil else { return [] }

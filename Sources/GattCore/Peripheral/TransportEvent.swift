@@ -63,6 +63,9 @@ public enum TransportEvent: Sendable, Equatable {
     /// Such a back end has subscribers for the characteristic whose value handle this is, or
     /// no more: its updates go to it as `.updateGATT`.
     case gattSubscribers(AttributeHandle, Bool)
+    /// Such a back end's central confirmed an indication of the characteristic whose value
+    /// handle this is (BlueZ's `Confirm`).
+    case gattConfirmed(ConnectionID, AttributeHandle)
     /// Something worth a log line that changes nothing (malformed packet dropped...).
     case warning(String)
 }

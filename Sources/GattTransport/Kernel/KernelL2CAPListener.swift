@@ -177,16 +177,16 @@ final class KernelL2CAPListener: Sendable {
 
 /// A channel the kernel accepted on a ``KernelL2CAPListener``: a connected L2CAP socket,
 /// non-blocking and close-on-exec, one SDU per packet.
-struct KernelL2CAPChannel: Sendable {
-    let fd: Int32
-    let peer: KernelBDAddress
+public struct KernelL2CAPChannel: Sendable {
+    public let fd: Int32
+    public let peer: KernelBDAddress
     /// The LE connection's HCI handle (L2CAP_CONNINFO), to find the central's ATT link.
-    let handle: UInt16?
+    public let handle: UInt16?
     /// The central's MTU (BT_SNDMTU: the largest SDU it takes) and ours (BT_RCVMTU).
-    let peerMTU: Int?
-    let mtu: Int?
+    public let peerMTU: Int?
+    public let mtu: Int?
     /// The channel's local CID (getsockname: the kernel reports the channel's scid).
-    let localCID: UInt16?
+    public let localCID: UInt16?
 
     init(fd: Int32, peer: KernelBDAddress) {
         self.fd = fd

@@ -51,12 +51,11 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
     var controllerInfo: ControllerInfo?
     /// Tries of the running advertising operation that the kernel answered Busy.
     var advertisingBusyRetries = 0
-    /// Apps' L2CAP channel servers and their listening sockets (`+L2CAP`).
-    var l2cap = KernelL2CAPServers()
+    /// Apps' L2CAP channel servers, their listening sockets and the accepted channels'
+    /// sockets until the daemon takes them (`+L2CAP`).
+    let l2cap: KernelL2CAPChannelServers
     /// The PHYs each new link is asked for (`phy.preferred`); nil: none (`data_length_and_phy` off).
     var connectionPHYs: [LEPHY]?
-    /// The accepted channels' sockets, until the daemon takes them (`takeL2CAPChannel`).
-    var channelSockets = ChannelSockets()
     /// Enhanced ATT: the listening socket on PSM 0x0027 and the bearers (`+EnhancedATT`).
     var enhancedATT = KernelEnhancedATTBearers()
     /// Whether the kernel offers Enhanced ATT, decided once.
@@ -85,6 +84,7 @@ public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Se
         self.connectionPHYs = configuration.advertising.requestDataLengthAndPHY ? configuration.advertising.connectionPHYs : nil
         self.eventLoop = eventLoop
         self.logger = logger
+        self.l2cap = KernelL2CAPChannelServers(adapterName: "hci\(index)", logger: logger)
         commandThread.start()
     }
 
