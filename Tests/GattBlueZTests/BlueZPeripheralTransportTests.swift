@@ -137,6 +137,30 @@ import Testing
         #expect(bz.record.withLock { $0.disconnected } == [StandInBluetoothd.device])
     }
 
+    @Test func aDeviceThatGoesWhileAReadWaitsIsAnsweredNotLeftWaiting() throws {
+        let bus = try PrivateBus()
+        let bz = try StandInBluetoothd(bus: bus)
+        let running = try Running(bus)
+        defer { running.stop() }
+        let (t, loop, events) = (running.transport, running.loop, running.events)
+        #expect(events.next { if case .ready = $0 { true } else { nil } } == true)
+        bz.connected(true)
+        let id = try #require(events.next { if case .connected(let id, _) = $0 { id } else { nil } })
+        let level = try #require(bz.path(of: 0x2A19))
+        // A read the core hands to a control client, which has not answered yet...
+        let read = bz.callApplication(
+            path: level, interface: BlueZGattApplication.characteristicInterface, member: "ReadValue",
+            [.properties(["device": .objectPath(StandInBluetoothd.device)])])
+        let access = try #require(events.next { if case .gattAccess(id, let a, .read) = $0 { a } else { nil } })
+        // ...when the device goes: the core hears it, and its answer (Unlikely Error, as the
+        // ATT server answers what a leaving central left waiting) still reaches bluetoothd.
+        bz.deviceGone()
+        #expect(events.next { if case .disconnected(id, _, _) = $0 { true } else { nil } } == true)
+        loop.execute { t.answerGATT(access, .failure(.unlikelyError)) }
+        guard case .failure(let e)? = read.wait() else { Issue.record("the read was not answered"); return }
+        #expect(e.name == "org.gattd.Error.unlikely_error")
+    }
+
     @Test func bluetoothdLeavingIsALostController() throws {
         let bus = try PrivateBus()
         var bz: StandInBluetoothd? = try StandInBluetoothd(bus: bus)

@@ -135,6 +135,11 @@ final class StandInBluetoothd: @unchecked Sendable {
         connection.emit(path: Self.device, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", [.string("org.bluez.Device1"), .properties(["Connected": .boolean(on)]), .strings([])])
     }
 
+    /// The device's object goes (`InterfacesRemoved` of `Device1`): it left, or was removed.
+    func deviceGone() {
+        connection.emit(path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved", [.objectPath(Self.device), .strings(["org.bluez.Device1"])])
+    }
+
     /// The device is bonded now (`PropertiesChanged` of `Device1`: `Paired`, then `Bonded`).
     func bonded() {
         for p in ["Paired", "Bonded"] {
