@@ -85,15 +85,18 @@ public struct BlueZAdapter: Sendable, Equatable {
         let summary = advertising.map { "bluetoothd's advertising manager (\($0.supportedInstances) instances, \($0.maximumDataLength) bytes of data each)" } ?? "none (bluetoothd has no advertising manager on this adapter)"
         c.advertisingOwner = .stack(limits: limits, summary: summary)
         c.nonConnectableSetsUseControllerAddress = false
-        return ControllerProbe(description: "hci\(index) \(address) through bluetoothd\(bluetoothdVersion.map { " \($0)" } ?? ""); \(Self.limitations)", controller: c, report: reportLines)
+        return ControllerProbe(description: "hci\(index) \(address) through \(bluetoothd); \(Self.limitations)", controller: c, report: reportLines)
     }
+
+    /// "bluetoothd 5.66", or "bluetoothd" when its version is not known.
+    var bluetoothd: String { "bluetoothd" + (bluetoothdVersion.map { " \($0)" } ?? "") }
 
     /// What gattd cannot do through bluetoothd (5.66), in `status` and the log (docs/bluez.md).
     static let limitations =
         "through it notify reaches every subscribed central (never one), is never busy, and confirmations name no central; no link requests, no captures (docs/bluez.md)"
 
     var reportLines: [String] {
-        var lines = ["controller \(address) at bluez:hci\(index), through bluetoothd\(bluetoothdVersion.map { " \($0)" } ?? "") on the system bus"]
+        var lines = ["controller \(address) at bluez:hci\(index), through \(bluetoothd) on the system bus"]
         func field(_ name: String, _ value: String) { lines.append("  " + name + String(repeating: " ", count: max(1, 13 - name.count)) + value) }
         field("name", name ?? "(none)")
         field("powered", powered ? "yes" : "no (gattd powers it on when it serves)")

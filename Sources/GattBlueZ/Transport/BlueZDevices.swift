@@ -30,7 +30,7 @@ public struct BlueZDevices: Sendable {
         var out: [TransportEvent] = []
         for (path, interfaces) in objects.dictionary ?? [:] where owns(path) {
             // (Bonds made before: not news.)
-            if let props = interfaces.dictionary?[Self.interface]?.dictionary { out += merged(path, props) }
+            if let props = interfaces.dictionary?[Self.interface]?.dictionary { out += added(path, props) }
         }
         return out
     }
@@ -71,13 +71,12 @@ public struct BlueZDevices: Sendable {
         let hasBonded = d.properties["Bonded"] != nil
         guard (hasBonded ? changed["Bonded"] : changed["Paired"])?.unwrapped.bool == true else { return [] }
         let (address, type) = Self.peer(path, d)
-        let authenticated: Bool
+        let authenticated, numericComparison: Bool
         switch d.pairingQuestion {
-        case .numericComparison?, .passkeyRequest?, .displayPasskey?: authenticated = true
-        default: authenticated = false
+        case .numericComparison?: (authenticated, numericComparison) = (true, true)
+        case .passkeyRequest?, .displayPasskey?: (authenticated, numericComparison) = (true, false)
+        default: (authenticated, numericComparison) = (false, false)
         }
-        let numericComparison: Bool
-        if case .numericComparison? = d.pairingQuestion { numericComparison = true } else { numericComparison = false }
         let bond = Bond(address: address, addressType: type, longTermKey: nil, keySize: 16, authenticated: authenticated, secureConnections: numericComparison)
         return [.pairing(id, .pairingComplete(bond, bonded: true))]
     }

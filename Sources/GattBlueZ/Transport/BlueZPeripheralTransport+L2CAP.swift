@@ -54,10 +54,4 @@ extension BlueZPeripheralTransport {
         logger.debug("\(id): \(channel.peer) opened L2CAP channel \"\(server.id)\" (PSM \(server.psm), MTU \(opened.mtu), theirs \(opened.peerMTU))")
         emit(.l2capChannelOpened(id, opened))
     }
-
-    /// Stops listening and closes the channels nobody took (bluetoothd went, or gattd closes);
-    /// the servers asked for stay for the next registration.
-    func closeL2CAPServers() {
-        l2cap.close()
-    }
 }

@@ -9,12 +9,9 @@ extension BlueZPeripheralTransport {
     /// `RegisterAgent`, then `RequestDefaultAgent`: another default agent (a desktop's) is
     /// said and left alone; bluetoothd then asks it, not gattd.
     func registerAgent(_ c: DBusConnection) {
-        let manager = { (member: String, args: [DBusValue]) in
-            DBusCall(destination: BlueZ.service, path: "/org/bluez", interface: "org.bluez.AgentManager1", member: member, args)
-        }
         let capability = BlueZAgent.capability(security.ioCapability)
-        let register = manager("RegisterAgent", [.objectPath(BlueZAgent.path), .string(capability)])
-        let makeDefault = manager("RequestDefaultAgent", [.objectPath(BlueZAgent.path)])
+        let register = agentManagerCall("RegisterAgent", [.objectPath(BlueZAgent.path), .string(capability)])
+        let makeDefault = agentManagerCall("RequestDefaultAgent", [.objectPath(BlueZAgent.path)])
         c.call(register) { result in
             if case .failure(let e) = result { return self.logger.warning("bluetoothd refused gattd's pairing agent: \(e); pairing prompts go to whichever agent it has") }
             c.call(makeDefault) { result in
@@ -28,8 +25,12 @@ extension BlueZPeripheralTransport {
 
     /// `UnregisterAgent`, then the agent again with the config's IO capability (a reload changed it).
     func reregisterAgent(_ c: DBusConnection) {
-        let unregister = DBusCall(destination: BlueZ.service, path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "UnregisterAgent", [.objectPath(BlueZAgent.path)])
-        c.call(unregister) { _ in self.eventLoop.execute { if self.connection === c { self.registerAgent(c) } } }
+        c.call(agentManagerCall("UnregisterAgent", [.objectPath(BlueZAgent.path)])) { _ in self.eventLoop.execute { if self.connection === c { self.registerAgent(c) } } }
+    }
+
+    /// A call on bluetoothd's `AgentManager1`.
+    private func agentManagerCall(_ member: String, _ arguments: [DBusValue]) -> DBusCall {
+        DBusCall(destination: BlueZ.service, path: "/org/bluez", interface: "org.bluez.AgentManager1", member: member, arguments)
     }
 
     func agentCall(_ call: DBusIncomingCall, _ c: DBusConnection) {

@@ -259,7 +259,7 @@ public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturin
         pairingPrompts = [:]
         advertisements = [:]
         devices.reset()
-        closeL2CAPServers()
+        l2cap.close()  // the servers asked for stay for the next registration
     }
 
     public func close() -> EventLoopFuture<Void> {
