@@ -141,7 +141,7 @@ let package = Package(
         ),
         .testTarget(name: "GattControlProtocolTests", dependencies: ["GattControlProtocol", "GattCore"]),
         .testTarget(name: "GattTransportTests", dependencies: ["GattTransport", "GattHost"]),
-        .testTarget(name: "GattDaemonTests", dependencies: ["GattDaemon", "GattCore"]),
+        .testTarget(name: "GattDaemonTests", dependencies: ["GattDaemon", "GattCore", "GattHost", "GattTestSupport"]),
         .testTarget(name: "GattProfilesTests", dependencies: ["GattProfiles", "GattCore", "GattControlProtocol"]),
         .testTarget(
             name: "GattBlueZTests",

@@ -42,7 +42,7 @@ extension PeripheralDaemon: L2CAPChannelControl {
         let servers = l2capChannels.servers
         guard servers != acceptedL2CAPServers else { return }
         acceptedL2CAPServers = servers
-        transport.setL2CAPChannelServers(servers)
+        stack.callBelow(now: now) { $0.setL2CAPChannelServers(servers); return [] }
     }
 
     /// A central opened an app's channel: hand its socket to a program listening for it.

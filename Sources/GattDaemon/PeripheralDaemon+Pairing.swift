@@ -24,7 +24,7 @@ extension PeripheralDaemon {
         case .pairingComplete(let bond, let bonded):
             let kind = "\(bond.secureConnections ? "LE Secure Connections" : "legacy"), \(bond.authenticated ? "authenticated" : "unauthenticated"), key size \(bond.keySize)"
             if bonded {
-                transport.setBonds(bondCoordinator.save(bond, maxBonds: settings.maxBonds))
+                setBonds(bondCoordinator.save(bond, maxBonds: settings.maxBonds))
                 bondCoordinator.bonded(c.id, identity: bond.address, signs: bond.peerCSRK != nil)
                 core.setBonded(c.id)
                 logger.info("\(c.address): paired and bonded as \(bond.address) (\(kind))")
@@ -57,6 +57,9 @@ extension PeripheralDaemon {
         }
     }
 
+    /// The bonds to encrypt reconnecting centrals with, down to the half below the seam.
+    func setBonds(_ bonds: [Bond]) { stack.callBelow(now: now) { $0.setBonds(bonds); return [] } }
+
     /// The bond whose IRK resolves `address` when it is a resolvable private address.
     func bondResolving(_ address: BluetoothAddress) -> Bond? { bondCoordinator.resolving(address) }
 
@@ -64,8 +67,8 @@ extension PeripheralDaemon {
     func loadBonds() {
         let (bonds, irk) = bondCoordinator.load()
         guard bondCoordinator.store != nil else { return }
-        transport.setBonds(bonds)
-        if let irk { transport.setLocalIRK(irk) }
+        setBonds(bonds)
+        if let irk { stack.callBelow(now: now) { $0.setLocalIRK(irk); return [] } }
     }
 
     /// A bonded central that distributed a CSRK: its signed writes verify on this link,
@@ -87,7 +90,7 @@ extension PeripheralDaemon {
     public func unbond(_ address: BluetoothAddress) -> Bool {
         guard let bond = bondCoordinator.remove(address) else { return false }
         transport.removeBond(bond)
-        transport.setBonds(bondCoordinator.bonds.map(\.bond))
+        setBonds(bondCoordinator.bonds.map(\.bond))
         let linked = core.connections.values.filter { $0.address == address || bond.resolves($0.address) }
         for c in linked.sorted(by: { $0.id.rawValue < $1.id.rawValue }) { process(core.disconnect(c.id)) }
         return true

@@ -25,7 +25,7 @@ extension PeripheralDaemon {
             self.serviceLayout = layout
             self.restoration.keep(kept, what: "the runtime services")
             self.keepAdvertisingData()
-            self.transport.configure(new)
+            self.stack.callBelow(now: self.now) { $0.configure(new, now: self.now) }
             self.core.setMinimumEncryptionKeySize(new.security.minimumKeySize)
             self.core.securityOnConnect = new.security.securityOnConnect
             let before = self.core.database.serviceFingerprints
@@ -50,7 +50,7 @@ extension PeripheralDaemon {
     /// whether the transport accepts Enhanced ATT bearers (new channels only; open ones stay).
     func applyEnhancedATT() {
         let wanted = configuration.enhancedATT
-        transport.setEnhancedATT(wanted)
+        stack.callBelow(now: now) { $0.setEnhancedATT(wanted); return [] }
         core.setEnhancedATT(Self.servesEnhancedATT(configuration, transport))
         // The transport logs why, once; this line only says what follows from it.
         if wanted, !transport.supportsEnhancedATT, !loggedNoEnhancedATT {

@@ -4,7 +4,8 @@ import Logging
 import NIOCore
 
 /// The daemon: one event loop around the sans-I/O `PeripheralStack` (the `Peripheral` core
-/// on whichever `PeripheralTransport` the command line picked). It hands the stack the
+/// on the half below the seam of whichever `PeripheralTransport` the command line picked:
+/// `ControllerBelow`), with one timer and one clock for both halves. It hands the stack the
 /// transport's events, the time and the control socket's calls, and turns the core's
 /// events into log lines, control events, persisted values and systemd notifications. It
 /// opens the transport again with backoff when the controller goes away, and stops in order.
@@ -37,7 +38,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// Advertising data the `advertising_data` op replaced, over the config's.
     var advertisingOverrides = AdvertisingDataOverrides()
     /// The core on the transport: the event queue, the flushes, the security routing.
-    let stack: PeripheralStack<TransportBelow>
+    let stack: PeripheralStack<ControllerBelow>
     var core: Peripheral {
         get { stack.core }
         _modify { yield &stack.core }
@@ -112,9 +113,18 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             database: database, payloads: payloads, otherSets: Self.otherSets(configuration), maxConnections: configuration.advertising.maxConnections, att: att)
         core.securityOnConnect = configuration.security.securityOnConnect
         core.setEnhancedATT(Self.servesEnhancedATT(configuration, transport))
-        self.stack = PeripheralStack(core: core, below: TransportBelow(transport: transport))
+        self.stack = PeripheralStack(core: core, below: transport.makeBelow(configuration: configuration))
         self.restoration = restoration
+        if let shell = stack.below.hostShell {
+            // The host runs in the stack: the shell feeds it what it reads and performs what it makes.
+            shell.runHost = { [unowned self] call in
+                let now = now
+                stack.callBelow(now: now) { $0.runHost(now: now, call) }
+            }
+            stack.onBelowOutput = { shell.perform($0) }
+        }
         stack.onEvent = { [unowned self] in emit($0) }
+        stack.admits = { [unowned self] in admits($0) }
         stack.onTurnEnd = { [unowned self] in turnEnded() }
         if logsPDUs {
             stack.onATTPDU = { [unowned self] id, pdu, sent in eventLog.attPDU(pdu, sent: sent, central: centralName(id.connection)) }
@@ -136,7 +146,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     public func start() -> EventLoopFuture<Void> {
         eventLoop.flatSubmit {
             guard case .created = self.lifecycle else { return self.eventLoop.makeSucceededVoidFuture() }
-            self.transport.onEvent = { [weak self] event in self?.transportEvent(event) }
+            self.transport.onEvent = { [weak self] event in
+                guard let self else { return }
+                self.stack.handle(event, now: self.now)
+            }
             self.transport.onAvailable = { [weak self] in self?.openTransport() }
             self.loadBonds()
             self.loadClientStates()
@@ -252,12 +265,15 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
 
     // MARK: - Core
 
-    private func transportEvent(_ event: TransportEvent) {
-        if case .ready(_, let description, let c?) = event, !advertisingSetsFit(c, description: description) { return }
+    /// Whether the core hears a transport event (`PeripheralStack.admits`): a first controller
+    /// whose advertising sets do not fit is withheld (the daemon exits).
+    private func admits(_ event: TransportEvent) -> Bool {
+        guard case .ready(_, let description, let c) = event else { return true }
+        if let c, !advertisingSetsFit(c, description: description) { return false }
         // The adapter is up: whether the transport could listen for Enhanced ATT is known now
         // (Server Supported Features must not promise what it refuses).
-        if case .ready = event { core.setEnhancedATT(Self.servesEnhancedATT(configuration, transport)) }
-        stack.handle(event, now: now)
+        core.setEnhancedATT(Self.servesEnhancedATT(configuration, transport))
+        return true
     }
 
     /// Performs the core's outputs in a turn of the stack (or in the running one, which

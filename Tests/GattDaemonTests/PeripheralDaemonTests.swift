@@ -9,7 +9,7 @@ import Testing
 @testable import GattDaemon
 
 /// A transport that records what the daemon asks and reports what the test scripts.
-final class FakeTransport: PeripheralTransport, @unchecked Sendable {
+final class FakeTransport: SelfDrivenTransport, @unchecked Sendable {
     let eventLoop: any EventLoop
     var onEvent: ((TransportEvent) -> Void)?
     var onAvailable: (() -> Void)?

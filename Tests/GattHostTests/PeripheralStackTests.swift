@@ -126,6 +126,22 @@ import GattTestFixtures
         #expect(answer.count == 1 && answer.first.flatMap(SecureHarness.response) != nil, "Pairing Response: \(answer)")
     }
 
+    @Test func anEventTheShellDoesNotAdmitNeverReachesTheCoreAndTheRestGoOnInOrder() {
+        let (stack, log) = Self.stack()
+        var asked: [String] = []
+        stack.admits = { e in
+            asked.append("\(e)")
+            if case .connected(Self.a, _) = e { return false }
+            return true
+        }
+        // Both ways in: routed from the half below, and reported to the stack.
+        stack.callBelow(now: .zero) { _ in [.event(.connected(Self.a, Self.peer(1))), .event(.connected(Self.b, Self.peer(2)))] }
+        stack.handle(.connected(Self.c, Self.peer(3)), now: .zero)
+        #expect(asked.count == 3)
+        #expect(log.entries == ["event connected \(Self.b)", "turn end", "event connected \(Self.c)", "turn end"])
+        #expect(stack.core.connections[Self.a] == nil)
+    }
+
     @Test func oneDeadlineForBothHalvesAndTickRunsBoth() {
         let (stack, _) = Self.stack()
         #expect(stack.nextDeadline == nil)

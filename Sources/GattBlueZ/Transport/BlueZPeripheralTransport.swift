@@ -14,7 +14,7 @@ import NIOCore
 /// An I/O shell: what to register and how calls and devices map (`BlueZGattApplication`,
 /// `BlueZAdvertisement`, `BlueZDevices`) are sans-I/O values; this class moves their
 /// messages. Its state is confined to `eventLoop`; bus callbacks hop onto it.
-public final class BlueZPeripheralTransport: PeripheralTransport, PacketCapturing, @unchecked Sendable {
+public final class BlueZPeripheralTransport: SelfDrivenTransport, PacketCapturing, @unchecked Sendable {
     public let eventLoop: any EventLoop
     public var onEvent: ((TransportEvent) -> Void)?
     public var onAvailable: (() -> Void)?

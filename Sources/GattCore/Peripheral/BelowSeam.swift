@@ -1,5 +1,6 @@
-/// The half below the seam as `PeripheralStack` drives it: the H4 `Host`, or in the daemon a
-/// `PeripheralTransport`. Each call gives back what the shell must perform, in order;
+/// The half below the seam as `PeripheralStack` drives it: the H4 `Host` (tests, fuzz,
+/// benchmarks), or in the daemon `ControllerBelow` (the same host, or a transport that runs
+/// its own rules). Each call gives back what the shell must perform, in order;
 /// `route` says which of those the core must hear.
 public protocol BelowSeam {
     /// What a call gives back (for `Host`: H4 packets to write and host events).
@@ -31,8 +32,9 @@ public protocol BelowSeam {
     mutating func updateGATT(_ handle: AttributeHandle, _ value: [UInt8], now: Duration) -> [Output]
     /// Runs the timers due at `now`.
     mutating func tick(now: Duration) -> [Output]
-    /// When `tick` should next be called.
-    var nextDeadline: Duration? { get }
+    /// When `tick` should next be called (read in place: a getter on a stored copy of a large
+    /// value would copy it first).
+    var nextDeadline: Duration? { mutating get }
 }
 
 /// Where one output of the half below the seam goes besides the shell.

@@ -27,6 +27,10 @@ public final class PeripheralStack<Below: BelowSeam> {
     public var onBelowOutput: (Below.Output) -> Void = { _ in }
     /// Every ATT PDU, as it is fed to the core (`sent` false) or sent (`sent` true); nil: not watched.
     public var onATTPDU: ((_ id: BearerID, _ pdu: [UInt8], _ sent: Bool) -> Void)?
+    /// Whether the core hears a transport event of the half below (asked of each, in order, as
+    /// it is fed): false withholds it (the daemon withholds a controller that cannot serve the
+    /// config). May call back into the stack.
+    public var admits: (TransportEvent) -> Bool = { _ in true }
     /// A turn is over: everything drained and flushed (re-arm the timer at `nextDeadline`).
     public var onTurnEnd: () -> Void = {}
     private var pending: Deque<TransportEvent> = []
@@ -101,6 +105,7 @@ public final class PeripheralStack<Below: BelowSeam> {
         body()
         repeat {
             while let e = pending.popFirst() {
+                guard admits(e) else { continue }
                 if let onATTPDU, case .received(let id, let pdu) = e { onATTPDU(id, pdu, false) }
                 perform(core.handle(e, now: self.now))
             }

@@ -11,7 +11,7 @@ import NIOPosix
 /// One event loop owns all mutable state. HCI and mgmt commands block until they complete,
 /// so they run on `commandThread`, one at a time, and their results hop back to the loop.
 /// Socket input arrives through ``SocketPoller`` (one poll thread).
-public final class KernelPeripheralTransport: PeripheralTransport, @unchecked Sendable {
+public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Sendable {
     public let eventLoop: any EventLoop
     public var onEvent: ((TransportEvent) -> Void)?
     public var onAvailable: (() -> Void)?

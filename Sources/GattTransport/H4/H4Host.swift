@@ -1,0 +1,67 @@
+import GattCore
+import GattHost
+
+/// The H4 transports' sans-I/O half, as the daemon's stack runs it (`ControllerBelow`): the
+/// `Host`, and what it keeps across controller resets (the config's host settings, our IRK,
+/// the bonds, the channel servers, Enhanced ATT). Its shell (`H4PeripheralTransport`) only
+/// moves packets: it feeds what it reads in (`HostShell.runHost`) and writes what comes out.
+public struct H4Host {
+    /// The host of the current link to the controller (a fresh, idle one between links).
+    public internal(set) var host: Host
+    private var configuration: HostConfiguration
+    private var bonds: [Bond] = []
+    private var channelServers: [L2CAPChannelServer] = []
+    private var enhancedATT = false
+
+    public init(configuration: GattConfiguration) {
+        self.configuration = Self.hostConfiguration(configuration)
+        self.host = Host(configuration: self.configuration)
+    }
+
+    private static func hostConfiguration(_ configuration: GattConfiguration) -> HostConfiguration {
+        var c = HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising)
+        c.security = configuration.security
+        return c
+    }
+
+    /// A link to the controller is up: a fresh host with the kept settings resets and brings
+    /// it up (`.ready` follows).
+    public mutating func start(now: Duration) -> [HostOutput] {
+        idle()
+        return host.start(now: now)
+    }
+
+    /// The link is gone: a fresh host that has nothing to do (no deadline) until `start`.
+    public mutating func idle() {
+        host = Host(configuration: configuration)
+        host.setBonds(bonds)
+        host.setL2CAPChannelServers(channelServers)
+        host.setEnhancedATT(enhancedATT)
+    }
+
+    public mutating func setBonds(_ bonds: [Bond]) {
+        self.bonds = bonds
+        host.setBonds(bonds)
+    }
+
+    /// Our IRK: identity distribution and private addresses, from the next link on.
+    public mutating func setLocalIRK(_ irk: [UInt8]) { configuration.localIRK = irk }
+
+    public mutating func setEnhancedATT(_ enabled: Bool) {
+        enhancedATT = enabled
+        host.setEnhancedATT(enabled)
+    }
+
+    public mutating func setL2CAPChannelServers(_ servers: [L2CAPChannelServer]) {
+        channelServers = servers
+        host.setL2CAPChannelServers(servers)
+    }
+
+    /// Reload: new links use the new security settings; links already up keep theirs.
+    public mutating func configure(_ new: GattConfiguration, now: Duration) -> [HostOutput] {
+        let irk = configuration.localIRK
+        configuration = Self.hostConfiguration(new)
+        configuration.localIRK = irk
+        return host.updateConfiguration(configuration, now: now)
+    }
+}
