@@ -13,7 +13,8 @@ public struct ControllerBelow: BelowSeam {
     public private(set) var h4: H4Host?
     /// The shell that moves the H4 host's packets (performs its outputs, feeds it what it reads).
     public let hostShell: (any HostShell)?
-    private let calls: (any SelfDrivenTransport)?
+    /// A transport that runs its own rules (else nil).
+    private var calls: (any SelfDrivenTransport)?
 
     /// The H4 host, run here; `shell` performs its outputs.
     public init(h4: H4Host, shell: any HostShell) {
@@ -37,86 +38,78 @@ public struct ControllerBelow: BelowSeam {
         return call(&h4!, now)
     }
 
-    // MARK: - BelowSeam
+    // MARK: - BelowSeam: to the H4 host, or the transport (whose outputs are none)
 
     public mutating func send(_ pdu: [UInt8], on bearer: BearerID) {
-        if let calls { return calls.send(pdu, on: bearer) }
+        if calls != nil { return calls!.send(pdu, on: bearer) }
         h4!.host.send(pdu, on: bearer)
     }
     public mutating func closeEnhancedBearer(_ id: BearerID, now: Duration) -> [HostOutput] {
-        if let calls { calls.closeEnhancedBearer(id); return [] }
+        if calls != nil { _ = calls!.closeEnhancedBearer(id, now: now); return [] }
         return h4!.host.closeEnhancedBearer(id, now: now)
     }
     public mutating func flush(now: Duration) -> [HostOutput] {
-        if let calls { calls.flush(); return [] }
+        if calls != nil { _ = calls!.flush(now: now); return [] }
         return h4!.host.flush(now: now)
     }
     public mutating func setAdvertising(_ sets: [AdvertisingSet], now: Duration) -> [HostOutput] {
-        if let calls { calls.setAdvertising(sets); return [] }
+        if calls != nil { _ = calls!.setAdvertising(sets, now: now); return [] }
         return h4!.host.setAdvertising(sets, now: now)
     }
     public mutating func disconnect(_ id: ConnectionID, reason: HCIStatus, now: Duration) -> [HostOutput] {
-        if let calls { calls.disconnect(id, reason: reason); return [] }
+        if calls != nil { _ = calls!.disconnect(id, reason: reason, now: now); return [] }
         return h4!.host.disconnect(id, reason: reason, now: now)
     }
     public mutating func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError, now: Duration) -> [HostOutput] {
-        if let calls { calls.requestSecurity(id, level: level, reason: reason); return [] }
+        if calls != nil { _ = calls!.requestSecurity(id, level: level, reason: reason, now: now); return [] }
         return h4!.host.requestSecurity(id, level: level, reason: reason, now: now)
     }
     public mutating func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer, now: Duration) -> [HostOutput] {
-        if let calls { calls.respondToPairing(id, answer); return [] }
+        if calls != nil { _ = calls!.respondToPairing(id, answer, now: now); return [] }
         return h4!.host.respondToPairing(id, answer, now: now)
     }
     public mutating func requestLink(_ id: ConnectionID, _ request: LinkRequest, now: Duration) -> [HostOutput] {
-        if let calls { calls.requestLink(id, request); return [] }
+        if calls != nil { _ = calls!.requestLink(id, request, now: now); return [] }
         return h4!.host.requestLink(id, request, now: now)
     }
     public mutating func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind, now: Duration) -> [HostOutput] {
-        if let calls { calls.cancelLinkRequest(id, kind); return [] }
+        if calls != nil { _ = calls!.cancelLinkRequest(id, kind, now: now); return [] }
         return h4!.host.cancelLinkRequest(id, kind, now: now)
     }
     public mutating func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>, now: Duration) -> [HostOutput] {
-        calls?.answerGATT(id, result)
-        return []
+        if calls != nil { _ = calls!.answerGATT(id, result, now: now); return [] }
+        return h4!.host.answerGATT(id, result, now: now)
     }
     public mutating func updateGATT(_ handle: AttributeHandle, _ value: [UInt8], now: Duration) -> [HostOutput] {
-        calls?.updateGATT(handle, value)
-        return []
+        if calls != nil { _ = calls!.updateGATT(handle, value, now: now); return [] }
+        return h4!.host.updateGATT(handle, value, now: now)
     }
     public mutating func tick(now: Duration) -> [HostOutput] {
-        guard calls == nil else { return [] }
+        if calls != nil { return [] }
         return h4!.host.tick(now: now)
     }
     /// The H4 host's (read in place); a self-driven transport keeps its own timers.
     public var nextDeadline: Duration? {
         mutating get { calls == nil ? h4!.host.nextDeadline : nil }
     }
-
-    // MARK: - What the daemon keeps below the seam (bonds, keys, settings)
-
-    /// The bonds to encrypt reconnecting centrals with.
     public mutating func setBonds(_ bonds: [Bond]) {
-        if let calls { return calls.setBonds(bonds) }
+        if calls != nil { return calls!.setBonds(bonds) }
         h4!.setBonds(bonds)
     }
-    /// Our Identity Resolving Key (before the first link).
     public mutating func setLocalIRK(_ irk: [UInt8]) {
-        if let calls { return calls.setLocalIRK(irk) }
+        if calls != nil { return calls!.setLocalIRK(irk) }
         h4!.setLocalIRK(irk)
     }
-    /// Accept Enhanced ATT bearers or refuse them (new channels; open ones stay).
     public mutating func setEnhancedATT(_ enabled: Bool) {
-        if let calls { return calls.setEnhancedATT(enabled) }
+        if calls != nil { return calls!.setEnhancedATT(enabled) }
         h4!.setEnhancedATT(enabled)
     }
-    /// Accept LE credit-based channels to exactly these servers.
     public mutating func setL2CAPChannelServers(_ servers: [L2CAPChannelServer]) {
-        if let calls { return calls.setL2CAPChannelServers(servers) }
+        if calls != nil { return calls!.setL2CAPChannelServers(servers) }
         h4!.setL2CAPChannelServers(servers)
     }
-    /// Reload: the new config's transport settings.
     public mutating func configure(_ configuration: GattConfiguration, now: Duration) -> [HostOutput] {
-        if let calls { calls.configure(configuration); return [] }
+        if calls != nil { _ = calls!.configure(configuration, now: now); return [] }
         return h4!.configure(configuration, now: now)
     }
 }

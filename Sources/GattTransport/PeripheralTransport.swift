@@ -46,54 +46,18 @@ public protocol PeripheralTransport: AnyObject, Sendable {
 }
 
 /// A transport that runs its own rules in its object (the kernel's, bluetoothd's) rather than
-/// as a value in the daemon's stack: the stack's half below the seam calls it
-/// (`ControllerBelow(calls:)`), and it reports what follows through `onEvent`.
-public protocol SelfDrivenTransport: PeripheralTransport {
-    /// One ATT PDU on a bearer, after a `.readyToSend` for it; it may wait for `flush`.
-    func send(_ pdu: [UInt8], on bearer: BearerID)
-    /// Closes an Enhanced ATT bearer's channel (L2CAP Disconnection Request); the link stays.
-    func closeEnhancedBearer(_ id: BearerID)
-    /// Accept Enhanced ATT bearers (when `supportsEnhancedATT`) or refuse them; called before
-    /// `open` and on every reload (bearers already open stay).
-    func setEnhancedATT(_ enabled: Bool)
-    /// Sends what `send` queued (the stack calls it once it has performed a batch of outputs).
-    func flush()
-    /// Advertise exactly these sets (by `AdvertisingSet.id`), stop the others;
-    /// `.advertisingChanged` / `.advertisingRefused` report each set's result.
-    func setAdvertising(_ sets: [AdvertisingSet])
-    func disconnect(_ id: ConnectionID, reason: HCIStatus)
-    /// Ask the central to pair or encrypt (SMP Security Request), where the transport can.
-    func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError)
-    /// The user's answer to a `.pairing` prompt on `id` (passkey, comparison, acceptance).
-    func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer)
-    /// A program's request for one link (new connection parameters); `.linkRequestFinished`
-    /// reports how it ended (a transport that cannot: refused at once, with the reason).
-    func requestLink(_ id: ConnectionID, _ request: LinkRequest)
-    /// The program stopped waiting for its `kind` request on `id`: a late answer answers nothing.
-    func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind)
-    /// The bonds to encrypt reconnecting centrals with (loaded from the bond store at
-    /// start; the transport adds the bonds its own pairings complete).
-    func setBonds(_ bonds: [Bond])
-    /// Our Identity Resolving Key (kept by the daemon in the state directory): distributed to
-    /// bonding centrals and used for our resolvable private addresses. Called before `open`.
-    func setLocalIRK(_ irk: [UInt8])
-    /// The answer to a `.gattAccess` this transport reported (one that runs ATT itself:
-    /// bluetoothd); the others report none and ignore it.
-    func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>)
-    /// A new value for the subscribers of a characteristic this transport reported
-    /// `.gattSubscribers` for; the others report none and ignore it.
-    func updateGATT(_ handle: AttributeHandle, _ value: [UInt8])
-    /// Accept LE credit-based channels to exactly these servers (the ones a program listens
-    /// for); a PSM not listed is refused (LE_PSM not supported). Channels already open stay.
-    /// Each accepted channel comes up as `.l2capChannelOpened`.
-    func setL2CAPChannelServers(_ servers: [L2CAPChannelServer])
-    /// Reload: the new config's transport settings (random address, preferred parameters).
-    func configure(_ configuration: GattConfiguration)
-}
+/// as a value in the daemon's stack: it is its own half below the seam, called as any is
+/// (`BelowSeam`, declared once), and reports what follows through `onEvent` rather than by
+/// returning outputs (it has none). It keeps its own timers.
+public protocol SelfDrivenTransport: PeripheralTransport, BelowSeam where Output == Never {}
 
 extension SelfDrivenTransport {
     /// Its rules run in it: the stack calls it.
     public func makeBelow(configuration: GattConfiguration) -> ControllerBelow { ControllerBelow(calls: self) }
+    public static func route(_ output: Never) -> BelowSeamRoute {}
+    /// Its timers are its own.
+    public func tick(now: Duration) -> [Never] { [] }
+    public var nextDeadline: Duration? { nil }
 }
 
 /// Why a transport could not be opened, and what the daemon should do about it.

@@ -86,7 +86,7 @@ import Testing
         var advertising = AdvertisingConfiguration()
         advertising.localName = "stand-in"
         let set = try AdvertisingSetConfiguration(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, advertising: advertising).build()
-        t.setAdvertising([set])
+        _ = t.setAdvertising([set], now: .zero)
         let advertised = try #require(bz.advertisementRegistered.wait())
         #expect(bz.record.withLock { $0.advertisements[advertised]?["LocalName"] } == .string("stand-in"))
         #expect(events.next { if case .advertisingChanged(true, let s) = $0 { s } else { nil } } == AdvertisingSet.primaryID)
@@ -99,13 +99,13 @@ import Testing
         let options: DBusValue = .properties(["device": .objectPath(StandInBluetoothd.device), "offset": .uint16(0), "mtu": .uint16(185)])
         let read = bz.callApplication(path: level, interface: BlueZGattApplication.characteristicInterface, member: "ReadValue", [options])
         let access = try #require(events.next { if case .gattAccess(id, let a, .read(_, 0)) = $0 { a } else { nil } })
-        loop.execute { t.answerGATT(access, .success([57])) }
+        loop.execute { _ = t.answerGATT(access, .success([57]), now: .zero) }
         #expect(read.wait() == .success([.bytes([57])]))
         let write = bz.callApplication(
             path: level, interface: BlueZGattApplication.characteristicInterface, member: "WriteValue",
             [.bytes([1]), .properties(["device": .objectPath(StandInBluetoothd.device), "type": .string("request")])])
         let written = try #require(events.next { if case .gattAccess(id, let a, .write(_, [1], 0, true)) = $0 { a } else { nil } })
-        loop.execute { t.answerGATT(written, .failure(.writeNotPermitted)) }
+        loop.execute { _ = t.answerGATT(written, .failure(.writeNotPermitted), now: .zero) }
         guard case .failure(let e)? = write.wait() else { Issue.record("the write was not refused"); return }
         #expect(e.name == "org.bluez.Error.NotPermitted")
         _ = bz.callApplication(path: level, interface: BlueZGattApplication.characteristicInterface, member: "StartNotify", []).wait()
@@ -118,7 +118,7 @@ import Testing
         let confirmation = bz.callApplication(path: "/org/gattd/agent", interface: "org.bluez.Agent1", member: "RequestConfirmation", [.objectPath(StandInBluetoothd.device), .uint32(123_456)])
         let compared: UInt32? = events.next { if case .pairing(id, .numericComparison(let n)) = $0 { n } else { nil } }
         #expect(compared == 123_456)
-        loop.execute { t.respondToPairing(id, .confirm(true)) }
+        loop.execute { _ = t.respondToPairing(id, .confirm(true), now: .zero) }
         #expect(confirmation.wait() == .success([]))
         // bluetoothd keeps the bond: the core hears of it, as the agent saw it paired.
         bz.bonded()
@@ -132,7 +132,7 @@ import Testing
         #expect((try? other.wait()?.get()) == nil)
 
         // gattctl disconnect: Device1.Disconnect, then the device says it is gone.
-        t.disconnect(id, reason: .remoteUserTerminatedConnection)
+        _ = t.disconnect(id, reason: .remoteUserTerminatedConnection, now: .zero)
         #expect(events.next { if case .disconnected(id, _, _) = $0 { true } else { nil } } == true)
         #expect(bz.record.withLock { $0.disconnected } == [StandInBluetoothd.device])
     }
@@ -156,7 +156,7 @@ import Testing
         // ATT server answers what a leaving central left waiting) still reaches bluetoothd.
         bz.deviceGone()
         #expect(events.next { if case .disconnected(id, _, _) = $0 { true } else { nil } } == true)
-        loop.execute { t.answerGATT(access, .failure(.unlikelyError)) }
+        loop.execute { _ = t.answerGATT(access, .failure(.unlikelyError), now: .zero) }
         guard case .failure(let e)? = read.wait() else { Issue.record("the read was not answered"); return }
         #expect(e.name == "org.gattd.Error.unlikely_error")
     }

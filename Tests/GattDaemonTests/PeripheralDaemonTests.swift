@@ -39,35 +39,55 @@ final class FakeTransport: SelfDrivenTransport, @unchecked Sendable {
         return eventLoop.makeSucceededVoidFuture()
     }
     func send(_ pdu: [UInt8], on id: BearerID) { sent.append((id, pdu)) }
-    func closeEnhancedBearer(_ id: BearerID) {}
+    func closeEnhancedBearer(_ id: BearerID, now: Duration) -> [Never] { [] }
     /// No Enhanced ATT: a fake reports no bearer but the unenhanced one.
     var supportsEnhancedATT: Bool { false }
     func setEnhancedATT(_ enabled: Bool) {}
     func setLocalIRK(_ irk: [UInt8]) {}
     func probe(timeout: TimeAmount) -> EventLoopFuture<ControllerProbe> { probeByOpening(timeout: timeout) }
-    func flush() {}
+    func flush(now: Duration) -> [Never] { [] }
     /// Records the primary set's payloads (nil: not asked for) and every request whole.
-    func setAdvertising(_ sets: [AdvertisingSet]) {
+    func setAdvertising(_ sets: [AdvertisingSet], now: Duration) -> [Never] {
         advertising.append(sets.first(where: \.isPrimary)?.payloads)
         advertisingRequests.append(sets)
+        return []
     }
-    func disconnect(_ id: ConnectionID, reason: HCIStatus) { disconnects.append(id) }
-    func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {}
-    func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) { pairingAnswers.append(answer) }
+    func disconnect(_ id: ConnectionID, reason: HCIStatus, now: Duration) -> [Never] {
+        disconnects.append(id)
+        return []
+    }
+    func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError, now: Duration) -> [Never] { [] }
+    func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer, now: Duration) -> [Never] {
+        pairingAnswers.append(answer)
+        return []
+    }
     /// Link requests as asked; with `refusesLinkRequests` refused at once, as a transport that cannot.
     private(set) var linkRequests: [(ConnectionID, LinkRequest)] = []
     var refusesLinkRequests = false
     private(set) var cancelledLinkRequests: [(ConnectionID, LinkRequestKind)] = []
-    func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) { cancelledLinkRequests.append((id, kind)) }
+    func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind, now: Duration) -> [Never] {
+        cancelledLinkRequests.append((id, kind))
+        return []
+    }
     var servedDatabases = 0
     func serveDatabase(_ database: GATTDatabase) { servedDatabases += 1 }
     var gattAnswers: [(GATTAccessID, Result<[UInt8], ATTError>)] = []
     var gattUpdates: [(AttributeHandle, [UInt8])] = []
-    func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>) { gattAnswers.append((id, result)) }
-    func updateGATT(_ handle: AttributeHandle, _ value: [UInt8]) { gattUpdates.append((handle, value)) }
-    func requestLink(_ id: ConnectionID, _ request: LinkRequest) {
-        guard refusesLinkRequests else { return linkRequests.append((id, request)) }
-        onEvent?(.linkRequestFinished(id, request.kind, .refused("this transport cannot")))
+    func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>, now: Duration) -> [Never] {
+        gattAnswers.append((id, result))
+        return []
+    }
+    func updateGATT(_ handle: AttributeHandle, _ value: [UInt8], now: Duration) -> [Never] {
+        gattUpdates.append((handle, value))
+        return []
+    }
+    func requestLink(_ id: ConnectionID, _ request: LinkRequest, now: Duration) -> [Never] {
+        if refusesLinkRequests {
+            onEvent?(.linkRequestFinished(id, request.kind, .refused("this transport cannot")))
+        } else {
+            linkRequests.append((id, request))
+        }
+        return []
     }
     func setBonds(_ bonds: [Bond]) { loadedBonds = bonds }
     func removeBond(_ bond: Bond) { removedBonds.append(bond) }
@@ -85,7 +105,7 @@ final class FakeTransport: SelfDrivenTransport, @unchecked Sendable {
         return ticket
     }
     func takeL2CAPChannel(_ ticket: L2CAPChannelTicket) -> Int32? { channelSockets.removeValue(forKey: ticket) }
-    func configure(_ configuration: GattConfiguration) {}
+    func configure(_ configuration: GattConfiguration, now: Duration) -> [Never] { [] }
     func close() -> EventLoopFuture<Void> {
         closed = true
         return eventLoop.makeSucceededVoidFuture()

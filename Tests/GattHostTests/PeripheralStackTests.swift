@@ -221,6 +221,14 @@ struct ScriptedBelow: BelowSeam {
     }
     mutating func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>, now: Duration) -> [Output] { [] }
     mutating func updateGATT(_ handle: AttributeHandle, _ value: [UInt8], now: Duration) -> [Output] { [] }
+    mutating func setBonds(_ bonds: [Bond]) { calls.append("bonds \(bonds.count)") }
+    mutating func setLocalIRK(_ irk: [UInt8]) { calls.append("irk") }
+    mutating func setEnhancedATT(_ enabled: Bool) { calls.append("eatt \(enabled)") }
+    mutating func setL2CAPChannelServers(_ servers: [L2CAPChannelServer]) { calls.append("l2cap servers \(servers.count)") }
+    mutating func configure(_ configuration: GattConfiguration, now: Duration) -> [Output] {
+        calls.append("configure")
+        return []
+    }
     mutating func tick(now: Duration) -> [Output] {
         calls.append("tick")
         return []

@@ -5,13 +5,14 @@ import GattDBus
 // `LEAdvertisingManager1`; a set whose payloads changed is registered again under a new path.
 
 extension BlueZPeripheralTransport {
-    public func setAdvertising(_ sets: [AdvertisingSet]) {
+    public func setAdvertising(_ sets: [AdvertisingSet], now: Duration) -> [Never] {
         eventLoop.execute {
             guard case .open(let c) = self.state else { return }
             let wanted = Dictionary(sets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
             for (id, a) in self.advertisements where wanted[id] != a.set { self.unregister(id, c) }
             for set in sets where self.advertisements[set.id] == nil { self.register(set, c) }
         }
+        return []
     }
 
     private func manager(_ member: String, _ path: String) -> DBusCall {

@@ -63,21 +63,23 @@ extension BlueZPeripheralTransport {
         emit(.gattAccess(id, access, a))
     }
 
-    public func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>) {
-        guard let w = waiting.removeValue(forKey: id), let c = connection else { return }
+    public func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>, now: Duration) -> [Never] {
+        guard let w = waiting.removeValue(forKey: id), let c = connection else { return [] }
         switch result {
         case .success(let value): c.reply(w.call, .success(w.read ? [.bytes(value)] : []))
         case .failure(let error): c.reply(w.call, .failure(BlueZGattError.dbusError(error)))
         }
+        return []
     }
 
     /// A new value for the characteristic's subscribers: its `Value` changes, and bluetoothd
     /// notifies or indicates every subscribed central as each asked.
-    public func updateGATT(_ handle: AttributeHandle, _ value: [UInt8]) {
-        guard let c = connection, let path = application.characteristicPath(valueHandle: handle) else { return }
+    public func updateGATT(_ handle: AttributeHandle, _ value: [UInt8], now: Duration) -> [Never] {
+        guard let c = connection, let path = application.characteristicPath(valueHandle: handle) else { return [] }
         c.emit(
             path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
             [.string(BlueZGattApplication.characteristicInterface), .properties(["Value": .bytes(value)]), .strings([])])
+        return []
     }
 
     public func serveDatabase(_ database: GATTDatabase) {

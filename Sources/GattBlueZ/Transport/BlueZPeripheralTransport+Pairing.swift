@@ -72,9 +72,10 @@ extension BlueZPeripheralTransport {
         }
     }
 
-    public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) {
-        guard let p = pairingPrompts.removeValue(forKey: id), let c = connection else { return }
+    public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer, now: Duration) -> [Never] {
+        guard let p = pairingPrompts.removeValue(forKey: id), let c = connection else { return [] }
         c.reply(p.call, BlueZAgent.reply(answer, to: p.event))
+        return []
     }
 
     /// `gattctl unbond`: bluetoothd forgets the device and its keys (`Adapter1.RemoveDevice`,

@@ -312,18 +312,19 @@ public final class BlueZPeripheralTransport: SelfDrivenTransport, PacketCapturin
 
     public func refusal(of configuration: GattConfiguration) -> String? { nil }
     public func send(_ pdu: [UInt8], on bearer: BearerID) {}  // never asked: no bearer is reported
-    public func closeEnhancedBearer(_ id: BearerID) {}
+    public func closeEnhancedBearer(_ id: BearerID, now: Duration) -> [Never] { [] }
     public var supportsEnhancedATT: Bool { false }  // bluetoothd serves EATT itself, as its config says
     public func setEnhancedATT(_ enabled: Bool) {}
-    public func flush() {}
-    public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {}  // bluetoothd asks itself, from the flags
-    public func requestLink(_ id: ConnectionID, _ request: LinkRequest) {
+    public func flush(now: Duration) -> [Never] { [] }
+    public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError, now: Duration) -> [Never] { [] }  // bluetoothd asks itself, from the flags
+    public func requestLink(_ id: ConnectionID, _ request: LinkRequest, now: Duration) -> [Never] {
         emit(.linkRequestFinished(id, request.kind, .refused("not through bluetoothd: it has no D-Bus call for a link's parameters")))
+        return []
     }
-    public func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) {}
+    public func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind, now: Duration) -> [Never] { [] }
     public func setBonds(_ bonds: [Bond]) {}  // bluetoothd keeps its own bonds' keys
     public func setLocalIRK(_ irk: [UInt8]) {}
-    public func configure(_ configuration: GattConfiguration) {
+    public func configure(_ configuration: GattConfiguration, now: Duration) -> [Never] {
         eventLoop.execute {
             let before = self.security.ioCapability
             self.security = configuration.security
@@ -331,14 +332,16 @@ public final class BlueZPeripheralTransport: SelfDrivenTransport, PacketCapturin
             guard before != configuration.security.ioCapability, case .open(let c) = self.state else { return }
             self.reregisterAgent(c)
         }
+        return []
     }
     public func probe(timeout: TimeAmount) -> EventLoopFuture<ControllerProbe> { BlueZProbe.probe(index, bus: bus, eventLoop: eventLoop, timeout: timeout) }
 
-    public func disconnect(_ id: ConnectionID, reason: HCIStatus) {
+    public func disconnect(_ id: ConnectionID, reason: HCIStatus, now: Duration) -> [Never] {
         eventLoop.execute {
             guard let c = self.connection, let path = self.devices.path(of: id) else { return }
             c.call(DBusCall(destination: BlueZ.service, path: path, interface: BlueZDevices.interface, member: "Disconnect")) { _ in }
         }
+        return []
     }
 
     // MARK: - Capture

@@ -30,6 +30,22 @@ public protocol BelowSeam {
     mutating func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>, now: Duration) -> [Output]
     /// A new value of a characteristic with GATT-level subscribers (`TransportEvent.gattSubscribers`).
     mutating func updateGATT(_ handle: AttributeHandle, _ value: [UInt8], now: Duration) -> [Output]
+    /// The bonds to encrypt reconnecting centrals with (loaded from the bond store at start;
+    /// the half below adds the bonds its own pairings complete).
+    mutating func setBonds(_ bonds: [Bond])
+    /// Our Identity Resolving Key (kept by the daemon in the state directory): distributed to
+    /// bonding centrals and used for our resolvable private addresses. Before the controller is up.
+    mutating func setLocalIRK(_ irk: [UInt8])
+    /// Accept Enhanced ATT bearers (where the half below can) or refuse them; bearers already
+    /// open stay.
+    mutating func setEnhancedATT(_ enabled: Bool)
+    /// Accept LE credit-based channels to exactly these servers (the ones a program listens
+    /// for); a PSM not listed is refused (LE_PSM not supported). Channels already open stay.
+    /// Each accepted channel comes up as `.l2capChannelOpened`.
+    mutating func setL2CAPChannelServers(_ servers: [L2CAPChannelServer])
+    /// Reload: the new config's settings below the seam (random address, preferred
+    /// parameters, security); links already up keep theirs.
+    mutating func configure(_ configuration: GattConfiguration, now: Duration) -> [Output]
     /// Runs the timers due at `now`.
     mutating func tick(now: Duration) -> [Output]
     /// When `tick` should next be called (read in place: a getter on a stored copy of a large

@@ -17,6 +17,14 @@ extension Host: BelowSeam {
         requestSecurity(id, now: now)
     }
 
+    /// Our IRK: identity distribution and private addresses (from the next start on).
+    public mutating func setLocalIRK(_ irk: [UInt8]) { configuration.localIRK = irk }
+
+    /// Reload: a config's host settings, keeping the random address and IRK already set.
+    public mutating func configure(_ configuration: GattConfiguration, now: Duration) -> [HostOutput] {
+        updateConfiguration(HostConfiguration(configuration), now: now)
+    }
+
     /// The host serves ATT over its own bearers: it never reports a GATT-level access.
     public func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>, now: Duration) -> [HostOutput] { [] }
     /// Nor GATT-level subscribers.

@@ -27,6 +27,14 @@ public struct HostConfiguration: Sendable {
     }
 }
 
+extension HostConfiguration {
+    /// A config's settings for the host: the device name, advertising and the Security Manager's.
+    public init(_ configuration: GattConfiguration) {
+        self.init(deviceName: configuration.name, advertising: configuration.advertising)
+        security = configuration.security
+    }
+}
+
 /// A live LE connection as the host sees it.
 public struct HostConnection: Sendable, Equatable {
     public let handle: UInt16

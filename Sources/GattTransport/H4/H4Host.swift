@@ -14,14 +14,8 @@ public struct H4Host {
     private var enhancedATT = false
 
     public init(configuration: GattConfiguration) {
-        self.configuration = Self.hostConfiguration(configuration)
+        self.configuration = HostConfiguration(configuration)
         self.host = Host(configuration: self.configuration)
-    }
-
-    private static func hostConfiguration(_ configuration: GattConfiguration) -> HostConfiguration {
-        var c = HostConfiguration(deviceName: configuration.name, advertising: configuration.advertising)
-        c.security = configuration.security
-        return c
     }
 
     /// A link to the controller is up: a fresh host with the kept settings resets and brings
@@ -60,7 +54,7 @@ public struct H4Host {
     /// Reload: new links use the new security settings; links already up keep theirs.
     public mutating func configure(_ new: GattConfiguration, now: Duration) -> [HostOutput] {
         let irk = configuration.localIRK
-        configuration = Self.hostConfiguration(new)
+        configuration = HostConfiguration(new)
         configuration.localIRK = irk
         return host.updateConfiguration(configuration, now: now)
     }

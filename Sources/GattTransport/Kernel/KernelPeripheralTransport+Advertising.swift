@@ -62,8 +62,8 @@ extension KernelPeripheralTransport {
         return c
     }
 
-    public func setAdvertising(_ sets: [AdvertisingSet]) {
-        guard lifecycle.isReady else { return }
+    public func setAdvertising(_ sets: [AdvertisingSet], now: Duration) -> [Never] {
+        guard lifecycle.isReady else { return [] }
         var refused: [TransportEvent] = []
         for set in sets where advertisingDrivers[set.id] == nil {
             if let reason = advertisingRefusal(of: set, among: sets) {
@@ -77,6 +77,7 @@ extension KernelPeripheralTransport {
             if let op = advertisingDrivers[id]?.setDesired(wanted[id]) { run(op, set: id) }
         }
         for e in refused { onEvent?(e) }
+        return []
     }
 
     /// Why the kernel cannot take this set (beyond its instances, data or PHYs), in words

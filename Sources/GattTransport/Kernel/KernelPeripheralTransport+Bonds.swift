@@ -71,12 +71,13 @@ extension KernelPeripheralTransport {
     // MARK: - Answers
 
     /// Passes the daemon's answer to the kernel (User Confirmation / Passkey (Negative) Reply).
-    public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer) {
+    public func respondToPairing(_ id: ConnectionID, _ answer: PairingUserAnswer, now: Duration) -> [Never] {
         guard let command = prompts.answered(id, answer) else {
             logger.debug("\(id): no pairing question of the kernel is waiting; answer ignored")
-            return
+            return []
         }
         send(command)
+        return []
     }
 
     private func send(_ command: KernelPairingPrompts.Command) {

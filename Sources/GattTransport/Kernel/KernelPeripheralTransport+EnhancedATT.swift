@@ -139,8 +139,9 @@ extension KernelPeripheralTransport {
 
     /// Closes the channel (the kernel sends the L2CAP Disconnection Request); the core has
     /// forgotten the bearer already, so no `.closed` follows.
-    public func closeEnhancedBearer(_ id: BearerID) {
+    public func closeEnhancedBearer(_ id: BearerID, now: Duration) -> [Never] {
         enhancedATT.bearers.removeValue(forKey: id)?.bearer.close()
+        return []
     }
 
     /// The link is gone (or the adapter, or gattd stops): its channels go with it. The core

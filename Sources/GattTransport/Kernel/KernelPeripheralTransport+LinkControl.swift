@@ -12,32 +12,34 @@ extension KernelPeripheralTransport {
         LinkProcedures(signallingUnavailable: "the kernel keeps LE signalling to itself (no L2CAP Connection Parameter Update Request from a program)")
     }
 
-    public func requestLink(_ id: ConnectionID, _ request: LinkRequest) {
+    public func requestLink(_ id: ConnectionID, _ request: LinkRequest, now: Duration) -> [Never] {
         guard let link = links[id] else {
             onEvent?(.linkRequestFinished(id, request.kind, .refused("\(id) is not connected")))
-            return
+            return []
         }
         guard let controller else {
             onEvent?(.linkRequestFinished(id, request.kind, .refused("\(adapterName) is not available")))
-            return
+            return []
         }
         guard let handle = link.handle else {
             onEvent?(.linkRequestFinished(id, request.kind, .refused("the kernel did not tell \(id)'s connection handle")))
-            return
+            return []
         }
         // The controller answers a command it lacks with Unknown HCI Command: the request is
         // refused with that status.
         apply(linkProcedures.request(handle, request, leFeatures: LEFeatures(rawValue: controller.leFeatures)) { _ in true })
+        return []
     }
 
     /// gattd serves ATT on the kernel's sockets: no GATT-level accesses or subscribers to answer.
     public func serveDatabase(_ database: GATTDatabase) {}
-    public func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>) {}
-    public func updateGATT(_ handle: AttributeHandle, _ value: [UInt8]) {}
+    public func answerGATT(_ id: GATTAccessID, _ result: Result<[UInt8], ATTError>, now: Duration) -> [Never] { [] }
+    public func updateGATT(_ handle: AttributeHandle, _ value: [UInt8], now: Duration) -> [Never] { [] }
 
-    public func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind) {
-        guard let handle = links[id]?.handle else { return }
+    public func cancelLinkRequest(_ id: ConnectionID, _ kind: LinkRequestKind, now: Duration) -> [Never] {
+        guard let handle = links[id]?.handle else { return [] }
         linkProcedures.cancel(handle, kind)
+        return []
     }
 
     /// LE Set PHY for a new link, as H4's host sends it (`phy.preferred`, where the controller

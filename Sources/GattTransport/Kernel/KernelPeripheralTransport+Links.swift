@@ -157,11 +157,11 @@ extension KernelPeripheralTransport {
     }
 
     /// HCI Disconnect on the central's link; the bearer's ECONNRESET then reports it.
-    public func disconnect(_ id: ConnectionID, reason: HCIStatus) {
-        guard let link = links[id] else { return }
+    public func disconnect(_ id: ConnectionID, reason: HCIStatus, now: Duration) -> [Never] {
+        guard let link = links[id] else { return [] }
         guard let handle = link.handle, let controller else {
             attSockets[link.socket]?.close()
-            return
+            return []
         }
         let logger = self.logger
         commandThread.submit { _ in
@@ -171,12 +171,13 @@ extension KernelPeripheralTransport {
                 logger.warning("cannot disconnect \(link.peer.address): \(error)")
             }
         }
+        return []
     }
 
     /// Raises the socket's BT_SECURITY, so the kernel sends an SMP Security Request and the
     /// central pairs or re-encrypts before it retries (as iOS does).
-    public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError) {
-        guard let link = links[id], let bearer = attSockets[link.socket] else { return }
+    public func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError, now: Duration) -> [Never] {
+        guard let link = links[id], let bearer = attSockets[link.socket] else { return [] }
         let what = reason == .insufficientAuthentication ? "Insufficient Authentication" : "Insufficient Encryption"
         do {
             try bearer.requestSecurity(level)
@@ -186,8 +187,9 @@ extension KernelPeripheralTransport {
                 "\(id): \(what), and \(error). If \(adapterName) was powered on before any mgmt client touched it, power-cycle it (btmgmt -i \(adapterName) power off; gattd powers it on again)"
             )
         }
+        return []
     }
 
     /// Each PDU is written as it comes: nothing to flush.
-    public func flush() {}
+    public func flush(now: Duration) -> [Never] { [] }
 }

@@ -108,7 +108,7 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
         }
     }
 
-    public func configure(_ configuration: GattConfiguration) {
+    public func configure(_ configuration: GattConfiguration, now: Duration) -> [Never] {
         let security = KernelManagement.SecuritySettings(configuration.security)
         if security != securitySettings {
             securitySettings = security
@@ -117,9 +117,10 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
         }
         connectionPHYs = configuration.advertising.requestDataLengthAndPHY ? configuration.advertising.connectionPHYs : nil
         let preferred = configuration.advertising.preferredConnection?.connectionParameters
-        guard preferred != preferredConnection else { return }
+        guard preferred != preferredConnection else { return [] }
         preferredConnection = preferred
         if lifecycle.isReady { applyPreferredConnection() }
+        return []
     }
 
     /// Makes the kernel ask each central for `connection.preferred`; a kernel without mgmt's
