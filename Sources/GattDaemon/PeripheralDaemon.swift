@@ -117,15 +117,19 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.restoration = restoration
         if let shell = stack.below.hostShell {
             // The host runs in the stack: the shell feeds it what it reads and performs what it makes.
-            shell.runHost = { [unowned self] call in
-                let now = now
+            // (The stack and the clock, not `self`: an unowned reference to the daemon, which
+            // has weak ones, costs a slow retain on every packet.)
+            shell.runHost = { [unowned stack, origin] call in
+                let now = ContinuousClock.now - origin
                 stack.callBelow(now: now) { $0.runHost(now: now, call) }
             }
             stack.onBelowOutput = { shell.perform($0) }
         }
-        stack.onEvent = { [unowned self] in emit($0) }
-        stack.admits = { [unowned self] in admits($0) }
-        stack.onTurnEnd = { [unowned self] in turnEnded() }
+        // Unowned(unsafe): the daemon owns the stack, and these run on every turn (an unowned
+        // reference to the daemon, which has weak ones, costs a slow retain each time).
+        stack.onEvent = { [unowned(unsafe) self] in emit($0) }
+        stack.admits = { [unowned(unsafe) self] in admits($0) }
+        stack.onTurnEnd = { [unowned(unsafe) self] in turnEnded() }
         if logsPDUs {
             stack.onATTPDU = { [unowned self] id, pdu, sent in eventLog.attPDU(pdu, sent: sent, central: centralName(id.connection)) }
         }

@@ -34,7 +34,8 @@ public struct ControllerBelow: BelowSeam {
 
     /// A call on the H4 host (its shell's reads and channel calls; the start of a link).
     public mutating func runHost(now: Duration, _ call: (inout H4Host, Duration) -> [HostOutput]) -> [HostOutput] {
-        guard h4 != nil else { return [] }
+        // (Not `h4 != nil`: that copies the host.)
+        guard calls == nil else { return [] }
         return call(&h4!, now)
     }
 
@@ -90,8 +91,13 @@ public struct ControllerBelow: BelowSeam {
     }
     /// The H4 host's (read in place); a self-driven transport keeps its own timers.
     public var nextDeadline: Duration? {
-        mutating get { calls == nil ? h4!.host.nextDeadline : nil }
+        mutating get {
+            guard calls == nil else { return nil }
+            return Self.nextDeadline(of: &h4!.host)
+        }
     }
+    /// Read in place: a getter called on the stored host copies the whole `Host` first.
+    private static func nextDeadline(of host: inout Host) -> Duration? { host.nextDeadline }
     public mutating func setBonds(_ bonds: [Bond]) {
         if calls != nil { return calls!.setBonds(bonds) }
         h4!.setBonds(bonds)

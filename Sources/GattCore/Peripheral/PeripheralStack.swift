@@ -45,11 +45,14 @@ public final class PeripheralStack<Below: BelowSeam> {
 
     /// When `tick` should next be called: the earlier of both halves' deadlines.
     public var nextDeadline: Duration? {
-        switch (below.nextDeadline, core.nextDeadline) {
+        switch (below.nextDeadline, Self.nextDeadline(of: &core)) {
         case (let b?, let c?): min(b, c)
         case (let b, let c): b ?? c
         }
     }
+
+    /// Read in place (asked after every turn): a getter called on the stored core copies it first.
+    private static func nextDeadline(of core: inout Peripheral) -> Duration? { core.nextDeadline }
 
     /// Whether a turn runs (calls made now join it).
     public var isTurning: Bool { turn == .running }
