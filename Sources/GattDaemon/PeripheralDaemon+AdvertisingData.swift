@@ -10,7 +10,7 @@ extension PeripheralDaemon {
         let id = set ?? AdvertisingSet.primaryID
         let built: AdvertisingSet
         do {
-            built = try advertisingOverrides.update(set: id, with: update, in: configuration, limits: controller?.limits)
+            built = try advertisingOverrides.update(set: id, with: update, in: configuration, limits: known.info?.limits)
         } catch {
             return error
         }
@@ -26,7 +26,7 @@ extension PeripheralDaemon {
     /// A reload's sets: the new config's, with the run-time data that carries over (a line in
     /// the log for data dropped because it no longer fits).
     func reloadedAdvertising(from old: GattConfiguration, to new: GattConfiguration, payloads: AdvertisingPayloads) -> (AdvertisingPayloads, [AdvertisingSet]) {
-        for line in advertisingOverrides.reload(from: old, to: new, limits: controller?.limits) { logger.warning("\(line)") }
+        for line in advertisingOverrides.reload(from: old, to: new, limits: known.info?.limits) { logger.warning("\(line)") }
         let effective = advertisingOverrides.applied(to: new)
         let primary = (try? effective.advertisingPayloads()) ?? payloads
         return (primary, Self.otherSets(effective))

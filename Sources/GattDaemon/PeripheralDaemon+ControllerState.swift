@@ -6,11 +6,9 @@ import GattTransport
 // advertising sets the daemon hands the core.
 extension PeripheralDaemon {
     func controllerReady(address: BluetoothAddress, description: String, controller: ControllerInfo?) {
-        lastAddress = address
-        controllerSummary = description
+        known.ready(address: address, description: description, info: controller)
         logger.info("controller \(description)")
         if let controller {
-            self.controller = controller
             let sets = core.allSets.count
             if sets > 1, controller.limits.setsTakeTurns {
                 logger.notice("the \(sets) advertising sets take turns on the air: the controller has one legacy advertising set (no LE Extended Advertising)")
@@ -28,7 +26,7 @@ extension PeripheralDaemon {
     func advertisingSetsFit(_ c: ControllerInfo, description: String) -> Bool {
         let violations = c.limits.violations(of: core.allSets)
         guard !violations.isEmpty else { return true }
-        guard self.controller == nil, let onFatalError else {
+        guard known.info == nil, let onFatalError else {
             for v in violations { logger.error("\(configurationName)\(v); that set stays off the air") }
             return true
         }
@@ -45,7 +43,7 @@ extension PeripheralDaemon {
     /// Why a reload's advertising sets do not fit the controller gattd has (nil: they fit, or
     /// no controller was ready yet).
     func advertisingLimitsRefusal(of new: GattConfiguration, payloads: AdvertisingPayloads) -> String? {
-        guard let controller else { return nil }
+        guard let controller = known.info else { return nil }
         let sets = [AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: payloads)] + Self.otherSets(new)
         let violations = controller.limits.violations(of: sets)
         return violations.isEmpty ? nil : violations.map { "\($0)" }.joined(separator: "; ")
@@ -54,19 +52,11 @@ extension PeripheralDaemon {
     /// "gattd.json: " before a config path, when the daemon knows the file.
     private var configurationName: String { options.configName.map { "\($0): " } ?? "" }
 
-    /// The `state` event for an open that failed: waiting for the adapter is `powered_off`,
-    /// retrying `resetting`, a missing capability `unauthorized`, the rest `unsupported`.
-    func setControllerState(for f: TransportOpenFailure) {
-        switch f.retry {
-        case .whenAvailable: setControllerState(.poweredOff, reason: f.message)
-        case .withBackoff: setControllerState(.resetting, reason: f.message)
-        case .never(let exitCode): setControllerState(exitCode == 77 ? .unauthorized : .unsupported, reason: f.message)
-        }
-    }
+    /// The `state` event for an open that failed (`KnownController.state(for:)`).
+    func setControllerState(for f: TransportOpenFailure) { setControllerState(KnownController.state(for: f), reason: f.message) }
 
     func setControllerState(_ state: ControlControllerState, reason: String?) {
-        guard controllerState.state != state || controllerState.reason != reason else { return }
-        controllerState = (state, reason)
+        guard known.set(state, reason: reason) else { return }
         controlEventHandler?(.state(state, reason: reason))
     }
 

@@ -43,25 +43,18 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         get { stack.core }
         _modify { yield &stack.core }
     }
-    /// The controller's address, kept for `status` while it is away.
-    var lastAddress: BluetoothAddress = .zero
-    /// How the transport said it reaches the controller when it came up (`status`).
-    var controllerSummary: String?
-    /// What the last ready controller is and can do (kept while it is away).
-    var controller: ControllerInfo?
+    /// What the daemon knows of its controller (kept while it is away).
+    var known = KnownController()
     /// Called (on the loop) when the daemon cannot go on: the first controller cannot advertise
     /// the config's sets. The runner prints the message and exits with the status.
     public var onFatalError: ((DaemonRunner.Failure) -> Void)?
-    private var timer: Scheduled<Void>?
-    /// The deadline `timer` is armed for (re-armed only when the core's changes).
-    private var timerDeadline: Duration?
+    /// The stack's one timer (`tick` at its next deadline).
+    private lazy var timer = DeadlineTimer(eventLoop: eventLoop) { [unowned(unsafe) self] in stack.tick(now: now) }
     private var watchdog: RepeatedTask?
     private(set) var backoff = Backoff()
     /// Starting, serving (with the transport's state), stopping or stopped.
     private(set) var lifecycle = DaemonLifecycle.created
     private var refusalLogged = false
-    /// Whether the controller can be used, as `state` events told watchers.
-    var controllerState: (state: ControlControllerState, reason: String?) = (.unknown, nil)
     /// Start-up's clean pages are still to be handed back (`StartupPages`), once advertising.
     private var startupPagesHeld = true
     /// The next hand-back of clean pages (`StartupPages`), when one is due.
@@ -75,9 +68,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// Said once that the transport cannot accept Enhanced ATT (`applyEnhancedATT`).
     var loggedNoEnhancedATT = false
     /// The `connection_parameters` requests waiting for each central's answer.
-    var linkRequests: [ConnectionID: PendingLinkRequest] = [:]
-    /// How long a link request waits for its central (tests shorten it).
-    var linkRequestTimeout = PeripheralDaemon.defaultLinkRequestTimeout
+    var linkRequests = LinkRequests()
     /// `L2CAPChannelControl`: where opened channels go (set by `ControlServer`).
     public var l2capChannelHandler: ((L2CAPChannelOpened, _ socket: Int32, _ central: String) -> Bool)?
 
@@ -261,7 +252,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     private func finishStop() {
         guard case .stopping(let p) = lifecycle else { return }
         lifecycle = .stopped(p)
-        timer?.cancel()
+        timer.cancel()
         watchdog?.cancel()
         persisted?.flush()
         transport.close().whenComplete { _ in p.succeed() }
@@ -292,21 +283,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         if case .stopping = lifecycle, core.isIdle { finishStop() }
     }
 
-    /// Schedules the core's next `tick`.
+    /// Schedules the stack's next `tick`.
     private func armTimer() {
-        let deadline: Duration?
-        if case .stopped = lifecycle { deadline = nil } else { deadline = stack.nextDeadline }
-        // Most requests leave the deadline as it was: no cancel and schedule per request.
-        if deadline == timerDeadline, timer != nil || deadline == nil { return }
-        timer?.cancel()
-        timer = nil
-        timerDeadline = deadline
-        guard let deadline else { return }
-        timer = eventLoop.scheduleTask(in: TimeAmount(max(.zero, deadline - now))) {
-            self.timer = nil
-            self.timerDeadline = nil
-            self.stack.tick(now: self.now)
-        }
+        if case .stopped = lifecycle { return timer.cancel() }
+        timer.arm(at: stack.nextDeadline, now: now)
     }
 
     // MARK: - Events: log lines, control clients, persistence, systemd

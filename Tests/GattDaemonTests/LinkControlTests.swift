@@ -114,7 +114,7 @@ import Testing
     }
 
     @Test func aTimeoutRepliesAndTheStackForgetsTheRequest() throws {
-        try group.next().submit { self.daemon.linkRequestTimeout = .milliseconds(10) }.wait()
+        try group.next().submit { self.daemon.linkRequests.timeout = .milliseconds(10) }.wait()
         try transport.report(.connected(Self.a, Self.centralA))
         let reply = try later(.phy(central: "11:22:33:44:55:66", tx: .le2M, rx: .le2M, coding: .noPreference))
         #expect(try reply.wait() == .failure(ControlError(.timeout, "11:22:33:44:55:66: no answer within 0.01 s")))
