@@ -77,7 +77,7 @@ extension PeripheralDaemon {
     }
 
     public func setControlWatched(_ watched: Bool) {
-        controlWatched = watched
+        prompts.watched = watched
         if !watched { rejectPendingPrompts() }
     }
 }

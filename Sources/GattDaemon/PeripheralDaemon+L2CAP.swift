@@ -39,9 +39,7 @@ extension PeripheralDaemon: L2CAPChannelControl {
 
     /// Tells the transport which channels to accept (when they changed).
     func updateL2CAPServers() {
-        let servers = l2capChannels.servers
-        guard servers != acceptedL2CAPServers else { return }
-        acceptedL2CAPServers = servers
+        guard let servers = l2capChannels.serversToAccept() else { return }
         stack.callBelow(now: now) { $0.setL2CAPChannelServers(servers); return [] }
     }
 

@@ -40,7 +40,7 @@ extension PeripheralDaemon {
     /// answered with `respondToPairing`); with none, the pairing fails now rather than at the
     /// SMP timeout, with a log line saying why.
     private func ask(_ c: PeripheralConnection, _ what: String) {
-        guard !controlWatched else { return }
+        guard !prompts.watched else { return }
         logger.warning("\(c.address): pairing needs \(what) and no control client watches to answer; refused")
         prompts.closed(c.id)
         stack.respondToPairing(c.id, .reject, now: now)

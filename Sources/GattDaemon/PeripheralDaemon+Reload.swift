@@ -36,7 +36,7 @@ extension PeripheralDaemon {
             self.applyEnhancedATT()
             try? self.options.notifier.ready(status: self.statusLine())
             self.updateL2CAPServers()
-            self.releaseCleanPages()
+            self.cleanPages.schedule()
         }
     }
 

@@ -21,8 +21,6 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     var bondCoordinator: BondCoordinator
     /// Pairing prompts waiting for a control client's answer.
     var prompts = PairingPrompts()
-    /// Whether a control client watches (and can answer pairing prompts).
-    var controlWatched = false
     /// The services served: the config's, and those `add_service` added (where their handles are).
     var serviceLayout: ServiceLayout
     /// What programs changed at run time, kept for a restart (`<state-dir>/restore.json`).
@@ -55,16 +53,12 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// Starting, serving (with the transport's state), stopping or stopped.
     private(set) var lifecycle = DaemonLifecycle.created
     private var refusalLogged = false
-    /// Start-up's clean pages are still to be handed back (`StartupPages`), once advertising.
-    private var startupPagesHeld = true
-    /// The next hand-back of clean pages (`StartupPages`), when one is due.
-    private var pageRelease: Scheduled<Void>?
+    /// When clean file pages go back to the kernel (`StartupPages`).
+    lazy var cleanPages = CleanPageRelease(eventLoop: eventLoop, logger: logger)
     /// `PeripheralControl`: where control events go (set by `ControlServer`).
     public var controlEventHandler: ((ControlEvent) -> Void)?
     /// App L2CAP channels: the config's and published ones, their PSMs and listeners.
     var l2capChannels: L2CAPChannelCoordinator
-    /// What the transport was last told to accept (`updateL2CAPServers`).
-    var acceptedL2CAPServers: [L2CAPChannelServer] = []
     /// Said once that the transport cannot accept Enhanced ATT (`applyEnhancedATT`).
     var loggedNoEnhancedATT = false
     /// The `connection_parameters` requests waiting for each central's answer.
@@ -308,10 +302,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             eventLog.advertising(on, core.payloads)
             if on { refusalLogged = false }
             controlEventHandler?(.advertising(set: "primary", on ? .started : .stopped, reason: nil))
-            if on, startupPagesHeld {
-                startupPagesHeld = false
-                releaseCleanPages()
-            }
+            if on { cleanPages.advertisingStarted() }
             if on, lifecycle.isServing { try? options.notifier.status(statusLine()) }
         case .advertisingRefused(let whileConnected, let reason, _):
             controlEventHandler?(.advertising(set: "primary", .failed, reason: reason))
@@ -338,7 +329,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             eventLog.disconnected(c.address, reason: detail ?? "\(reason)")
             try? options.notifier.status(statusLine())
             controlEventHandler?(.disconnected(central: c.address.description, reason: reason.controlName))
-            if core.connections.isEmpty { releaseCleanPages(whenIdle: true) }
+            if core.connections.isEmpty { cleanPages.schedule { [unowned self] in core.connections.isEmpty } }
         case .securityChanged(let c):
             logger.info("\(c.address): security \(c.security)")
             if c.security.isEncrypted { bondCoordinator.seen(c.address) }
@@ -369,18 +360,6 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             eventLog.reloaded(outcome)
         case .warning(let m):
             logger.warning("\(m)")
-        }
-    }
-
-    /// Hands back clean file pages (`StartupPages`) a little later: after start-up, a reload, or
-    /// (`whenIdle`) the last central's disconnection, if no central has connected since.
-    func releaseCleanPages(whenIdle: Bool = false) {
-        pageRelease?.cancel()
-        pageRelease = eventLoop.scheduleTask(in: StartupPages.delay) { [weak self] in
-            guard let self else { return }
-            self.pageRelease = nil
-            if whenIdle, !self.core.connections.isEmpty { return }
-            StartupPages.release(logger: self.logger)
         }
     }
 

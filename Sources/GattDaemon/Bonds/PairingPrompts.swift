@@ -30,6 +30,8 @@ struct PairingPrompts: Sendable {
     }
 
     private(set) var pending: [ConnectionID: Kind] = [:]
+    /// Whether a control client watches, and so can answer a prompt.
+    var watched = false
 
     /// The question a Security Manager event asks, if any.
     static func kind(of event: SecurityManagerEvent) -> Kind? {

@@ -36,6 +36,16 @@ struct L2CAPChannelCoordinator {
 
     /// The servers the transport accepts channels to: those a program listens for.
     var servers: [L2CAPChannelServer] { channels.filter { listeners[$0.id, default: 0] > 0 }.map(\.server) }
+    /// What the transport was last told to accept.
+    private var accepted: [L2CAPChannelServer] = []
+
+    /// The servers to tell the transport, when they changed since it was last told (nil: they did not).
+    mutating func serversToAccept() -> [L2CAPChannelServer]? {
+        let servers = servers
+        guard servers != accepted else { return nil }
+        accepted = servers
+        return servers
+    }
 
     var list: [ControlL2CAPChannel] {
         configured.map { Self.control($0, listeners: listeners[$0.id, default: 0], runtime: false) }
