@@ -84,7 +84,7 @@ extension Host {
             }
         }
         // Bring-up ends when its last command is answered.
-        if !isReady, buffersKnown, commands.isEmpty { out += becameReady() }
+        if phase == .bringingUp(buffersKnown: true), commands.isEmpty { out += becameReady() }
         return out
     }
 
@@ -157,7 +157,7 @@ extension Host {
         controller.aclDataPacketLength = length
         controller.totalACLDataPackets = count
         acl.configure(packetLength: length, buffers: count)
-        buffersKnown = true
+        if case .bringingUp = phase { phase = .bringingUp(buffersKnown: true) }
         enqueueAfterBufferSize()
     }
 

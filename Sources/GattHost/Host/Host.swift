@@ -16,16 +16,16 @@ public struct Host: Sendable {
     var linkProcedures = LinkProcedures()
     /// Each link's parameters, PHYs and data length as the controller reported them.
     public var links: [UInt16: LinkParameters] { linkProcedures.links }
-    /// True once bring-up is complete.
-    public private(set) var isReady = false
-    /// True after a `.fatal` event: the host sends nothing more until `start` again.
-    public private(set) var hasFailed = false
+    /// Bring-up under way, complete, or given up.
+    public internal(set) var phase = HostPhase.bringingUp(buffersKnown: false)
+    /// Bring-up is complete (and the controller not given up).
+    public var isReady: Bool { phase == .ready }
+    /// After a `.fatal` event: the host sends nothing more until `start` again.
+    public var hasFailed: Bool { phase == .failed }
     /// The controller's advertising, as commands drive it (legacy until bring-up chooses).
     var advertising: HostAdvertising = .legacy(AdvertisingRotation())
 
     var commands: HCICommandQueue
-    /// Bring-up read the controller's ACL buffers (its last step is then the defaults).
-    var buffersKnown = false
     var acl = ACLScheduler()
     var supportedCommands: HCISupportedCommands?
     var reassemblers: [UInt16: ACLReassembler] = [:]
@@ -75,9 +75,7 @@ public struct Host: Sendable {
     /// Resets the controller and brings it up; `.ready` follows.
     public mutating func start(now: Duration) -> [HostOutput] {
         self.now = now
-        isReady = false
-        buffersKnown = false
-        hasFailed = false
+        phase = .bringingUp(buffersKnown: false)
         advertising = .legacy(AdvertisingRotation())
         controller.advertisingCommands = .legacy
         commands.reset(with: [.reset, .readLocalVersionInformation, .readBDADDR, .readLocalSupportedCommands])
@@ -168,8 +166,8 @@ public struct Host: Sendable {
 
     /// Bring-up is complete: the controller is ready for advertising and connections.
     mutating func becameReady() -> [HostOutput] {
-        guard !isReady else { return [] }
-        isReady = true
+        guard phase == .bringingUp(buffersKnown: true) else { return [] }
+        phase = .ready
         if case .extended(let sets, let length) = controller.advertisingCommands {
             advertising = .extended(ExtendedAdvertisingSets(limit: sets, maximumDataLength: length))
         }
@@ -230,7 +228,7 @@ public struct Host: Sendable {
     /// behind it in `outputs` are dropped and the command queue is cleared.
     private mutating func failIfFatal(_ outputs: [HostOutput]) -> [HostOutput] {
         guard let i = outputs.firstIndex(where: { if case .event(.fatal) = $0 { true } else { false } }) else { return outputs }
-        hasFailed = true
+        phase = .failed
         commands.reset()
         return Array(outputs[...i]) + outputs[(i + 1)...].filter { if case .event = $0 { true } else { false } }
     }
