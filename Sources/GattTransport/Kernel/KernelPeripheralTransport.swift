@@ -41,16 +41,10 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
     var attSockets: [KernelSocketID: KernelATTBearer] = [:]
     /// `--btsnoop` or the `capture` op: the ATT PDUs exchanged (see `PacketCapturing`).
     var capture: BtsnoopWriter?
-    /// One driver per advertising set (by `AdvertisingSet.id`), made when the set is first asked for.
-    var advertisingDrivers: [String: KernelAdvertisingDriver] = [:]
-    /// The instance number of each other set (the primary's is 1).
-    var advertisingInstances: [String: UInt8] = [:]
-    /// What the kernel offered at the last open (nil: it did not say).
-    var advertisingSupport: AdvertisingSupport?
+    /// The advertising sets as mgmt instances (the rules; this runs their operations).
+    var advertising = KernelAdvertising()
     /// What the open adapter is and can do (read at every open).
     var controllerInfo: ControllerInfo?
-    /// Tries of the running advertising operation that the kernel answered Busy.
-    var advertisingBusyRetries = 0
     /// Apps' L2CAP channel servers, their listening sockets and the accepted channels'
     /// sockets until the daemon takes them (`+L2CAP`).
     let l2cap: KernelL2CAPChannelServers
@@ -244,17 +238,15 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
         self.controller = controller
         self.listener = listener
         _ = lifecycle.opened(session: session)
-        advertisingBusyRetries = 0
-        advertisingDrivers = [:]
         var unknownFeatures: KernelTransportError?
         switch support {
-        case .success(let s): advertisingSupport = s
+        case .success(let s): advertising.opened(support: s)
         case .failure(let error):
             // A kernel before 4.1 has no advertising instances; Add Advertising will say so.
-            advertisingSupport = nil
+            advertising.opened(support: nil)
             unknownFeatures = error
         }
-        let controllerInfo = Self.controllerInfo(controller, info, advertisingSupport)
+        let controllerInfo = Self.controllerInfo(controller, info, advertising.support)
         self.controllerInfo = controllerInfo
         listener.start(on: eventLoop) { [weak self] bearer in self?.accepted(bearer) }
         reconcileL2CAPServers()
@@ -272,7 +264,7 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
     /// Closes every socket and the command thread.
     public func close() -> EventLoopFuture<Void> {
         // Our instance outlives the process in the kernel: take it off the air with us.
-        let ownInstances = lifecycle.close() ? self.ownInstances : []
+        let ownInstances = lifecycle.close() ? advertising.ownInstances : []
         closeEnhancedATT()
         closeLinks()
         listener?.close()
@@ -316,7 +308,7 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
         prompts.removeAll()
         linkProcedures = Self.freshLinkProcedures
         kernelKeys = nil
-        advertisingDrivers = [:]
+        advertising.lost()
         if let controller { commandThread.submit { _ in controller.close() } }
         controller = nil
         if wasReady { onEvent?(.lost(reason: "\(adapterName) \(why)")) }
