@@ -35,16 +35,17 @@ extension PeripheralDaemon {
 
     /// Answers a commit (`DeferredAccess.commit`) once, when a bonded central's client state is
     /// saved and the values are durable; Unlikely Error when either cannot be. Without a state
-    /// directory it succeeds at once. A durable value whose request is gone (its central left)
+    /// directory (or a persisted value among them) it is answered at once, in this turn of the
+    /// stack (no event-loop turn of its own). A durable value whose request is gone (its central left)
     /// is still put in place. Putting them in place is no new write (`PersistedValues.applying`),
     /// and a value overtaken by a newer Write Command leaves that newer one served.
     func answerCommit(_ request: PendingRequestID, _ id: ConnectionID, values writes: [PersistedValue], clientState: GATTClientState?, central: String?) {
         if let clientState, !saveBondedClientState(id, clientState) {
-            eventLoop.execute { _ = self.respond(to: request, result: .failure(.unlikelyError)) }
+            _ = respond(to: request, result: .failure(.unlikelyError))
             return
         }
         guard let persisted, let future = durable(writes, central: central) else {
-            eventLoop.execute { _ = self.respond(to: request, result: .success([])) }
+            _ = respond(to: request, result: .success([]))
             return
         }
         let handedOut = database

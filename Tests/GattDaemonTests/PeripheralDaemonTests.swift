@@ -163,6 +163,32 @@ final class FakeTransport: SelfDrivenTransport, @unchecked Sendable {
         try daemon.stop().wait()
     }
 
+    /// Without a state directory a Write Request to a `"persist"` value is answered in the turn
+    /// that received it: no event-loop turn of its own (#29's shorter walk).
+    @Test func aWriteWithoutAStateDirectoryIsAnsweredInTheTurnThatReceivedIt() throws {
+        let config = """
+            {"name": "fake", "services": [{"uuid": "AAA0", "characteristics": [
+              {"id": "p", "uuid": "AAA1", "persist": true, "max_length": 2, "value": {"hex": "0000"}, "properties": ["read", "write"]}]}]}
+            """
+        let configuration = try ConfigLoader.load(data: Array(config.utf8)).gatt
+        let transport = FakeTransport(eventLoop: group.next())
+        let daemon = PeripheralDaemon(configuration: configuration, payloads: payloads, transport: transport, logger: Logger(label: "test"))
+        try daemon.start().wait()
+        let handle = try on {
+            let db = daemon.database
+            return db[db.characteristicIndex(named: "p")!].valueHandle.rawValue
+        }
+        try transport.report(.connected(Self.a, Self.central), .readyToSend(.fixed(Self.a)))
+        // The write goes in and the sent PDUs are read in one task on the loop: nothing after it ran.
+        let sent = try on { () -> [[UInt8]] in
+            transport.onEvent?(.received(.fixed(Self.a), [0x12, UInt8(handle & 0xFF), UInt8(handle >> 8), 0x34, 0x12]))
+            return transport.sent.map(\.1)
+        }
+        #expect(sent.last == [0x13])
+        #expect(try on { daemon.database.value(ofCharacteristic: daemon.database.characteristicIndex(named: "p")!) } == [0x34, 0x12])
+        try daemon.stop().wait()
+    }
+
     @Test func notifyIsBusyWhileTheTransportHasNoRoom() throws {
         try daemon.start().wait()
         try subscribe()
