@@ -47,7 +47,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// the config's sets. The runner prints the message and exits with the status.
     public var onFatalError: ((DaemonRunner.Failure) -> Void)?
     /// The stack's one timer (`tick` at its next deadline).
-    private lazy var timer = DeadlineTimer(eventLoop: eventLoop) { [unowned(unsafe) self] in stack.tick(now: now) }
+    private lazy var timer = DeadlineTimer(eventLoop: eventLoop, origin: origin) { [unowned self] in stack.tick(now: now) }
     private var watchdog: RepeatedTask?
     private(set) var backoff = Backoff()
     /// Starting, serving (with the transport's state), stopping or stopped.
@@ -110,11 +110,12 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             }
             stack.onBelowOutput = { shell.perform($0) }
         }
-        // Unowned(unsafe): the daemon owns the stack, and these run on every turn (an unowned
-        // reference to the daemon, which has weak ones, costs a slow retain each time).
-        stack.onEvent = { [unowned(unsafe) self] in emit($0) }
-        stack.admits = { [unowned(unsafe) self] in admits($0) }
-        stack.onTurnEnd = { [unowned(unsafe) self] in turnEnded() }
+        // The daemon owns the stack, and these run on every turn (every packet from an H4
+        // controller): no retain of the daemon, whose weak references make each one slow.
+        let daemon = Unmanaged.passUnretained(self)
+        stack.onEvent = { e in daemon._withUnsafeGuaranteedRef { $0.emit(e) } }
+        stack.admits = { e in daemon._withUnsafeGuaranteedRef { $0.admits(e) } }
+        stack.onTurnEnd = { daemon._withUnsafeGuaranteedRef { $0.turnEnded() } }
         if logsPDUs {
             stack.onATTPDU = { [unowned self] id, pdu, sent in eventLog.attPDU(pdu, sent: sent, central: centralName(id.connection)) }
         }
@@ -280,7 +281,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// Schedules the stack's next `tick`.
     private func armTimer() {
         if case .stopped = lifecycle { return timer.cancel() }
-        timer.arm(at: stack.nextDeadline, now: now)
+        timer.arm(at: stack.nextDeadline)
     }
 
     // MARK: - Events: log lines, control clients, persistence, systemd
