@@ -25,7 +25,8 @@ extension PeripheralDaemon {
             self.serviceLayout = layout
             self.restoration.keep(kept, what: "the runtime services")
             self.keepAdvertisingData()
-            self.stack.callBelow(now: self.now) { $0.configure(new, now: self.now) }
+            let now = self.now
+            self.stack.callBelow(now: now) { $0.configure(new, now: now) }
             self.core.setMinimumEncryptionKeySize(new.security.minimumKeySize)
             self.core.securityOnConnect = new.security.securityOnConnect
             let before = self.core.database.serviceFingerprints

@@ -9,8 +9,9 @@ import GattHost
 public struct ControllerBelow: BelowSeam {
     public typealias Output = HostOutput
 
-    /// The H4 host, when this is an H4 link (else nil).
-    public private(set) var h4: H4Host?
+    /// The H4 host, when this is an H4 link (else nil). Private: reading it copies the host;
+    /// calls reach it in place (`runHost`, the seam's members).
+    private var h4: H4Host?
     /// The shell that moves the H4 host's packets (performs its outputs, feeds it what it reads).
     public let hostShell: (any HostShell)?
     /// A transport that runs its own rules (else nil).
