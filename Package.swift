@@ -140,7 +140,7 @@ let package = Package(
             dependencies: ["GattHost", "GattCore", "GattTestSupport", "GattTestFixtures"]
         ),
         .testTarget(name: "GattControlProtocolTests", dependencies: ["GattControlProtocol", "GattCore"]),
-        .testTarget(name: "GattTransportTests", dependencies: ["GattTransport", "GattHost"]),
+        .testTarget(name: "GattTransportTests", dependencies: ["GattTransport", "GattHost", "GattTestFixtures"]),
         .testTarget(name: "GattDaemonTests", dependencies: ["GattDaemon", "GattCore", "GattHost", "GattTestSupport"]),
         .testTarget(name: "GattProfilesTests", dependencies: ["GattProfiles", "GattCore", "GattControlProtocol"]),
         .testTarget(

@@ -22,8 +22,8 @@ extension H4PeripheralTransport: PacketCapturing {
 
 extension KernelPeripheralTransport: PacketCapturing {
     public func setCapture(_ writer: BtsnoopWriter?) {
-        if capture !== writer { capture?.close() }
-        capture = writer
+        if sockets.capture !== writer { sockets.capture?.close() }
+        sockets.capture = writer
     }
 
     public var captureScope: String {

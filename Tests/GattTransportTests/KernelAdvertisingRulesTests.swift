@@ -10,7 +10,7 @@ import Testing
     static func set(_ id: String) -> AdvertisingSet {
         AdvertisingSet(id: id, path: id == AdvertisingSet.primaryID ? AdvertisingSet.primaryPath : "advertising_sets[\(id)]", payloads: payloads)
     }
-    static let support = KernelPeripheralTransport.AdvertisingSupport(
+    static let support = KernelAdvertisingSupport(
         commands: [], features: KernelManagement.AdvertisingFeatures(
             supportedFlags: [.connectable], maximumAdvertisingDataLength: 31, maximumScanResponseLength: 31, maximumInstances: 2, instances: []))
 

@@ -71,8 +71,8 @@ struct KernelAdvertisingTests {
         let reply: [UInt8] = [0x02, 0x00, 0x01, 0x00, 0x54, 0x00, 0x55, 0x00, 0x01, 0x00]
         let commands = KernelManagement.supportedCommands(returnParameters: reply)
         #expect(commands == [0x0054, 0x0055])
-        #expect(KernelPeripheralTransport.AdvertisingSupport(commands: commands ?? [], features: features).commands == .extended)
-        #expect(KernelPeripheralTransport.AdvertisingSupport(commands: [0x003E, 0x0054], features: features).commands == .addAdvertising)
+        #expect(KernelAdvertisingSupport(commands: commands ?? [], features: features).commands == .extended)
+        #expect(KernelAdvertisingSupport(commands: [0x003E, 0x0054], features: features).commands == .addAdvertising)
         #expect(KernelManagement.supportedCommands(returnParameters: [0x03, 0x00, 0x00, 0x00, 0x54, 0x00]) == nil)
     }
 

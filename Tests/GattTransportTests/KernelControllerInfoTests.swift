@@ -11,7 +11,7 @@ struct KernelControllerInfoTests {
     static let adapter = KernelAdapterInfo(
         index: 0, name: "hci0", address: KernelBDAddress(BluetoothAddress("00:AA:01:00:00:23")!, type: .lePublic), flags: 0, aclMTU: 1021, aclPackets: 8)
     /// btvirt 5.2's Read Advertising Features (btmon in the VM): secondary PHYs, 251 bytes, 3 instances.
-    static let extendedKernel = KernelPeripheralTransport.AdvertisingSupport(
+    static let extendedKernel = KernelAdvertisingSupport(
         commands: [KernelManagement.Opcode.addExtendedAdvertisingParameters.rawValue, KernelManagement.Opcode.addExtendedAdvertisingData.rawValue],
         features: KernelManagement.AdvertisingFeatures(
             supportedFlags: KernelManagement.AdvertisingFlags(rawValue: 0x0001_FFFF), maximumAdvertisingDataLength: 251,
@@ -19,7 +19,7 @@ struct KernelControllerInfoTests {
     static let version = HCILocalVersionInformation(hciVersion: 11, hciSubversion: 0, lmpVersion: 11, companyIdentifier: 0x05F1, lmpSubversion: 0)
 
     @Test func anExtendedControllerHasItsSetsOnTheAirAtOnce() {
-        let c = KernelPeripheralTransport.controllerInfo(
+        let c = KernelControllerInfo.make(
             address: Self.adapter.address.address, version: Self.version, leFeatures: [.encryption, .le2MPHY, .extendedAdvertising],
             Self.adapter, Self.extendedKernel)
         #expect(c.limits == AdvertisingLimits(numberOfSets: 3, maximumDataLength: 251, extendedPDUs: true, setsTakeTurns: false))
@@ -35,7 +35,7 @@ struct KernelControllerInfoTests {
         support.features.supportedFlags = [.connectable, .discoverable, .scanResponse]
         support.features.maximumAdvertisingDataLength = 31
         support.features.maximumInstances = 5
-        let c = KernelPeripheralTransport.controllerInfo(
+        let c = KernelControllerInfo.make(
             address: Self.adapter.address.address, version: nil, leFeatures: [.encryption], Self.adapter, support)
         #expect(c.limits == AdvertisingLimits(numberOfSets: 5, maximumDataLength: 31, extendedPDUs: false, setsTakeTurns: true))
         #expect(c.advertisingCommands == .legacy)
@@ -53,7 +53,7 @@ struct KernelControllerInfoTests {
     }
 
     @Test func unknownAdvertisingFeaturesMeanOneLegacySet() {
-        let c = KernelPeripheralTransport.controllerInfo(address: .zero, version: nil, leFeatures: [], Self.adapter, nil)
+        let c = KernelControllerInfo.make(address: .zero, version: nil, leFeatures: [], Self.adapter, nil)
         #expect(c.limits.numberOfSets == 1 && !c.limits.extendedPDUs && c.limits.maximumDataLength == 31)
         #expect(c.advertisingSummary == "legacy advertising by the kernel, through mgmt Add Advertising (1 instances, 31-byte data)")
     }

@@ -10,7 +10,7 @@ struct KernelAdvertising {
     static let busyRetryLimit = 8
 
     /// What the kernel offered at the last open (nil: it did not say).
-    private(set) var support: KernelPeripheralTransport.AdvertisingSupport?
+    private(set) var support: KernelAdvertisingSupport?
     /// One driver per set (by `AdvertisingSet.id`), made when the set is first asked for.
     private var drivers: [String: KernelAdvertisingDriver] = [:]
     /// The instance number of each other set (the primary's is 1).
@@ -27,7 +27,7 @@ struct KernelAdvertising {
     }
 
     /// The adapter opened: none of our instances is on it yet; `support` is what it offers.
-    mutating func opened(support: KernelPeripheralTransport.AdvertisingSupport?) {
+    mutating func opened(support: KernelAdvertisingSupport?) {
         self.support = support
         drivers = [:]
         busyRetries = 0

@@ -15,8 +15,6 @@ struct KernelLink: Equatable, Sendable {
     /// The central's address and type (its ATT socket's peer).
     let peer: KernelBDAddress
     var security: SecurityLevel
-    /// A PDU the socket had no room for: sent once it is writable.
-    var unsent: [UInt8]?
 }
 
 /// The kernel transport's LE links in the peripheral role, as data (sans I/O): which ATT
@@ -50,14 +48,15 @@ struct KernelLinkTable: Sendable {
         return link
     }
 
-    /// An accepted ATT socket: its connection id and socket id, and whether it ended advertising
-    /// (the monitor had not reported its connection yet).
-    mutating func accepted(handle: UInt16?, peer: KernelBDAddress, security: SecurityLevel) -> (
+    /// An accepted ATT socket (`socket`: the shell's id for it; nil: the next one): its
+    /// connection id and socket id, and whether it ended advertising (the monitor had not
+    /// reported its connection yet).
+    mutating func accepted(socket given: KernelSocketID? = nil, handle: UInt16?, peer: KernelBDAddress, security: SecurityLevel) -> (
         id: ConnectionID, socket: KernelSocketID, endedAdvertising: Bool
     ) {
         let id = freeConnectionID(handle: handle)
         sockets += 1
-        let socket = KernelSocketID(rawValue: sockets)
+        let socket = given ?? KernelSocketID(rawValue: sockets)
         links[id] = KernelLink(socket: socket, handle: handle, peer: peer, security: security)
         let ended = handle.map { peripheralHandles.insert($0).inserted } ?? false
         return (id, socket, ended)
@@ -111,11 +110,6 @@ struct KernelLinkTable: Sendable {
     /// The links on `handle` (Encryption Change, Key Refresh Complete), in order.
     func links(onHandle handle: UInt16) -> [(ConnectionID, KernelLink)] {
         ids.compactMap { id in links[id].flatMap { $0.handle == handle ? (id, $0) : nil } }
-    }
-
-    /// Keeps a PDU the socket had no room for, or takes it back once it is writable.
-    mutating func setUnsent(_ pdu: [UInt8]?, on id: ConnectionID) {
-        links[id]?.unsent = pdu
     }
 
     /// The socket closed (EOF or an error): the link is gone; its disconnection is reported

@@ -9,19 +9,19 @@ extension KernelPeripheralTransport {
     public func probe(timeout: TimeAmount) -> EventLoopFuture<ControllerProbe> {
         let index = self.index
         let adapter = adapterName
-        return commandThread.runIfActive(eventLoop: eventLoop) { () throws -> ControllerProbe in
+        return commands.thread.runIfActive(eventLoop: eventLoop) { () throws -> ControllerProbe in
             let controller = try KernelHCIController(index: index, preparing: false)
             defer { controller.close() }
             let info = try controller.info()
-            let support = Result { () throws(KernelTransportError) in try Self.readAdvertisingSupport(index: index) }
-            let c = Self.controllerInfo(controller, info, try? support.get())
+            let support = Result { () throws(KernelTransportError) in try KernelControllerInfo.readAdvertisingSupport(index: index) }
+            let c = KernelControllerInfo.make(controller, info, try? support.get())
             var description = "\(c.address) (\(adapter), kernel): \(c.details)"
             if case .failure(let error) = support { description += " (advertising features unknown: \(error))" }
             return ControllerProbe(description: description, controller: c)
         }.flatMapErrorThrowing { error in
             throw ControllerProbeFailure(Self.openFailure(error, adapter: adapter))
         }.always { _ in
-            self.commandThread.shutdownGracefully { _ in }
+            self.commands.thread.shutdownGracefully { _ in }
         }
     }
 }

@@ -3,24 +3,28 @@ import Logging
 import NIOCore
 import NIOPosix
 
-/// The Linux kernel's Bluetooth stack below the seam (`--transport hciN`, `kernel:hciN`):
-/// the kernel runs the controller, its advertising, the LE links, L2CAP and SMP; this transport
-/// registers advertising instances through mgmt (``KernelAdvertisingDriver``) and moves ATT PDUs
-/// over the kernel's L2CAP ATT channel, one ``KernelATTBearer`` (one socket) per connected central.
+/// The Linux kernel's Bluetooth stack below the seam (`--transport hciN`, `kernel:hciN`): the
+/// I/O shell of the sans-I/O `KernelAdapter`, which the daemon's stack runs (`ControllerBelow`).
+/// The kernel runs the controller, its advertising, the LE links, L2CAP and SMP; the rules
+/// decide, and this shell only moves bytes and events: it opens the adapter, accepts and reads
+/// the centrals' ATT sockets (one ``KernelATTBearer`` per bearer), feeds the rules what it
+/// reads and what the kernel answers (`runKernel`), and performs what they ask (`perform`):
+/// socket writes, HCI and mgmt commands, listening sockets.
 ///
 /// One event loop owns all mutable state. HCI and mgmt commands block until they complete,
 /// so they run on `commandThread`, one at a time, and their results hop back to the loop.
 /// Socket input arrives through ``SocketPoller`` (one poll thread).
-public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Sendable {
+public final class KernelPeripheralTransport: PeripheralTransport, KernelShell, @unchecked Sendable {
     public let eventLoop: any EventLoop
     public var onEvent: ((TransportEvent) -> Void)?
     public var onAvailable: (() -> Void)?
+    public var runKernel: ((_ call: (inout KernelAdapter, Duration) -> [KernelOutput]) -> Void)?
     let logger: Logger
     /// N of hciN.
     public let index: Int
     var adapterName: String { "hci\(index)" }
-    /// Runs the blocking HCI commands (and the adapter bring-up), one at a time.
-    let commandThread = NIOThreadPool(numberOfThreads: 1)
+    /// Runs the blocking HCI and mgmt commands (and the adapter bring-up), one at a time.
+    let commands: KernelCommands
 
     var poller: SocketPoller?
     private var monitor: KernelAdapterMonitor?
@@ -29,57 +33,31 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
     var agent: KernelPairingAgent?
     var controller: KernelHCIController?
     var listener: KernelATTListener?
-    /// Idle, opening, ready, away or closed; work in flight belongs to its session.
-    var lifecycle = KernelAdapterLifecycle()
-
-    /// The connected centrals, their ids and handles (data; their sockets are in `attSockets`).
-    var links = KernelLinkTable()
-    /// Each link's parameters and the programs' link requests (`+LinkControl`): the rules
-    /// `Host` runs on H4, fed with the events the adapter monitor sees.
-    var linkProcedures = KernelPeripheralTransport.freshLinkProcedures
-    /// The connected centrals' ATT sockets (fixed bearers), by the id `links` gave each.
-    var attSockets: [KernelSocketID: KernelATTBearer] = [:]
-    /// `--btsnoop` or the `capture` op: the ATT PDUs exchanged (see `PacketCapturing`).
-    var capture: BtsnoopWriter?
-    /// The advertising sets as mgmt instances (the rules; this runs their operations).
-    var advertising = KernelAdvertising()
-    /// What the open adapter is and can do (read at every open).
-    var controllerInfo: ControllerInfo?
-    /// Apps' L2CAP channel servers, their listening sockets and the accepted channels'
-    /// sockets until the daemon takes them (`+L2CAP`).
-    let l2cap: KernelL2CAPChannelServers
-    /// The PHYs each new link is asked for (`phy.preferred`); nil: none (`data_length_and_phy` off).
-    var connectionPHYs: [LEPHY]?
-    /// Enhanced ATT: the listening socket on PSM 0x0027 and the bearers (`+EnhancedATT`).
-    var enhancedATT = KernelEnhancedATTBearers()
-    /// Whether the kernel offers Enhanced ATT, decided once.
-    let enhancedATTCheck = KernelEnhancedATTCheck()
-
-    /// `connection.preferred`: set as the adapter's default connection parameters at open.
-    var preferredConnection: LEConnectionParameters?
-    /// The `security` settings given to the kernel's SMP at every open (and on reload).
-    var securitySettings: KernelManagement.SecuritySettings
-    /// The security warnings logged since `securitySettings` last changed.
-    var securityWarnings: Set<String> = []
-    /// The bond store's bonds, loaded into the kernel at every open.
-    var bonds: [Bond] = []
-    /// The keys the kernel holds as far as this transport knows (loaded, or reported by the
-    /// kernel since); nil when unknown (not loaded yet, adapter gone): the next load sends all.
-    var kernelKeys: KernelKeySet?
-    /// Merges a pairing's key events into one bond.
-    var bondAssembler = KernelBondAssembler()
-    /// Pairing questions from the kernel waiting for the daemon's answer, by connection.
-    var prompts = KernelPairingPrompts()
+    /// The bearers' and channels' sockets, and the listening sockets for channels.
+    let sockets: KernelSockets
 
     public init(index: Int, eventLoop: any EventLoop, configuration: GattConfiguration, logger: Logger) {
         self.index = index
-        self.preferredConnection = configuration.advertising.preferredConnection?.connectionParameters
-        self.securitySettings = KernelManagement.SecuritySettings(configuration.security)
-        self.connectionPHYs = configuration.advertising.requestDataLengthAndPHY ? configuration.advertising.connectionPHYs : nil
         self.eventLoop = eventLoop
         self.logger = logger
-        self.l2cap = KernelL2CAPChannelServers(adapterName: "hci\(index)", logger: logger)
-        commandThread.start()
+        self.commands = KernelCommands(index: index, eventLoop: eventLoop, logger: logger)
+        self.sockets = KernelSockets(adapterName: "hci\(index)", eventLoop: eventLoop, logger: logger)
+        sockets.feed = { [unowned self] call in rules(call) }
+        sockets.report = { [unowned self] event in onEvent?(event) }
+    }
+
+    /// The kernel's rules, run by the daemon's stack; this shell performs their actions.
+    public func makeBelow(configuration: GattConfiguration) -> ControllerBelow {
+        ControllerBelow(kernel: KernelAdapter(adapterName: adapterName, configuration: configuration), shell: self)
+    }
+
+    /// Runs a call on the rules in a turn of the stack (on the event loop).
+    func rules(_ call: (inout KernelAdapter, Duration) -> [KernelAction]) {
+        guard let runKernel else { return logger.error("\(adapterName): the kernel transport's rules are not run by a stack") }
+        runKernel { rules, now in
+            let actions = call(&rules, now)
+            return actions.isEmpty ? [] : actions.map(KernelOutput.init)
+        }
     }
 
     /// The kernel owns the adapter's addresses and routes the ATT channel by them; mgmt puts the
@@ -102,36 +80,6 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
         }
     }
 
-    public func configure(_ configuration: GattConfiguration, now: Duration) -> [Never] {
-        let security = KernelManagement.SecuritySettings(configuration.security)
-        if security != securitySettings {
-            securitySettings = security
-            securityWarnings = []
-            if lifecycle.isReady { applySecurity() }
-        }
-        connectionPHYs = configuration.advertising.requestDataLengthAndPHY ? configuration.advertising.connectionPHYs : nil
-        let preferred = configuration.advertising.preferredConnection?.connectionParameters
-        guard preferred != preferredConnection else { return [] }
-        preferredConnection = preferred
-        if lifecycle.isReady { applyPreferredConnection() }
-        return []
-    }
-
-    /// Makes the kernel ask each central for `connection.preferred`; a kernel without mgmt's
-    /// default system configuration (before 5.8) cannot, which is said once.
-    func applyPreferredConnection() {
-        guard let p = preferredConnection else { return }
-        let index = self.index, logger = self.logger, adapter = adapterName
-        commandThread.submit { _ in
-            do {
-                try KernelManagement.setDefaultConnectionParameters(index: index, p)
-                logger.debug("\(adapter): default LE connection parameters set to connection.preferred; the kernel asks each central for them")
-            } catch {
-                logger.warning("\(adapter): cannot set connection.preferred as the adapter's default (\(error)); centrals keep their own connection parameters")
-            }
-        }
-    }
-
     // MARK: - Lifecycle
 
     /// The first call refuses to run beside bluetoothd and sets up the poll thread, the
@@ -150,8 +98,13 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
                 return eventLoop.makeFailedFuture(TransportOpenFailure("\(error)", retry: .never(exitCode: permission ? 77 : 69)))
             }
         }
+        var decision = KernelAdapterLifecycle.OpenDecision.nothing
+        rules { rules, _ in
+            decision = rules.open()
+            return []
+        }
         let session: Int
-        switch lifecycle.open() {
+        switch decision {
         case .away:
             return eventLoop.makeFailedFuture(TransportOpenFailure("\(adapterName) is down; waiting for it to come back", retry: .whenAvailable))
         case .nothing:
@@ -160,18 +113,21 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
             session = s
         }
         let index = self.index
-        return commandThread.runIfActive(eventLoop: eventLoop) { () throws -> (KernelHCIController, KernelAdapterInfo, Result<AdvertisingSupport, KernelTransportError>) in
+        return commands.thread.runIfActive(eventLoop: eventLoop) { () throws -> (KernelHCIController, KernelAdapterInfo, Result<KernelAdvertisingSupport, KernelTransportError>) in
             let controller = try KernelHCIController(index: index)
             do {
                 let info = try controller.info()
-                let support = Result { () throws(KernelTransportError) in try Self.readAdvertisingSupport(index: index) }
+                let support = Result { () throws(KernelTransportError) in try KernelControllerInfo.readAdvertisingSupport(index: index) }
                 return (controller, info, support)
             } catch {
                 controller.close()
                 throw error
             }
         }.flatMapErrorThrowing { error in
-            self.lifecycle.openFailed(session: session)
+            self.rules { rules, _ in
+                rules.openFailed(session: session)
+                return []
+            }
             throw Self.openFailure(error, adapter: self.adapterName)
         }.flatMapThrowing { (controller, info, support) in
             try self.adapterOpened(controller, info, support, session: session)
@@ -193,6 +149,7 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
             throw error
         }
         self.poller = poller
+        sockets.poller = poller
         self.monitor = monitor
         monitor.start(on: eventLoop) { [weak self] event in self?.adapterEvent(event) }
         do {
@@ -200,7 +157,7 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
             self.agent = agent
             agent.start(
                 on: eventLoop, onConfirmation: { [weak self] confirmation in self?.pairingConfirmed(confirmation) },
-                onEvent: { [weak self] event in self?.managementEvent(event) })
+                onEvent: { [weak self] event in self?.rules { rules, now in rules.managementEvent(event, now: now) } })
         } catch {
             logger.warning("no pairing agent (centrals cannot pair on kernels that ask user space to confirm Just Works): \(error)")
         }
@@ -218,11 +175,17 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
     }
 
     private func adapterOpened(
-        _ controller: KernelHCIController, _ info: KernelAdapterInfo, _ support: Result<AdvertisingSupport, KernelTransportError>, session: Int
+        _ controller: KernelHCIController, _ info: KernelAdapterInfo, _ support: Result<KernelAdvertisingSupport, KernelTransportError>, session: Int
     ) throws {
-        guard lifecycle.state == .opening(session: session), let poller else {
-            commandThread.submit { _ in controller.close() }
-            let away = lifecycle.waitsForAdapter
+        var opening = false
+        var away = false
+        rules { rules, _ in
+            opening = rules.isOpening(session: session)
+            away = rules.waitsForAdapter
+            return []
+        }
+        guard opening, let poller else {
+            commands.thread.submit { _ in controller.close() }
             throw TransportOpenFailure(
                 "\(adapterName) went away while opening\(away ? "" : " and came back"); \(away ? "waiting for it" : "opening it again")",
                 retry: away ? .whenAvailable : .withBackoff)
@@ -231,116 +194,65 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
         do {
             listener = try KernelATTListener(address: KernelBDAddress(controller.address.address, type: .lePublic), adapter: adapterName, poller: poller)
         } catch {
-            commandThread.submit { _ in controller.close() }
-            lifecycle.openFailed(session: session)
+            commands.thread.submit { _ in controller.close() }
+            rules { rules, _ in
+                rules.openFailed(session: session)
+                return []
+            }
             throw Self.openFailure(error, adapter: adapterName)
         }
         self.controller = controller
         self.listener = listener
-        _ = lifecycle.opened(session: session)
-        var unknownFeatures: KernelTransportError?
-        switch support {
-        case .success(let s): advertising.opened(support: s)
-        case .failure(let error):
-            // A kernel before 4.1 has no advertising instances; Add Advertising will say so.
-            advertising.opened(support: nil)
-            unknownFeatures = error
-        }
-        let controllerInfo = Self.controllerInfo(controller, info, advertising.support)
-        self.controllerInfo = controllerInfo
-        listener.start(on: eventLoop) { [weak self] bearer in self?.accepted(bearer) }
-        reconcileL2CAPServers()
-        reconcileEnhancedATT()
-        // Queued before any advertising command: the keys are in before a central can connect.
-        applySecurity()
-        kernelKeys = nil
-        loadBondsIntoKernel()
-        applyPreferredConnection()
+        // A kernel before 4.1 has no advertising instances; Add Advertising will say so.
+        let advertising = try? support.get()
+        let controllerInfo = KernelControllerInfo.make(controller, info, advertising)
         var description = "\(controller.address.address) (\(adapterName), kernel): \(controllerInfo.details)"
-        if let unknownFeatures { description += " (advertising features unknown: \(unknownFeatures))" }
-        onEvent?(.ready(address: controller.address.address, description: description, controller: controllerInfo))
+        if case .failure(let unknownFeatures) = support { description += " (advertising features unknown: \(unknownFeatures))" }
+        listener.start(on: eventLoop) { [weak self] bearer in self?.sockets.accepted(bearer) }
+        rules { rules, _ in rules.opened(session: session, controller: controllerInfo, support: advertising, description: description) }
     }
 
     /// Closes every socket and the command thread.
     public func close() -> EventLoopFuture<Void> {
-        // Our instance outlives the process in the kernel: take it off the air with us.
-        let ownInstances = lifecycle.close() ? advertising.ownInstances : []
-        closeEnhancedATT()
-        closeLinks()
+        // Our instances outlive the process in the kernel: take them off the air with us.
+        var ownInstances: [UInt8] = []
+        rules { rules, _ in
+            let closed = rules.close()
+            ownInstances = closed.instances
+            return closed.sockets.map(KernelAction.close)
+        }
+        sockets.closeAll()
         listener?.close()
         listener = nil
-        closeL2CAPListeners()
         monitor?.close()
         monitor = nil
         agent?.close()
         agent = nil
         let poller = self.poller
         self.poller = nil
+        sockets.poller = nil
         let controller = self.controller
         self.controller = nil
-        let index = self.index
-        return commandThread.runIfActive(eventLoop: eventLoop) {
-            for instance in ownInstances { try? KernelManagement.removeAdvertising(index: index, instance: instance) }
+        let index = self.index, instances = ownInstances
+        return commands.thread.runIfActive(eventLoop: eventLoop) {
+            for instance in instances { try? KernelManagement.removeAdvertising(index: index, instance: instance) }
             controller?.close()
             poller?.shutdown()
         }.always { _ in
-            self.commandThread.shutdownGracefully { _ in }
+            self.commands.thread.shutdownGracefully { _ in }
         }
     }
 
-    // MARK: - Adapter events
-
-    /// The adapter went down or away: its centrals are gone; wait for it.
-    private func adapterLost(_ why: String) {
-        guard let loss = lifecycle.lost(), loss != .nothing else { return }
-        let wasReady = loss == .ready
-        if wasReady {
-            logger.warning("\(adapterName) \(why): dropping \(links.ids.count) central(s); waiting for it to come back")
-        }
-        listener?.close()
-        listener = nil
-        closeL2CAPListeners()
-        closeEnhancedATT()
-        for (id, _) in closeLinks() {
-            // Connection Terminated By Local Host: the adapter itself went.
-            onEvent?(.disconnected(id, reason: HCIStatus(0x16), detail: "adapter \(why)"))
-        }
-        prompts.removeAll()
-        linkProcedures = Self.freshLinkProcedures
-        kernelKeys = nil
-        advertising.lost()
-        if let controller { commandThread.submit { _ in controller.close() } }
-        controller = nil
-        if wasReady { onEvent?(.lost(reason: "\(adapterName) \(why)")) }
-    }
+    // MARK: - What the kernel says
 
     private func adapterEvent(_ event: KernelAdapterEvent) {
-        guard !lifecycle.isClosed else { return }
-        switch event {
-        case .registered, .up:
-            logger.debug("\(adapterName): \(event)")
-            if lifecycle.appeared() { onAvailable?() }
-        case .down:
-            adapterLost("went down")
-        case .unregistered:
-            adapterLost("was removed")
-        case .leConnectionComplete(let status, let handle, let role, _, let link):
-            if status == 0, role == 0x01 {
-                if let link { apply(linkProcedures.opened(handle, link)) }
-                askPreferredPHYs(handle)
-            }
-            // Role 0x01: we are the peripheral, so this connection (or failed attempt) ended
-            // our advertising (Core Spec Vol 6 Part B §4.4.2). Role 0x00 links are not ours.
-            guard role == 0x01, links.connectionComplete(status: status, handle: handle) else { return }
-            advertisingEndedByConnection()
-        case .disconnectionComplete(let status, let handle, let reason):
-            links.disconnectionComplete(status: status, handle: handle, reason: reason)
-            if status == 0 { linkProcedures.closed(handle) }
-        case .linkProcedure(let event):
-            apply(linkProcedures.handle(event))
-        case .encryptionChanged(let status, let handle):
-            encryptionEvent(status: status, handle: handle)
+        var available = false
+        rules { rules, now in
+            let (actions, appeared) = rules.adapterEvent(event, now: now)
+            available = appeared
+            return actions
         }
+        if available { onAvailable?() }
     }
 
     private func pairingConfirmed(_ c: KernelPairingAgent.Confirmation) {
@@ -350,4 +262,18 @@ public final class KernelPeripheralTransport: SelfDrivenTransport, @unchecked Se
             logger.warning("pairing with \(c.peer.address): could not answer the kernel's Just Works confirmation")
         }
     }
+
+    /// Unbond: the rules have the kernel forget the central's keys (mgmt Unpair Device).
+    public func removeBond(_ bond: Bond) {
+        rules { rules, _ in rules.removeBond(bond) }
+    }
+
+    /// gattd serves ATT on the kernel's sockets: it registers no database.
+    public func serveDatabase(_ database: GATTDatabase) {}
+
+    public func takeL2CAPChannel(_ ticket: L2CAPChannelTicket) -> Int32? { sockets.l2cap.take(ticket) }
+
+    /// True when the kernel offers Enhanced Credit Based mode and gattd may bind PSM 0x0027
+    /// (decided once; why not is logged once), unless listening on the adapter failed.
+    public var supportsEnhancedATT: Bool { sockets.supportsEnhancedATT }
 }
