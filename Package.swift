@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "GattProfiles", targets: ["GattProfiles"]),
         .library(name: "GattBlueZ", targets: ["GattBlueZ"]),
         .library(name: "GattDBus", targets: ["GattDBus"]),
+        .library(name: "GattTransport", targets: ["GattTransport"]),
         // For tests, the fuzz targets and the benchmarks (their packages depend on this one by path).
         .library(name: "GattTestSupport", targets: ["GattTestSupport"]),
     ],

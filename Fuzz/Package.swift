@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "fuzz-l2cap", targets: ["FuzzL2CAP"]),
         .executable(name: "fuzz-control", targets: ["FuzzControl"]),
         .executable(name: "fuzz-bluez", targets: ["FuzzBlueZ"]),
+        .executable(name: "fuzz-kernel", targets: ["FuzzKernel"]),
     ],
     dependencies: [
         .package(name: "gattd", path: ".."),
@@ -58,6 +59,14 @@ let package = Package(
             dependencies: [
                 "FuzzSupport", .product(name: "GattCore", package: "gattd"), .product(name: "GattBlueZ", package: "gattd"),
                 .product(name: "GattDBus", package: "gattd"),
+            ]),
+        // The kernel transport's rules in the daemon's stack: sockets, PDUs, HCI and mgmt events, timers.
+        // (@testable: the rules' inputs are the transport's own; scripts/fuzz builds with -enable-testing.)
+        .executableTarget(
+            name: "FuzzKernel",
+            dependencies: [
+                "FuzzSupport", .product(name: "GattCore", package: "gattd"), .product(name: "GattHost", package: "gattd"),
+                .product(name: "GattTransport", package: "gattd"),
             ]),
     ],
     swiftLanguageModes: [.v6]
