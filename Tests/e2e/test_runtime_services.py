@@ -159,6 +159,9 @@ def test_state_restoration_a_runtime_service_is_back_at_its_handles_after_kill_9
             heart = await control.request({"op": "add_service", "service": HEART})
             assert heart["services"][0]["start"] == 0x39
             await updates_for(indicated, SERVICE_CHANGED, count=1)
+            # The central's confirmation reaches gattd before the next change: a request after it
+            # on the same bearer is answered only once gattd has read it (ATT is in order).
+            await att_round_trip(peer)
             battery = await control.request({"op": "add_service", "service": BATTERY})
             assert battery["services"][0]["start"] == 0x3D  # 0x3D-0x3F, value 0x3F
             await updates_for(indicated, SERVICE_CHANGED, count=2)
