@@ -12,7 +12,8 @@ import DequeModule
 /// notifications and indications to a client all take the bearer its first one took (the
 /// least loaded then; for an indication, one without an outstanding one first; ties to the
 /// fixed bearer) until that bearer closes, so they arrive in the order they were submitted;
-/// a closed bearer's queued updates move, in order, to another (`close`).
+/// a closed bearer's queued updates move, in order, to another (`close`). An unconfirmed
+/// indication on an Enhanced ATT bearer closes that channel only.
 struct ATTBearers: Sendable {
     typealias Index = Dictionary<BearerID, ATTBearer>.Index
 

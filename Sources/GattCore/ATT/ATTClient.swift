@@ -2,6 +2,9 @@
 /// its link's security, CCCDs (Vol 3 Part G §3.3.3.3), Client Supported Features (§7.2), change
 /// awareness (§2.5.2.1), signing key, and the prepare queue (Vol 3 Part F §3.4.6: one per client).
 /// Which bearers it has, and which carries each characteristic's updates, is `ATTBearers`'.
+/// All of it is the client's whatever bearer a PDU comes on. With more than one bearer, only a
+/// Database Hash read followed by a request makes a change-unaware client change-aware (Vol 3
+/// Part G §2.5.2.1); a Service Changed confirmation then only settles what it was owed.
 struct ATTClient: Sendable {
     var security: SecurityLevel
     /// The encryption key size in octets, when the transport reported it.

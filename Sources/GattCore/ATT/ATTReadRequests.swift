@@ -15,6 +15,21 @@ struct ATTReadRequests {
     /// Whether reads of `.deferred` values can be handed out now.
     let deferredAccessAvailable: Bool
 
+    /// The answer to a discovery or read request of client `b`; nil for any other PDU.
+    func answer(_ pdu: ATTPDU, mtu: Int, in database: GATTDatabase, client b: inout ATTClient) -> ATTRequestOutcome? {
+        switch pdu {
+        case .findInformationRequest(let s, let e): findInformation(s, e, mtu: mtu, in: database)
+        case .findByTypeValueRequest(let s, let e, let type, let value): findByTypeValue(s, e, type, value, mtu: mtu, in: database, client: &b)
+        case .readByTypeRequest(let s, let e, let type): readByType(s, e, type, mtu: mtu, in: database, client: &b)
+        case .readRequest(let h): read(.readRequest, h, offset: 0, mtu: mtu, in: database, client: &b)
+        case .readBlobRequest(let h, let offset): read(.readBlobRequest, h, offset: Int(offset), mtu: mtu, in: database, client: &b)
+        case .readMultipleRequest(let handles): readMultiple(handles, variable: false, mtu: mtu, in: database, client: &b)
+        case .readMultipleVariableRequest(let handles): readMultiple(handles, variable: true, mtu: mtu, in: database, client: &b)
+        case .readByGroupTypeRequest(let s, let e, let type): readByGroupType(s, e, type, mtu: mtu, in: database)
+        default: nil
+        }
+    }
+
     /// The attributes with handles in start...end (both already validated as a range).
     static func attributes(_ start: AttributeHandle, _ end: AttributeHandle, in database: GATTDatabase) -> ArraySlice<Attribute> {
         let lo = database.firstIndex(atOrAfter: Int(start.rawValue))

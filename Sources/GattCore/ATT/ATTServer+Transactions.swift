@@ -23,30 +23,12 @@ extension ATTServer {
             return takeOutputs()
         }
         guard let (id, p, handle) = bearers.answer(request) else { throw .unknownRequest }
-        switch (p.kind, result) {
-        case (_, .failure(let err)):
-            bearers.endWait(id)
-            sendError(p.requestOpcode, handle, err, to: id)
-        case (.read(let op), .success(let value)):
-            bearers.endWait(id)
-            let part = Array(value.prefix((bearers.mtu(of: id) ?? 23) - 1))
-            send(op == .readRequest ? .readResponse(value: part) : .readBlobResponse(value: part), to: id)
-        case (.write, .success):
-            bearers.endWait(id)
-            send(.writeResponse, to: id)
-        case (.execute(let storedWrites), .success):
-            if !p.waiting.isEmpty { return takeOutputs() }
-            bearers.endWait(id)
-            guard let ci = clients.index(forKey: id.connection) else { break }
-            let finished = writes.finish(storedWrites, .executeWriteRequest, database: &database, client: &clients.values[ci], id.connection, outputs: &outputs)
-            carryOut(finished, id, now: now)  // may wait for a commit
-        case (.commit(let op, let writes), .success):
-            bearers.endWait(id)
-            if let ci = clients.index(forKey: id.connection) {
-                let rules = self.rules
-                for (h, v) in writes { rules.apply(h, v, database: &database, client: &clients.values[ci], id.connection, into: &outputs) }
-            }
-            send(op == .writeRequest ? .writeResponse : .executeWriteResponse, to: id)
+        if case .execute = p.kind, case .success = result, !p.waiting.isEmpty { return takeOutputs() }
+        bearers.endWait(id)
+        if let ci = clients.index(forKey: id.connection) {
+            let (writes, mtu) = (self.writes, bearers.mtu(of: id) ?? 23)
+            let answer = p.answered(result, handle: handle, mtu: mtu, writes: writes, database: &database, client: &clients.values[ci], id.connection, outputs: &outputs)
+            carryOut(answer, id, now: now)
         }
         drainHeld(id, now: now)
         return takeOutputs()
@@ -76,14 +58,8 @@ extension ATTServer {
             outputs.append(.gattAnswer(id, .failure(.invalidHandle)))
             return takeOutputs()
         }
-        let (rules, writes) = (self.rules, self.writes)
-        let decision: GATTAccesses.Decision
-        switch access {
-        case .read(let h, let offset):
-            decision = GATTAccesses.read(h, offset: offset, rules: rules, deferredAccessAvailable: deferredAccessAvailable, database: database, client: &clients.values[ci])
-        case .write(let h, let v, let offset, let withResponse):
-            decision = GATTAccesses.write(h, v, offset: offset, withResponse: withResponse, writes: writes, database: &database, client: &clients.values[ci], connection, outputs: &outputs)
-        }
+        let writes = self.writes
+        let decision = GATTAccesses.decide(access, writes: writes, database: &database, client: &clients.values[ci], connection, outputs: &outputs)
         switch decision {
         case .answer(let result): outputs.append(.gattAnswer(id, result))
         case .deferred(let kind, let deferred):

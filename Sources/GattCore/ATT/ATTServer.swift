@@ -36,15 +36,6 @@
 ///   Otherwise a request that arrives while the bearer's answer to the previous one is still
 ///   in its queue (not pulled yet: the client cannot have seen it) is ignored, as Zephyr
 ///   does, so a client that pipelines requests cannot grow the queue without bound.
-/// - Exchange MTU on an Enhanced ATT bearer gets Request Not Supported (Vol 3 Part G
-///   §4.3.1). An unconfirmed indication on an Enhanced ATT bearer closes that channel only.
-///   A second Exchange MTU is answered with the server MTU but changes nothing (the client
-///   "shall only send it once"; Zephyr would re-apply it). A Client Rx MTU below 23 is 23.
-/// - Per client, whatever bearer a PDU comes on: CCCDs, Client Supported Features, change
-///   awareness, the signing counter and the prepare queue (§3.4.6). With more than one
-///   bearer, only a Database Hash read followed by a request makes a change-unaware client
-///   change-aware (Vol 3 Part G §2.5.2.1); a Service Changed confirmation then only settles
-///   what it was owed.
 /// - PDUs longer than the bearer's ATT_MTU, or with a length their definition does not
 ///   allow, get Invalid PDU (requests) or are dropped (commands). Unknown request opcodes
 ///   and server-only opcodes (responses, notifications, indications) sent by the client get
@@ -77,16 +68,8 @@ public struct ATTServer: Sendable {
 
     var rules: AttributeAccessRules { AttributeAccessRules(minimumKeySize: configuration.minimumKeySize, clientFeaturesCharacteristic: clientFeaturesCharacteristic) }
     var reads: ATTReadRequests { ATTReadRequests(rules: rules, deferredAccessAvailable: deferredAccessAvailable) }
-    var writes: ATTWriteRequests {
-        ATTWriteRequests(
-            rules: rules, deferredAccessAvailable: deferredAccessAvailable,
-            maxPreparedWrites: configuration.maxPreparedWrites, maxPreparedBytes: configuration.maxPreparedBytes)
-    }
-    var updates: ServerInitiatedUpdates {
-        ServerInitiatedUpdates(
-            minimumKeySize: configuration.minimumKeySize, maxQueuedUpdates: configuration.maxQueuedUpdates,
-            transactionTimeout: configuration.transactionTimeout)
-    }
+    var writes: ATTWriteRequests { ATTWriteRequests(rules: rules, deferredAccessAvailable: deferredAccessAvailable, configuration) }
+    var updates: ServerInitiatedUpdates { ServerInitiatedUpdates(configuration) }
 
     // MARK: Connections
 
@@ -240,39 +223,16 @@ public struct ATTServer: Sendable {
         case .ignore: return
         case .outOfSync: return sendError(first, 0, .databaseOutOfSync, to: id)
         }
-        let (reads, writes, c) = (self.reads, self.writes, id.connection)
-        let outcome: ATTRequestOutcome
         switch pdu {
         case .exchangeMTURequest(let clientMTU): return exchangeMTU(clientMTU, id)
-        case .findInformationRequest(let s, let e): outcome = reads.findInformation(s, e, mtu: mtu, in: database)
-        case .findByTypeValueRequest(let s, let e, let type, let value):
-            outcome = reads.findByTypeValue(s, e, type, value, mtu: mtu, in: database, client: &clients.values[ci])
-        case .readByTypeRequest(let s, let e, let type): outcome = reads.readByType(s, e, type, mtu: mtu, in: database, client: &clients.values[ci])
-        case .readRequest(let h): outcome = reads.read(.readRequest, h, offset: 0, mtu: mtu, in: database, client: &clients.values[ci])
-        case .readBlobRequest(let h, let offset):
-            outcome = reads.read(.readBlobRequest, h, offset: Int(offset), mtu: mtu, in: database, client: &clients.values[ci])
-        case .readMultipleRequest(let handles): outcome = reads.readMultiple(handles, variable: false, mtu: mtu, in: database, client: &clients.values[ci])
-        case .readMultipleVariableRequest(let handles):
-            outcome = reads.readMultiple(handles, variable: true, mtu: mtu, in: database, client: &clients.values[ci])
-        case .readByGroupTypeRequest(let s, let e, let type): outcome = reads.readByGroupType(s, e, type, mtu: mtu, in: database)
-        case .writeRequest(let h, let value):
-            outcome = writes.writeRequest(h, value, database: &database, client: &clients.values[ci], c, outputs: &outputs)
-        case .writeCommand(let h, let value):
-            return writes.writeCommand(h, value, signed: false, database: &database, client: &clients.values[ci], c, outputs: &outputs)
-        case .signedWriteCommand(let h, let value, let signature):
-            guard ATTWriteRequests.verifySignedWrite(bytes, signature: signature, client: &clients.values[ci]) else { return }
-            return writes.writeCommand(h, value, signed: true, database: &database, client: &clients.values[ci], c, outputs: &outputs)
-        case .prepareWriteRequest(let h, let offset, let value): outcome = writes.prepareWrite(h, Int(offset), value, in: database, client: &clients.values[ci])
-        case .executeWriteRequest(let flags): outcome = writes.executeWrite(flags, database: &database, client: &clients.values[ci], c, outputs: &outputs)
-        case .handleValueConfirmation:
-            return  // handled in receive
-        case .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse,
-            .readByTypeResponse, .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse,
-            .writeResponse, .prepareWriteResponse, .executeWriteResponse, .readMultipleVariableResponse,
-            .handleValueNotification, .handleValueIndication, .multipleHandleValueNotification:
-            // A server-only PDU from the client: this server is no client.
-            return sendError(first, 0, .requestNotSupported, to: id)
+        case .handleValueConfirmation: return  // handled in receive
+        default: break
         }
+        let (reads, writes) = (self.reads, self.writes)
+        let outcome = reads.answer(pdu, mtu: mtu, in: database, client: &clients.values[ci])
+            ?? writes.answer(pdu, bytes, database: &database, client: &clients.values[ci], id.connection, outputs: &outputs)
+            // Anything else is a server-only PDU from the client: this server is no client.
+            ?? .error(pdu.opcode, AttributeHandle(0), .requestNotSupported)
         carryOut(outcome, id, now: now)
     }
 
@@ -300,6 +260,9 @@ public struct ATTServer: Sendable {
 
     // MARK: Exchange MTU (§3.4.2), Handle Value Confirmation (§3.4.7.3)
 
+    /// Exchange MTU on an Enhanced ATT bearer gets Request Not Supported. A second one is
+    /// answered with the server MTU but changes nothing (the client "shall only send it once";
+    /// Zephyr would re-apply it). A Client Rx MTU below 23 is treated as 23.
     mutating func exchangeMTU(_ clientMTU: UInt16, _ id: BearerID) {
         // Vol 3 Part G §4.3.1: Exchange MTU only on the unenhanced (fixed) bearer; an Enhanced
         // ATT bearer's ATT_MTU is its L2CAP channel's (Vol 3 Part F §3.2.8).

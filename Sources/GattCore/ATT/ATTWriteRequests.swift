@@ -29,6 +29,28 @@ struct ATTWriteRequests {
     let maxPreparedWrites: Int
     let maxPreparedBytes: Int
 
+    init(rules: AttributeAccessRules, deferredAccessAvailable: Bool, _ configuration: ATTServerConfiguration) {
+        self.rules = rules
+        self.deferredAccessAvailable = deferredAccessAvailable
+        maxPreparedWrites = configuration.maxPreparedWrites
+        maxPreparedBytes = configuration.maxPreparedBytes
+    }
+
+    /// The answer to a write request or command of client `b` (`id`; `bytes`: the PDU as it
+    /// came, for a signature); nil for any other PDU.
+    func answer(_ pdu: ATTPDU, _ bytes: [UInt8], database: inout GATTDatabase, client b: inout ATTClient, _ id: ConnectionID, outputs: inout [ATTServerOutput]) -> ATTRequestOutcome? {
+        switch pdu {
+        case .writeRequest(let h, let value): writeRequest(h, value, database: &database, client: &b, id, outputs: &outputs)
+        case .writeCommand(let h, let value): writeCommand(h, value, signed: false, database: &database, client: &b, id, outputs: &outputs)
+        case .signedWriteCommand(let h, let value, let signature):
+            Self.verifySignedWrite(bytes, signature: signature, client: &b)
+                ? writeCommand(h, value, signed: true, database: &database, client: &b, id, outputs: &outputs) : ATTRequestOutcome.none
+        case .prepareWriteRequest(let h, let offset, let value): prepareWrite(h, Int(offset), value, in: database, client: &b)
+        case .executeWriteRequest(let flags): executeWrite(flags, database: &database, client: &b, id, outputs: &outputs)
+        default: nil
+        }
+    }
+
     // MARK: Write Request (§3.4.5.1)
 
     func writeRequest(_ h: AttributeHandle, _ v: [UInt8], database: inout GATTDatabase, client b: inout ATTClient, _ id: ConnectionID, outputs: inout [ATTServerOutput]) -> ATTRequestOutcome {
@@ -84,15 +106,16 @@ struct ATTWriteRequests {
 
     // MARK: Write Command / Signed Write Command (§3.4.5.3, §3.4.5.4): never answered
 
-    func writeCommand(_ h: AttributeHandle, _ v: [UInt8], signed: Bool, database: inout GATTDatabase, client b: inout ATTClient, _ id: ConnectionID, outputs: inout [ATTServerOutput]) {
-        guard let a = database.attribute(at: h), rules.writeError(a, b, signed ? .signed : .command, in: database) == nil else { return }
+    func writeCommand(_ h: AttributeHandle, _ v: [UInt8], signed: Bool, database: inout GATTDatabase, client b: inout ATTClient, _ id: ConnectionID, outputs: inout [ATTServerOutput]) -> ATTRequestOutcome {
+        guard let a = database.attribute(at: h), rules.writeError(a, b, signed ? .signed : .command, in: database) == nil else { return .none }
         if let c = AttributeAccessRules.deferredCharacteristic(a, in: database) {
-            guard v.count <= a.maxLength, deferredAccessAvailable else { return }
+            guard v.count <= a.maxLength, deferredAccessAvailable else { return .none }
             outputs.append(.event(.writeCommand(id, characteristic: c, value: v)))
-            return
+            return .none
         }
-        guard rules.validateValue(a, v, b, in: database) == nil else { return }
+        guard rules.validateValue(a, v, b, in: database) == nil else { return .none }
         rules.apply(h, v, database: &database, client: &b, id, into: &outputs)
+        return .none
     }
 
     /// Verifies the Authentication Signature with the client's CSRK; the Sign Counter must

@@ -18,6 +18,16 @@ struct GATTAccesses: Sendable {
         case deferred(GATTPendingAccess.Kind, DeferredAccess)
     }
 
+    /// What access `access` of client `b` (`id`) comes to.
+    static func decide(_ access: GATTAccess, writes: ATTWriteRequests, database: inout GATTDatabase, client b: inout ATTClient, _ id: ConnectionID, outputs: inout [ATTServerOutput]) -> Decision {
+        switch access {
+        case .read(let h, let offset):
+            read(h, offset: offset, rules: writes.rules, deferredAccessAvailable: writes.deferredAccessAvailable, database: database, client: &b)
+        case .write(let h, let v, let offset, let withResponse):
+            write(h, v, offset: offset, withResponse: withResponse, writes: writes, database: &database, client: &b, id, outputs: &outputs)
+        }
+    }
+
     /// A read of client `b`'s view of the database (`deferredAccessAvailable`: a `.deferred`
     /// value is handed out).
     static func read(_ h: AttributeHandle, offset: Int, rules: AttributeAccessRules, deferredAccessAvailable: Bool, database: GATTDatabase, client b: inout ATTClient) -> Decision {

@@ -14,6 +14,12 @@ struct ServerInitiatedUpdates {
     /// The deadline of an indication that goes out (§3.3.3).
     let transactionTimeout: Duration
 
+    init(_ configuration: ATTServerConfiguration) {
+        minimumKeySize = configuration.minimumKeySize
+        maxQueuedUpdates = configuration.maxQueuedUpdates
+        transactionTimeout = configuration.transactionTimeout
+    }
+
     /// One characteristic's update: `notifyMultiple([(c, value)])` (which never makes a
     /// Multiple Handle Value Notification) without its plan arrays and bearer copies: two
     /// passes over the clients, each changed in place (a client or bearer read through its
