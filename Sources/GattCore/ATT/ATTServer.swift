@@ -191,37 +191,16 @@ public struct ATTServer: Sendable {
 
     /// Processes one held or fresh PDU of the bearer at `i` (`id`'s; no request pending on it).
     private mutating func process(_ bytes: [UInt8], from id: BearerID, at i: ATTBearers.Index, now: Duration) {
-        guard let first = bytes.first else { return }
-        let isCommand = ATTOpcode.isCommand(first)
         let mtu = bearers.mtu(at: i)
-        if bytes.count > mtu {
-            if !isCommand { sendError(first, 0, .invalidPDU, to: id) }
-            return
-        }
-        let pdu: ATTPDU
-        do {
-            pdu = try ATTPDU(decoding: bytes)
-        } catch {
-            switch error {
-            case .empty: break
-            case .unknownOpcode:
-                if !isCommand { sendError(first, 0, .requestNotSupported, to: id) }
-            case .invalidLength(let op):
-                if op.isClientRequest {
-                    sendError(first, 0, .invalidPDU, to: id)
-                } else if !isCommand && op != .handleValueConfirmation {
-                    sendError(first, 0, .requestNotSupported, to: id)
-                }
-            }
-            return
-        }
+        let (decoded, rejection) = ATTRequestOutcome.decode(bytes, mtu: mtu)
+        guard let pdu = decoded, let first = bytes.first else { return carryOut(rejection, id, now: now) }
         // Every bearer's client is connected (they come and go together).
         guard let ci = clients.index(forKey: id.connection) else { return }
         let bearerCount = bearers.bearerCount(of: id.connection)
         switch clients.values[ci].changeAwareness(of: pdu, opcode: first, bearerCount: bearerCount) {  // Vol 3 Part G §2.5.2.1
         case .process: break
         case .ignore: return
-        case .outOfSync: return sendError(first, 0, .databaseOutOfSync, to: id)
+        case .outOfSync: return carryOut(.rejected(opcode: first, .databaseOutOfSync), id, now: now)
         }
         switch pdu {
         case .exchangeMTURequest(let clientMTU): return exchangeMTU(clientMTU, id)
@@ -232,7 +211,7 @@ public struct ATTServer: Sendable {
         let outcome = reads.answer(pdu, mtu: mtu, in: database, client: &clients.values[ci])
             ?? writes.answer(pdu, bytes, database: &database, client: &clients.values[ci], id.connection, outputs: &outputs)
             // Anything else is a server-only PDU from the client: this server is no client.
-            ?? .error(pdu.opcode, AttributeHandle(0), .requestNotSupported)
+            ?? .rejected(opcode: first, .requestNotSupported)
         carryOut(outcome, id, now: now)
     }
 
@@ -245,6 +224,7 @@ public struct ATTServer: Sendable {
         case .respond(let pdu): send(pdu, to: id)
         case .respondBytes(let bytes): bearers.enqueue(bytes, isUpdate: false, to: id, into: &outputs)
         case .error(let op, let h, let e): sendError(op, h, e, to: id)
+        case .rejected(let opcode, let e): send(.errorResponse(request: opcode, handle: AttributeHandle(0), code: e.rawValue), to: id)
         case .wait(let kind, let handle, let accesses):
             let waiting = accesses.map { (id: newRequestID(), handle: $0.0) }
             let timeout = if case .commit = kind { configuration.commitTimeout } else { configuration.deferredAccessTimeout }
@@ -286,10 +266,6 @@ public struct ATTServer: Sendable {
     // MARK: Outputs
 
     mutating func send(_ pdu: ATTPDU, to id: BearerID) { bearers.enqueue(pdu.bytes, isUpdate: false, to: id, into: &outputs) }
-
-    mutating func sendError(_ request: UInt8, _ handle: UInt16, _ error: ATTError, to id: BearerID) {
-        send(.errorResponse(request: request, handle: AttributeHandle(handle), code: error.rawValue), to: id)
-    }
 
     mutating func sendError(_ request: ATTOpcode, _ handle: AttributeHandle, _ error: ATTError, to id: BearerID) {
         send(.error(request, handle, error), to: id)
