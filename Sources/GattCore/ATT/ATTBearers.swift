@@ -145,7 +145,7 @@ struct ATTBearers: Sendable {
     func bearer(waitingOn request: PendingRequestID) -> BearerID? { pendingRequests[request] }
 
     /// Takes the answer to `request`: its bearer, that bearer's waiting request (without
-    /// `request` among its accesses; `isLast` when none is left) and the handle it concerns.
+    /// `request` among the accesses it waits for) and the handle `request` concerns.
     mutating func answer(_ request: PendingRequestID) -> (bearer: BearerID, operation: PendingOperation, handle: AttributeHandle)? {
         guard let id = pendingRequests.removeValue(forKey: request), var p = bearers[id]?.pending,
             let index = p.waiting.firstIndex(where: { $0.id == request })
@@ -277,17 +277,19 @@ struct ATTBearers: Sendable {
     /// submitted whatever the bearers' credits and queues (a PDU the transport took may still
     /// wait for credits there); for a characteristic without one, `freeUpdateBearer`. The
     /// caller pins the choice (`pin`) when it queues the update.
-    func updateBearer(of id: ConnectionID, characteristic c: CharacteristicIndex, indication: Bool) -> Index? {
-        if let ch = connections[id]?.updateChannels[c], let i = bearers.index(forKey: BearerID(id, channel: ch)) { return i }
+    mutating func updateBearer(of id: ConnectionID, characteristic c: CharacteristicIndex, indication: Bool) -> Index? {
+        guard let ci = connections.index(forKey: id) else { return nil }
+        if let ch = inConnection(ci, { $0.updateChannels[c] }), let i = bearers.index(forKey: BearerID(id, channel: ch)) { return i }
         return freeUpdateBearer(of: id, indication: indication)
     }
 
     /// The least loaded of a client's bearers (fewest updates queued; for an indication, one
     /// with none outstanding first, so it goes out now), ties to the earliest opened, the fixed
     /// bearer first: where a characteristic's first update goes (and a closed bearer's updates).
-    func freeUpdateBearer(of id: ConnectionID, indication: Bool) -> Index? {
-        guard let channels = connections[id]?.channels else { return nil }
-        if channels.count == 1 { return bearers.index(forKey: BearerID(id, channel: channels[0])) }
+    mutating func freeUpdateBearer(of id: ConnectionID, indication: Bool) -> Index? {
+        guard let ci = connections.index(forKey: id) else { return nil }
+        if let only = inConnection(ci, { $0.channels.count == 1 ? $0.channels[0] : nil }) { return bearers.index(forKey: BearerID(id, channel: only)) }
+        let channels = inConnection(ci) { $0.channels }
         var best: (index: Index, busy: Int, load: Int)?
         for ch in channels {
             guard let i = bearers.index(forKey: BearerID(id, channel: ch)) else { continue }
@@ -302,7 +304,7 @@ struct ATTBearers: Sendable {
     /// Keeps characteristic `c`'s updates to the client on `bearer` from now on.
     mutating func pin(_ c: CharacteristicIndex, to bearer: BearerID) {
         guard let i = connections.index(forKey: bearer.connection) else { return }
-        if connections.values[i].updateChannels[c] != bearer.channel { connections.values[i].updateChannels[c] = bearer.channel }
+        inConnection(i) { if $0.updateChannels[c] != bearer.channel { $0.updateChannels[c] = bearer.channel } }
     }
 
     /// The updates a closed Enhanced ATT bearer still held (queued, or waiting behind its
@@ -395,5 +397,10 @@ struct ATTBearers: Sendable {
     /// read through their getters copy the whole bearer (its queues and tables).
     mutating func inBearer<T>(_ i: Index, _ body: (inout ATTBearer) -> T) -> T {
         body(&bearers.values[i])
+    }
+
+    /// `inBearer` of a connection's entry.
+    private mutating func inConnection<T>(_ i: Dictionary<ConnectionID, Connection>.Index, _ body: (inout Connection) -> T) -> T {
+        body(&connections.values[i])
     }
 }

@@ -196,33 +196,36 @@ public struct ATTServer: Sendable {
         guard let pdu = decoded, let first = bytes.first else { return carryOut(rejection, id, now: now) }
         // Every bearer's client is connected (they come and go together).
         guard let ci = clients.index(forKey: id.connection) else { return }
-        let bearerCount = bearers.bearerCount(of: id.connection)
-        switch clients.values[ci].changeAwareness(of: pdu, opcode: first, bearerCount: bearerCount) {  // Vol 3 Part G §2.5.2.1
-        case .process: break
-        case .ignore: return
-        case .outOfSync: return carryOut(.rejected(opcode: first, .databaseOutOfSync), id, now: now)
+        if !inClient(ci, { $0.awareness.isChangeAware }) {  // Vol 3 Part G §2.5.2.1
+            let bearerCount = bearers.bearerCount(of: id.connection)
+            switch clients.values[ci].changeAwareness(of: pdu, opcode: first, bearerCount: bearerCount) {
+            case .process: break
+            case .ignore: return
+            case .outOfSync: return carryOut(.rejected(opcode: first, .databaseOutOfSync), id, now: now)
+            }
         }
         switch pdu {
         case .exchangeMTURequest(let clientMTU): return exchangeMTU(clientMTU, id)
         case .handleValueConfirmation: return  // handled in receive
         default: break
         }
-        let (reads, writes) = (self.reads, self.writes)
-        let outcome = reads.answer(pdu, mtu: mtu, in: database, client: &clients.values[ci])
-            ?? writes.answer(pdu, bytes, database: &database, client: &clients.values[ci], id.connection, outputs: &outputs)
-            // Anything else is a server-only PDU from the client: this server is no client.
-            ?? .rejected(opcode: first, .requestNotSupported)
-        carryOut(outcome, id, now: now)
+        let reads = self.reads
+        if let outcome = reads.answer(pdu, mtu: mtu, in: database, client: &clients.values[ci]) { return carryOut(outcome, id, at: i, now: now) }
+        let writes = self.writes
+        let outcome = writes.answer(pdu, bytes, database: &database, client: &clients.values[ci], id.connection, outputs: &outputs)
+            ?? .rejected(opcode: first, .requestNotSupported)  // a server-only PDU from the client: this server is no client
+        carryOut(outcome, id, at: i, now: now)
     }
 
     /// Sends a request's answer on its bearer, or makes it wait for its deferred accesses
     /// (one id each, emitted as `.deferredAccess` in order; due by `commitTimeout` for a
     /// commit, else `deferredAccessTimeout`).
-    mutating func carryOut(_ outcome: ATTRequestOutcome, _ id: BearerID, now: Duration) {
+    /// (`i`: the bearer's index, when known.)
+    mutating func carryOut(_ outcome: ATTRequestOutcome, _ id: BearerID, at i: ATTBearers.Index? = nil, now: Duration) {
         switch outcome {
         case .none: break
-        case .respond(let pdu): send(pdu, to: id)
-        case .respondBytes(let bytes): bearers.enqueue(bytes, isUpdate: false, to: id, into: &outputs)
+        case .respond(let pdu): respond(pdu.bytes, id, at: i)
+        case .respondBytes(let bytes): respond(bytes, id, at: i)
         case .error(let op, let h, let e): sendError(op, h, e, to: id)
         case .rejected(let opcode, let e): send(.errorResponse(request: opcode, handle: AttributeHandle(0), code: e.rawValue), to: id)
         case .wait(let kind, let handle, let accesses):
@@ -232,6 +235,14 @@ public struct ATTServer: Sendable {
             for (w, access) in zip(waiting, accesses) { emit(.deferredAccess(id: w.id, id.connection, access.1)) }
         }
     }
+
+    private mutating func respond(_ bytes: [UInt8], _ id: BearerID, at i: ATTBearers.Index?) {
+        if let i { bearers.enqueue(bytes, isUpdate: false, at: i, id, into: &outputs) } else { bearers.enqueue(bytes, isUpdate: false, to: id, into: &outputs) }
+    }
+
+    /// Reads or changes client `i` in place (`clients.values[i]` read through its getter
+    /// copies the client, its tables and all).
+    mutating func inClient<T>(_ i: Dictionary<ConnectionID, ATTClient>.Index, _ body: (inout ATTClient) -> T) -> T { body(&clients.values[i]) }
 
     mutating func newRequestID() -> PendingRequestID {
         defer { nextRequestID += 1 }
