@@ -67,6 +67,19 @@ struct ATTBearer: Sendable {
         return values.map { ATTPDU.handleValue(indication: false, handle: $0.handle, value: $0.value.prefix(mtu - 3)) }
     }
 
+    /// The database was replaced (`map` from `old` to `new`): a waiting commit's writes move to
+    /// their attributes' new handles, indications waiting behind the outstanding one are
+    /// dropped (their handles may be stale), the outstanding one keeps its characteristic.
+    mutating func databaseReplaced(_ map: CharacteristicKeyMap, from old: GATTDatabase, to new: GATTDatabase) {
+        if case .commit(let op, let writes)? = pending?.kind {
+            pending?.kind = .commit(op, writes: map.writes(writes, from: old, to: new))
+        }
+        waitingIndications = []
+        if let o = outstandingIndication {
+            outstandingIndication = (map[o.characteristic] ?? GATTDatabase.BuiltIn.serviceChanged.index, o.deadline)
+        }
+    }
+
     struct OutgoingPDU: Sendable {
         var bytes: [UInt8]
         var isUpdate: Bool

@@ -380,17 +380,7 @@ struct ATTBearers: Sendable {
             for (c, ch) in connections[id]?.updateChannels ?? [:] { if let n = map[c] { moved[n] = ch } }
             connections[id]?.updateChannels = moved
         }
-        for id in bearers.keys {
-            guard var b = bearers[id] else { continue }
-            if case .commit(let op, let writes)? = b.pending?.kind {
-                b.pending?.kind = .commit(op, writes: map.writes(writes, from: old, to: new))
-            }
-            b.waitingIndications = []
-            if let o = b.outstandingIndication {
-                b.outstandingIndication = (map[o.characteristic] ?? GATTDatabase.BuiltIn.serviceChanged.index, o.deadline)
-            }
-            bearers[id] = b
-        }
+        for i in bearers.values.indices { bearers.values[i].databaseReplaced(map, from: old, to: new) }
     }
 
     /// Reads or changes the bearer at `i` in place: `bearers.values[i]` or `bearers[id]`
