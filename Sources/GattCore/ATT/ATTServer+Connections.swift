@@ -15,12 +15,10 @@ extension ATTServer {
         return bearers.open(id, mtu: max(23, mtu))
     }
 
-    /// An Enhanced ATT bearer's channel closed: the bearer is forgotten (its outstanding
-    /// deferred accesses become unknown, its queued responses are dropped); an indication
-    /// the transport took and the client did not confirm is reported (`.indicationUnconfirmed`,
-    /// not re-sent: the client may have received it); the notifications and indications still
-    /// queued or waiting on it move, in order, to another bearer of the client; the client and
-    /// its other bearers stay. The fixed bearer closes with its connection: `disconnect`.
+    /// An Enhanced ATT bearer's channel closed (`ATTBearers.close`: its outstanding deferred
+    /// accesses become unknown and its queued responses are dropped, an indication the transport
+    /// took is reported `.indicationUnconfirmed`, not re-sent, its updates move to another
+    /// bearer); the client and its other bearers stay. The fixed bearer's is `disconnect`.
     public mutating func closeBearer(_ id: BearerID, now: Duration) -> [ATTServerOutput] {
         guard id.isEnhanced else { return disconnect(id.connection) }
         outputs = []
@@ -88,17 +86,11 @@ extension ATTServer {
 
     // MARK: Reload
 
-    /// Serves `newDatabase` from now on, keeping every connection (Core Spec
-    /// Vol 3 Part G §2.5.2: the server then indicates Service Changed).
-    ///
-    /// - Outstanding read/write deferred accesses are failed first (Unlikely Error); a commit
-    ///   stays, its writes moved to where their attributes are now; prepared writes
-    ///   are dropped, and indications waiting behind the outstanding one are dropped (their
-    ///   handles may be stale).
-    /// - Per-connection CCCD bits, and the bearer a characteristic's updates take, follow a
-    ///   characteristic that keeps its key (`CharacteristicKeyMap`) and still supports them.
-    /// - Stored values of user characteristics with the same key carry over when
-    ///   they fit the new maximum length (built-in GAP/GATT values come from the new database).
+    /// Serves `newDatabase` from now on, keeping every connection (Core Spec Vol 3 Part G
+    /// §2.5.2: the server then indicates Service Changed). Outstanding read/write deferred
+    /// accesses are failed first (Unlikely Error); what follows a characteristic that keeps its
+    /// key (stored values, CCCD bits, its updates' bearer, a waiting commit's writes) is
+    /// `CharacteristicKeyMap`'s, `ATTClient.databaseReplaced`'s and `ATTBearer.databaseReplaced`'s.
     public mutating func replaceDatabase(_ newDatabase: GATTDatabase, now: Duration) -> [ATTServerOutput] {
         var out = failDeferredAccesses(now: now)
         outputs = []
