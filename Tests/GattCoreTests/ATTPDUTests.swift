@@ -62,6 +62,16 @@ import GattTestFixtures
             == [0x23, 0x12, 0x00, 0x01, 0x00, 0x01, 0x1D, 0x00, 0x02, 0x00, 0x02, 0x03])
     }
 
+    /// §3.4.7.1, §3.4.7.2: opcode, handle (little-endian), value; the one encoding `bytes` and
+    /// the server's `notify` share, whatever slice of a value it is given.
+    @Test func handleValuePDUsEncodeOnce() {
+        #expect(ATTPDU.handleValueNotification(handle: 0x0312, value: [1, 2]).bytes == [0x1B, 0x12, 0x03, 1, 2])
+        #expect(ATTPDU.handleValueIndication(handle: 0x0312, value: []).bytes == [0x1D, 0x12, 0x03])
+        let value: [UInt8] = [9, 8, 7, 6]
+        #expect(ATTPDU.handleValue(indication: false, handle: 0x0029, value: value.prefix(3)) == [0x1B, 0x29, 0x00, 9, 8, 7])
+        #expect(ATTPDU.handleValue(indication: true, handle: 0x0029, value: value[2...]) == [0x1D, 0x29, 0x00, 7, 6])
+    }
+
     @Test func opcodeFlags() {
         #expect(ATTOpcode.writeCommand.isCommand)
         #expect(ATTOpcode.signedWriteCommand.isCommand && ATTOpcode.isSigned(0xD2))

@@ -195,7 +195,7 @@ import GattTestFixtures
         #expect(h.request([0x0A, 0x12, 0x00]) == [0x0B, 0x01, 0x02])
         #expect(h.server.clientConfiguration(for: h.c1, characteristic: ATTFixture.notify) == 0x0001)
         #expect(h.server.notify(characteristic: ATTFixture.notify, value: [9], now: .zero).outputs == [.outgoingAvailable(.fixed(h.c1))])
-        #expect(h.server.pendingRequests.isEmpty)
+        #expect(h.server.bearers.pendingRequests.isEmpty)
         // The channel may be opened again.
         let opened5 = h.server.openBearer(e, mtu: 64)
         #expect(opened5)
@@ -227,7 +227,7 @@ import GattTestFixtures
         h.server.deferredAccessAvailable = true
         #expect(h.send([0x0A, 0x1F, 0x00], on: e2) == [])
         _ = h.server.disconnect(h.c1)
-        #expect(h.server.bearers.isEmpty && h.server.clients.isEmpty && h.server.pendingRequests.isEmpty)
+        #expect(h.server.bearers.isEmpty && h.server.clients.isEmpty && h.server.bearers.pendingRequests.isEmpty)
         #expect(h.server.bearers(of: h.c1) == [])
         #expect(h.server.receive([0x0A, 0x12, 0x00], from: e, now: .zero) == [])
         let opened7 = h.server.openBearer(e, mtu: 64)

@@ -103,7 +103,7 @@ import GattTestFixtures
         #expect(sequence(of: Self.a, in: arrived) == Array(1...12))
         #expect(sequence(of: Self.b, in: arrived) == Array(1...12))
         // Spread where it is safe: a took the fixed bearer (a tie), b the least loaded then, e1.
-        #expect(h.server.clients[h.c1]?.updateChannels == [Self.a: BearerID.fixedATTChannel, Self.b: e1.channel])
+        #expect(h.server.bearers.updateChannels(of: h.c1) == [Self.a: BearerID.fixedATTChannel, Self.b: e1.channel])
     }
 
     @Test mutating func indicationsOfOneCharacteristicWaitOnItsBearerInOrder() {

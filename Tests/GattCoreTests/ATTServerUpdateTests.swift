@@ -21,6 +21,31 @@ import GattTestFixtures
         #expect(h.server.database.value(ofCharacteristic: ATTFixture.notify) == [1, 2, 3])
     }
 
+    /// Who receives an update, and how, is one rule for `notify` and `notifyMultiple`
+    /// (`ATTClient.updateKind`): with both CCCD bits set, an indication; an indication that
+    /// needs encryption the link lacks is not sent as a notification instead (nothing is).
+    @Test func notifyAndNotifyMultipleChooseTheSamePDU() {
+        let svc = ServiceDefinition(uuid: 0xBBB0, characteristics: [
+            CharacteristicDefinition(uuid: 0xBBB1, properties: [.read, .notify, .indicate], value: [1]),
+            CharacteristicDefinition(uuid: 0xBBB2, properties: [.read, .notify, .indicate, .indicateEncryptionRequired], value: [1]),
+        ])
+        let plain = CharacteristicIndex(GATTDatabase.BuiltIn.count), secure = CharacteristicIndex(GATTDatabase.BuiltIn.count + 1)
+        for multiple in [false, true] {
+            var server = ATTServer(database: GATTDatabase(deviceName: "x", services: [svc]))
+            let c = ConnectionID(9)
+            server.connect(c, security: .low)
+            server.setClientConfiguration(for: c, characteristic: plain, 0x0003)
+            server.setClientConfiguration(for: c, characteristic: secure, 0x0003)
+            let h = server.database[plain].valueHandle.rawValue
+            let sent = multiple ? server.notifyMultiple([(plain, [7])], now: Self.t0).result : server.notify(characteristic: plain, value: [7], now: Self.t0).result
+            #expect(sent == .queued(1))
+            #expect(server.dequeueOutgoing(for: .fixed(c))?.pdu == [0x1D, UInt8(h & 0xFF), UInt8(h >> 8), 7], "multiple: \(multiple)")
+            let refused = multiple ? server.notifyMultiple([(secure, [7])], now: Self.t0).result : server.notify(characteristic: secure, value: [7], now: Self.t0).result
+            #expect(refused == .queued(0), "multiple: \(multiple)")
+            #expect(server.dequeueOutgoing(for: .fixed(c)) == nil)
+        }
+    }
+
     @Test func notifyResults() {
         var h = ATTHarness()
         #expect(h.server.notify(characteristic: ATTFixture.notify, value: [9], now: Self.t0).result == .queued(0))

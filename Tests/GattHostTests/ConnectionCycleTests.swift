@@ -31,7 +31,7 @@ import GattTestFixtures
             h.deliver(acl: HCIACLPacket(handle: handle, packetBoundary: .firstFlushable, data: hostLE16(30) + hostLE16(0x0004) + [0x52]))
             // The state the close must drop is there.
             #expect(h.host.connections[handle] != nil && h.host.host.responders[handle] != nil)
-            #expect(h.host.att.pendingRequests.count == 1 && h.host.att.busyConnections.count == 1)
+            #expect(h.host.att.bearers.pendingRequests.count == 1 && h.host.att.bearers.busyConnections.count == 1)
             h.disconnected(handle)
         }
         #expect(h.fatals.isEmpty)
@@ -42,8 +42,8 @@ import GattTestFixtures
         #expect(h.host.host.aclInvariantViolations.isEmpty)
         #expect(h.host.core.connections.count == 0)
         #expect(h.host.att.bearers.count == 0)
-        #expect(h.host.att.pendingRequests.count == 0)
-        #expect(h.host.att.busyConnections.count == 0)
+        #expect(h.host.att.bearers.pendingRequests.count == 0)
+        #expect(h.host.att.bearers.busyConnections.count == 0)
         #expect(h.host.isAdvertising)
     }
 
@@ -64,14 +64,14 @@ import GattTestFixtures
             for i in 0..<40 { _ = core.notify(characteristic: ATTFixture.notify, value: [UInt8(i)], now: .zero) }
             _ = core.handle(.received(.fixed(id), [0x0A, 0x1F, 0x00]), now: .zero)  // control read: pending
             #expect(core.connections.count == 1 && core.att.bearers.count == 1)
-            #expect(core.att.pendingRequests.count == 1 && core.att.busyConnections.count == 1)
+            #expect(core.att.bearers.pendingRequests.count == 1 && core.att.bearers.busyConnections.count == 1)
             _ = core.handle(.disconnected(id, reason: .remoteUserTerminatedConnection), now: .zero)
             _ = core.handle(.advertisingChanged(true), now: .zero)
         }
         #expect(core.connections.count == 0)
         #expect(core.att.bearers.count == 0)
-        #expect(core.att.pendingRequests.count == 0)
-        #expect(core.att.busyConnections.count == 0)
+        #expect(core.att.bearers.pendingRequests.count == 0)
+        #expect(core.att.bearers.busyConnections.count == 0)
         #expect(core.isAdvertising)
     }
 }

@@ -4,7 +4,7 @@ import Testing
 import GattTestFixtures
 
 /// The hot paths of issue #12 do what the general code does, byte for byte: `notify` (one
-/// characteristic, `ATTServer+NotifyOne.swift`) as `notifyMultiple` of one update, the
+/// characteristic, `ServerInitiatedUpdates.notify`) as `notifyMultiple` of one update, the
 /// scheduler's ACL packets as the plain split below then `HCIACLPacket.encoded`, and Number Of
 /// Completed Packets read from its bytes as the decoded event.
 @Suite struct CorePathEquivalenceTests {

@@ -26,6 +26,60 @@ struct ATTBearer: Sendable {
     /// Notifications/indications counted against `maxQueuedUpdates`.
     var updateCount: Int { queuedUpdates + waitingIndications.count }
 
+    /// Holds a PDU that came while a request waits (up to `max` of them); false when none waits.
+    mutating func hold(_ pdu: [UInt8], max: Int) -> Bool {
+        guard pending != nil else { return false }
+        if held.count < max { held.append(pdu) }
+        return true
+    }
+
+    /// An update for this bearer (`pdu`, of characteristic `c`): the PDU to enqueue now, or nil
+    /// for an indication that waits behind the outstanding one (§3.4.7.2: one at a time; an
+    /// indication that goes out is due by `deadline`).
+    mutating func takeUpdate(_ pdu: [UInt8], indication: Bool, of c: CharacteristicIndex, deadline: Duration) -> [UInt8]? {
+        guard indication else { return pdu }
+        guard outstandingIndication == nil else {
+            waitingIndications.append(.init(characteristic: c, bytes: pdu))
+            return nil
+        }
+        outstandingIndication = (c, deadline)
+        return pdu
+    }
+
+    /// A Handle Value Confirmation (§3.4.7.3): the confirmed indication's characteristic
+    /// (nil: none outstanding), and the next waiting indication to send, due by `nextDeadline`.
+    mutating func confirm(nextDeadline: Duration) -> (confirmed: CharacteristicIndex, next: [UInt8]?)? {
+        guard let o = outstandingIndication else { return nil }
+        outstandingIndication = nil
+        guard let next = waitingIndications.popFirst() else { return (o.characteristic, nil) }
+        outstandingIndication = (next.characteristic, nextDeadline)
+        return (o.characteristic, next.bytes)
+    }
+
+    /// An update PDU made for another bearer, for one of ATT_MTU `mtu`: a notification or
+    /// indication with its value cut to ATT_MTU-3 (§3.4.7.1), a Multiple Handle Value
+    /// Notification as it is when it fits, else one notification per value.
+    static func fit(_ pdu: [UInt8], mtu: Int) -> [[UInt8]] {
+        guard pdu.count > mtu else { return [pdu] }
+        guard pdu.first == ATTOpcode.multipleHandleValueNotification.rawValue,
+            case .multipleHandleValueNotification(let values)? = try? ATTPDU(decoding: pdu)
+        else { return [Array(pdu.prefix(mtu))] }
+        return values.map { ATTPDU.handleValue(indication: false, handle: $0.handle, value: $0.value.prefix(mtu - 3)) }
+    }
+
+    /// The database was replaced (`map` from `old` to `new`): a waiting commit's writes move to
+    /// their attributes' new handles, indications waiting behind the outstanding one are
+    /// dropped (their handles may be stale), the outstanding one keeps its characteristic.
+    mutating func databaseReplaced(_ map: CharacteristicKeyMap, from old: GATTDatabase, to new: GATTDatabase) {
+        if case .commit(let op, let writes)? = pending?.kind {
+            pending?.kind = .commit(op, writes: map.writes(writes, from: old, to: new))
+        }
+        waitingIndications = []
+        if let o = outstandingIndication {
+            outstandingIndication = (map[o.characteristic] ?? GATTDatabase.BuiltIn.serviceChanged.index, o.deadline)
+        }
+    }
+
     struct OutgoingPDU: Sendable {
         var bytes: [UInt8]
         var isUpdate: Bool
@@ -35,31 +89,4 @@ struct ATTBearer: Sendable {
         var characteristic: CharacteristicIndex
         var bytes: [UInt8]
     }
-}
-
-/// A request of a bearer waiting for its deferred accesses (`ATTServerEvent.deferredAccess`).
-struct PendingOperation: Sendable {
-    enum Kind: Sendable {
-        /// Read or Read Blob of a `.deferred` value.
-        case read(ATTOpcode)
-        /// Write Request of a `.deferred` value.
-        case write
-        /// Execute Write with `.deferred` values in it: the server's own writes are
-        /// applied (or committed) only when every deferred write succeeded.
-        case execute(storedWrites: [(AttributeHandle, [UInt8])])
-        /// A Write Request (`op` .writeRequest) or Execute Write (.executeWriteRequest)
-        /// waiting for its commit; `writes` are applied on success.
-        case commit(ATTOpcode, writes: [(AttributeHandle, [UInt8])])
-    }
-    var kind: Kind
-    /// Whether it waits for a commit (never failed when the answerer of reads and writes leaves).
-    var isCommit: Bool {
-        if case .commit = kind { return true }
-        return false
-    }
-    /// The handle reported in an error response when the request fails or times out.
-    var handle: AttributeHandle
-    /// Deferred accesses still unanswered, with the handle each concerns.
-    var waiting: [(id: PendingRequestID, handle: AttributeHandle)]
-    var deadline: Duration
 }

@@ -129,6 +129,11 @@ public enum ATTPDU: Equatable, Sendable {
 
     /// The PDU's octets, opcode first.
     public var bytes: [UInt8] {
+        switch self {
+        case .handleValueNotification(let h, let v): return Self.handleValue(indication: false, handle: h, value: v[...])
+        case .handleValueIndication(let h, let v): return Self.handleValue(indication: true, handle: h, value: v[...])
+        default: break
+        }
         var b: [UInt8] = [opcode.rawValue]
         switch self {
         case .errorResponse(let request, let handle, let code):
@@ -164,9 +169,10 @@ public enum ATTPDU: Equatable, Sendable {
         case .readByGroupTypeResponse(let list):
             b.append(UInt8(truncatingIfNeeded: 4 + (list.first?.value.count ?? 0)))
             for i in list { b += i.handle.le; b += i.groupEnd.le; b += i.value }
-        case .writeRequest(let h, let v), .writeCommand(let h, let v),
-            .handleValueNotification(let h, let v), .handleValueIndication(let h, let v):
+        case .writeRequest(let h, let v), .writeCommand(let h, let v):
             b += h.le; b += v
+        case .handleValueNotification, .handleValueIndication:
+            break  // encoded above
         case .signedWriteCommand(let h, let v, let signature):
             b += h.le; b += v; b += signature
         case .prepareWriteRequest(let h, let offset, let v), .prepareWriteResponse(let h, let offset, let v):
@@ -181,6 +187,19 @@ public enum ATTPDU: Equatable, Sendable {
             for i in list { b += i.handle.le; b += le16(UInt16(truncatingIfNeeded: i.value.count)); b += i.value }
         }
         return b
+    }
+
+    /// A Handle Value Notification's or Indication's octets (§3.4.7.1, §3.4.7.2) carrying
+    /// `value` as it is (a server cuts it to ATT_MTU-3 first), sized once: `bytes` encodes
+    /// them with it, and so does the server's `notify`, which needs no `ATTPDU` of a slice.
+    public static func handleValue(indication: Bool, handle: AttributeHandle, value: ArraySlice<UInt8>) -> [UInt8] {
+        var pdu: [UInt8] = []
+        pdu.reserveCapacity(3 + value.count)
+        pdu.append(indication ? ATTOpcode.handleValueIndication.rawValue : ATTOpcode.handleValueNotification.rawValue)
+        pdu.append(UInt8(handle.rawValue & 0xFF))
+        pdu.append(UInt8(handle.rawValue >> 8))
+        pdu.append(contentsOf: value)
+        return pdu
     }
 
     // MARK: Decoding

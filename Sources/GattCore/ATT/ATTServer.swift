@@ -1,10 +1,11 @@
-import DequeModule
-
-/// The sans-I/O ATT server (Core Spec Vol 3 Part F) with GATT server rules
-/// (Vol 3 Part G): one shared `GATTDatabase`, one `ATTClient` per connected central and one
-/// `ATTBearer` per ATT bearer of it (the fixed ATT channel, and Enhanced ATT channels opened
-/// with `openBearer(_:mtu:)`; every call taking a `ConnectionID` means the fixed bearer).
-/// No I/O and no clocks: time comes in as `now` (a `Duration` since any fixed origin).
+/// The sans-I/O ATT server (Core Spec Vol 3 Part F) with GATT server rules (Vol 3 Part G):
+/// one shared `GATTDatabase`, one `ATTClient` per connected central and its ATT bearers in
+/// `ATTBearers` (the fixed ATT channel, and Enhanced ATT channels opened with
+/// `openBearer(_:mtu:)`; every call taking a `ConnectionID` means the fixed bearer). It runs
+/// each bearer's transaction and hands the work to its parts: `ATTReadRequests` and
+/// `ATTWriteRequests` answer requests, `ServerInitiatedUpdates` fans out new values,
+/// `GATTAccesses` serves a back end that runs ATT itself. No I/O and no clocks: time comes in
+/// as `now` (a `Duration` since any fixed origin).
 ///
 /// How the event loop drives it:
 /// - `connect(_:security:)` / `disconnect(_:)` / `setSecurity(_:_:)` / `setCSRK(_:key:signCounter:)`
@@ -27,7 +28,7 @@ import DequeModule
 ///   outstanding ones when their answerer leaves (commits stay).
 /// Every call that can cause something returns `[ATTServerOutput]` to act on, in order.
 ///
-/// Decisions where the specification leaves room:
+/// Decisions where the specification leaves room (more with each part):
 /// - Requests are processed strictly in order (§3.3.2). While a request waits for a
 ///   deferred access, every later PDU of that bearer (requests and commands alike, so
 ///   their effects keep their order) is held and processed after the answer; only a
@@ -35,53 +36,10 @@ import DequeModule
 ///   Otherwise a request that arrives while the bearer's answer to the previous one is still
 ///   in its queue (not pulled yet: the client cannot have seen it) is ignored, as Zephyr
 ///   does, so a client that pipelines requests cannot grow the queue without bound.
-/// - Bearers (§3.2.11): each has its own transaction, ATT_MTU, queue and indication in
-///   flight; a request waiting on one holds nothing on another. Exchange MTU on an Enhanced
-///   ATT bearer gets Request Not Supported (Vol 3 Part G §4.3.1). A characteristic's
-///   notifications and indications to a client all take the bearer its first one took (the
-///   least loaded then; for an indication, one without an outstanding one first; ties to the
-///   fixed bearer) until that bearer closes, so they arrive in the order they were submitted;
-///   a closed bearer's queued updates move, in order, to another (`closeBearer`). An
-///   unconfirmed indication on an Enhanced ATT bearer closes that channel only
-///   (`.closeEnhancedBearer`).
-/// - Per client, whatever bearer a PDU comes on: CCCDs, Client Supported Features, change
-///   awareness, the signing counter and the prepare queue (§3.4.6). With more than one
-///   bearer, only a Database Hash read followed by a request makes a change-unaware client
-///   change-aware (Vol 3 Part G §2.5.2.1); a Service Changed confirmation then only settles
-///   what it was owed.
-/// - A second Exchange MTU is answered with the server MTU but changes nothing
-///   (the client "shall only send it once"; Zephyr would re-apply it). A Client Rx MTU
-///   below 23 is treated as 23.
 /// - PDUs longer than the bearer's ATT_MTU, or with a length their definition does not
 ///   allow, get Invalid PDU (requests) or are dropped (commands). Unknown request opcodes
 ///   and server-only opcodes (responses, notifications, indications) sent by the client get
 ///   Request Not Supported with handle 0x0000; unknown commands are dropped.
-/// - Encryption-required attributes on an unencrypted link give Insufficient Encryption
-///   (0x0F). Insufficient Authentication (0x05) is never produced: no permission asks for
-///   an authenticated (MITM) link.
-/// - Attribute Not Long (0x0B) is never sent: the spec only allows it ("may") for
-///   fixed-length values, values here are variable; Read Blob of a short value at offset 0
-///   returns it (as Zephyr and BlueZ do). Offset == length returns an empty value,
-///   offset > length gives Invalid Offset.
-/// - CCCD writes: length ≠ 2 → 0x0D; reserved bits (above 0x0003) → Value Not Allowed
-///   (0x13, as Zephyr); a bit the characteristic does not support → CCCD Improperly
-///   Configured (0xFD, as BlueZ). Enabling notify/indicate of an `*_encryption_required`
-///   characteristic on an unencrypted link → 0x0F.
-/// - Client Supported Features: per client; clearing a set bit → Value Not Allowed.
-/// - Writes at an offset replace the value from the offset to its end.
-/// - Prepare queue: at most `maxPreparedWrites` entries and `maxPreparedBytes` value
-///   octets (Prepare Queue Full). Several handles in one queue are allowed only when every
-///   one is a value of a characteristic with `reliable_write`; otherwise the Prepare Write
-///   that adds the second handle gets Write Not Permitted (0x03). Offsets and lengths are
-///   checked at Execute Write, all-or-nothing; the queue is cleared after any Execute.
-/// - `.deferred` values: with `deferredAccessAvailable == false`, reads return the stored
-///   value and writes get Write Request Rejected (0xFC); Write Commands are dropped.
-///   Prepared writes of a deferred value must be contiguous and become one
-///   `DeferredAccess.write` at Execute Write. Read By Type / Read Multiple / Find By Type
-///   Value use the stored value of deferred characteristics (they are not handed out).
-/// - A Write Request or Execute Write that changes `.persisted` values or a bonded
-///   client's state is answered after one `DeferredAccess.commit` carrying all of it; Write
-///   Commands and Signed Writes are never held (stored at once, best effort).
 public struct ATTServer: Sendable {
     public internal(set) var database: GATTDatabase
     public var configuration: ATTServerConfiguration
@@ -91,20 +49,14 @@ public struct ATTServer: Sendable {
 
     /// One per connected central.
     var clients: [ConnectionID: ATTClient] = [:]
-    /// One per ATT bearer of those clients (`ATTClient.channels` lists a client's).
-    var bearers: [BearerID: ATTBearer] = [:]
-    var pendingRequests: [PendingRequestID: BearerID] = [:]
+    /// Their ATT bearers and what flows on them.
+    var bearers = ATTBearers()
+    /// GATT-level accesses waiting for answers, and GATT-level subscribers.
+    var gatt = GATTAccesses()
+    /// The next deferred access's id (of a bearer's request or a GATT-level access).
     var nextRequestID: UInt64 = 1
-    /// Clients whose full queues made `notify` return `.busy`, until they have room.
-    var busyConnections: Set<ConnectionID> = []
-    var readyOwed = false
     /// Index of the Client Supported Features characteristic.
     let clientFeaturesCharacteristic: CharacteristicIndex?
-    /// GATT-level accesses waiting for a deferred access's answer (`ATTServer+GATTAccess`).
-    var gattAccesses: [PendingRequestID: GATTPendingAccess] = [:]
-    /// Characteristics a back end that runs ATT itself has subscribers for (`setGATTSubscribers`).
-    var gattSubscribed: Set<CharacteristicIndex> = []
-
     /// Outputs of the call in progress.
     var outputs: [ATTServerOutput] = []
 
@@ -114,13 +66,18 @@ public struct ATTServer: Sendable {
         self.clientFeaturesCharacteristic = database.characteristics.firstIndex { $0.uuid == GATTUUID.clientSupportedFeatures }.map(CharacteristicIndex.init)
     }
 
+    var rules: AttributeAccessRules { AttributeAccessRules(minimumKeySize: configuration.minimumKeySize, clientFeaturesCharacteristic: clientFeaturesCharacteristic) }
+    var reads: ATTReadRequests { ATTReadRequests(rules: rules, deferredAccessAvailable: deferredAccessAvailable) }
+    var writes: ATTWriteRequests { ATTWriteRequests(rules: rules, deferredAccessAvailable: deferredAccessAvailable, configuration) }
+    var updates: ServerInitiatedUpdates { ServerInitiatedUpdates(configuration) }
+
     // MARK: Connections
 
     /// A central connected: its client state and its fixed ATT bearer (ATT_MTU 23).
     public mutating func connect(_ id: ConnectionID, security: SecurityLevel) {
         removeClient(id)
         clients[id] = ATTClient(security: security)
-        bearers[.fixed(id)] = ATTBearer()
+        bearers.connect(id)
     }
 
     /// Forgets the client and all its bearers (their outstanding deferred accesses become unknown).
@@ -131,24 +88,16 @@ public struct ATTServer: Sendable {
         return takeOutputs()
     }
 
+    /// Forgets a client and every bearer of it; its GATT-level accesses are answered.
+    mutating func removeClient(_ id: ConnectionID) {
+        gatt.drop(of: id, into: &outputs)
+        guard clients.removeValue(forKey: id) != nil else { return }
+        bearers.disconnect(id)
+    }
+
     public mutating func setSecurity(_ id: ConnectionID, _ level: SecurityLevel, keySize: Int? = nil) {
         clients[id]?.security = level
         clients[id]?.keySize = level.isEncrypted ? keySize : nil
-    }
-
-    /// Vol 3 Part C §10.3.1: an attribute that needs authentication (`authenticated`) or
-    /// encryption answers Insufficient Authentication (0x05) without an authenticated key,
-    /// Insufficient Encryption (0x0F) on an unencrypted link, and Insufficient Encryption Key
-    /// Size (0x0C) when the link's key is shorter than `minimumKeySize`.
-    func securityError(_ b: ATTClient, authenticated: Bool) -> ATTError? {
-        Self.securityError(b.security, keySize: b.keySize, authenticated: authenticated, minimumKeySize: configuration.minimumKeySize)
-    }
-
-    static func securityError(_ security: SecurityLevel, keySize: Int?, authenticated: Bool, minimumKeySize: Int) -> ATTError? {
-        if authenticated, !security.isAuthenticated { return .insufficientAuthentication }
-        if !security.isEncrypted { return .insufficientEncryption }
-        if let k = keySize, k < minimumKeySize { return .encryptionKeySizeTooShort }
-        return nil
     }
 
     /// The peer's CSRK (16 octets, little-endian as in the SMP Signing Information PDU)
@@ -161,7 +110,7 @@ public struct ATTServer: Sendable {
 
     public var connections: [ConnectionID] { Array(clients.keys) }
     /// The ATT_MTU of the connection's fixed bearer.
-    public func mtu(for id: ConnectionID) -> Int? { bearers[.fixed(id)]?.mtu }
+    public func mtu(for id: ConnectionID) -> Int? { bearers.mtu(of: .fixed(id)) }
     /// The connection's CCCD bits for a characteristic (0x0001 notify, 0x0002 indicate).
     public func clientConfiguration(for id: ConnectionID, characteristic: CharacteristicIndex) -> UInt16? {
         guard let b = clients[id] else { return nil }
@@ -170,9 +119,7 @@ public struct ATTServer: Sendable {
     /// Restores a bonded client's CCCD bits on reconnection (only bits the characteristic supports).
     public mutating func setClientConfiguration(for id: ConnectionID, characteristic: CharacteristicIndex, _ bits: UInt16) {
         guard database.contains(characteristic) else { return }
-        let p = database[characteristic].properties
-        let allowed: UInt16 = (p.canNotify ? 0x0001 : 0) | (p.canIndicate ? 0x0002 : 0)
-        clients[id]?.cccd[characteristic] = bits & allowed
+        clients[id]?.cccd[characteristic] = ATTClient.cccdBits(bits, allowedBy: database[characteristic].properties)
     }
     public func clientFeatures(for id: ConnectionID) -> [UInt8]? { clients[id]?.clientFeatures }
     /// The last Sign Counter accepted from the connection (to persist with the CSRK).
@@ -187,110 +134,161 @@ public struct ATTServer: Sendable {
         return true
     }
 
+    /// Sets a characteristic's value and queues it to every subscribed connection (or only
+    /// `only`), on the bearer the characteristic's earlier updates to that client took
+    /// (`ServerInitiatedUpdates`). `.busy` when any targeted subscriber's queue is full: then
+    /// nothing changed, and `.event(.ready)` comes later. The outputs tell the transport which
+    /// bearers have PDUs to pull; a characteristic with GATT-level subscribers also gets a
+    /// `.gattUpdate` (`setGATTSubscribers`).
+    public mutating func notify(characteristic: CharacteristicIndex, value: [UInt8], only: ConnectionID? = nil, now: Duration)
+        -> (result: NotifyResult, outputs: [ATTServerOutput])
+    {
+        outputs = []
+        let fanOut = updates
+        let result = fanOut.notify(characteristic, value, only: only, now: now, database: &database, clients: &clients, bearers: &bearers, outputs: &outputs)
+        guard gatt.hasSubscribers else { return (result, takeOutputs()) }
+        return gatt.withUpdates((result, takeOutputs()), [(characteristic, value)], only: only, database: database)
+    }
+
+    /// Like `notify` for several characteristics at once, a client that asked for it getting
+    /// them in one Multiple Handle Value Notification (`ServerInitiatedUpdates.notifyMultiple`).
+    /// `.queued(n)` counts the clients reached (as `notify`). All or nothing.
+    public mutating func notifyMultiple(_ updates: [(characteristic: CharacteristicIndex, value: [UInt8])], only: ConnectionID? = nil, now: Duration)
+        -> (result: NotifyResult, outputs: [ATTServerOutput])
+    {
+        outputs = []
+        let fanOut = self.updates
+        let result = fanOut.notifyMultiple(updates, only: only, now: now, database: &database, clients: &clients, bearers: &bearers, outputs: &outputs)
+        return gatt.withUpdates((result, takeOutputs()), updates, only: only, database: database)
+    }
+
     // MARK: Receiving
 
     /// Handles one PDU from a bearer (unknown bearers are ignored). Each bearer has its own
     /// transaction (Vol 3 Part F §3.3.2): a request waiting on one bearer holds no other.
     public mutating func receive(_ pdu: [UInt8], from id: BearerID, now: Duration) -> [ATTServerOutput] {
         outputs = []
-        guard let i = bearers.index(forKey: id), let first = pdu.first else { return [] }
+        guard let i = bearers.index(of: id), let first = pdu.first else { return [] }
         if first == ATTOpcode.handleValueConfirmation.rawValue {
             if pdu.count == 1 { handleConfirmation(id, now: now) }
             return takeOutputs()
         }
-        let maxHeld = configuration.maxHeldPDUs
-        let held = inBearer(i) { b in
-            guard b.pending != nil else { return false }
-            if b.held.count < maxHeld { b.held.append(pdu) }
-            return true
-        }
-        if held { return takeOutputs() }
+        if bearers.holdIfWaiting(pdu, at: i, max: configuration.maxHeldPDUs) { return takeOutputs() }
         // A request while this bearer's answer to the previous one still waits in its queue
         // breaks the one-transaction rule (§3.3.2): ignored, as Zephyr does, so a pipelining
         // client cannot grow the queue without bound (a 5-byte Read Blob costs up to ATT_MTU).
-        if !ATTOpcode.isCommand(first), inBearer(i, { $0.outgoing.count > $0.queuedUpdates }) { return takeOutputs() }
+        if !ATTOpcode.isCommand(first), bearers.answerQueued(at: i) { return takeOutputs() }
         process(pdu, from: id, at: i, now: now)
         return takeOutputs()
     }
 
-    /// Processes one held or fresh PDU (no request pending on the bearer).
-    mutating func process(_ bytes: [UInt8], from id: BearerID, now: Duration) {
-        guard let i = bearers.index(forKey: id) else { return }
-        process(bytes, from: id, at: i, now: now)
-    }
-
-    /// `process(_:from:now:)` of the bearer at `i` (`id`'s).
-    private mutating func process(_ bytes: [UInt8], from id: BearerID, at i: Dictionary<BearerID, ATTBearer>.Index, now: Duration) {
-        guard let first = bytes.first else { return }
-        let isCommand = ATTOpcode.isCommand(first)
-        if bytes.count > inBearer(i, { $0.mtu }) {
-            if !isCommand { sendError(first, 0, .invalidPDU, to: id) }
-            return
-        }
-        let pdu: ATTPDU
-        do {
-            pdu = try ATTPDU(decoding: bytes)
-        } catch {
-            switch error {
-            case .empty: break
-            case .unknownOpcode:
-                if !isCommand { sendError(first, 0, .requestNotSupported, to: id) }
-            case .invalidLength(let op):
-                if op.isClientRequest {
-                    sendError(first, 0, .invalidPDU, to: id)
-                } else if !isCommand && op != .handleValueConfirmation {
-                    sendError(first, 0, .requestNotSupported, to: id)
-                }
-            }
-            return
-        }
-        guard changeAwarenessAllows(pdu, opcode: first, id) else { return }  // Vol 3 Part G §2.5.2.1
-        switch pdu {
-        case .exchangeMTURequest(let mtu): exchangeMTU(mtu, id)
-        case .findInformationRequest(let s, let e): findInformation(s, e, id)
-        case .findByTypeValueRequest(let s, let e, let type, let value): findByTypeValue(s, e, type, value, id)
-        case .readByTypeRequest(let s, let e, let type): readByType(s, e, type, id)
-        case .readRequest(let h): read(.readRequest, h, offset: 0, id, at: i, now: now)
-        case .readBlobRequest(let h, let offset): read(.readBlobRequest, h, offset: Int(offset), id, at: i, now: now)
-        case .readMultipleRequest(let handles): readMultiple(handles, variable: false, id)
-        case .readMultipleVariableRequest(let handles): readMultiple(handles, variable: true, id)
-        case .readByGroupTypeRequest(let s, let e, let type): readByGroupType(s, e, type, id)
-        case .writeRequest(let h, let value): writeRequest(h, value, id, now: now)
-        case .writeCommand(let h, let value): writeCommand(h, value, signed: false, id)
-        case .signedWriteCommand(let h, let value, let signature):
-            if verifySignedWrite(bytes, signature: signature, id) { writeCommand(h, value, signed: true, id) }
-        case .prepareWriteRequest(let h, let offset, let value): prepareWrite(h, Int(offset), value, id)
-        case .executeWriteRequest(let flags): executeWrite(flags, id, now: now)
-        case .handleValueConfirmation:
-            break  // handled in receive
-        case .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse,
-            .readByTypeResponse, .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse,
-            .writeResponse, .prepareWriteResponse, .executeWriteResponse, .readMultipleVariableResponse,
-            .handleValueNotification, .handleValueIndication, .multipleHandleValueNotification:
-            // A server-only PDU from the client: this server is no client.
-            sendError(first, 0, .requestNotSupported, to: id)
-        }
-    }
-
     /// Processes held PDUs while no request is pending.
     mutating func drainHeld(_ id: BearerID, now: Duration) {
-        while bearers[id]?.pending == nil, let next = bearers[id]?.held.popFirst() {
-            process(next, from: id, now: now)
+        while let next = bearers.nextHeld(id), let i = bearers.index(of: id) {
+            process(next, from: id, at: i, now: now)
         }
     }
 
-    // MARK: Exchange MTU (§3.4.2)
+    /// Processes one held or fresh PDU of the bearer at `i` (`id`'s; no request pending on it).
+    private mutating func process(_ bytes: [UInt8], from id: BearerID, at i: ATTBearers.Index, now: Duration) {
+        let mtu = bearers.mtu(at: i)
+        let (decoded, rejection) = ATTRequestOutcome.decode(bytes, mtu: mtu)
+        guard let pdu = decoded, let first = bytes.first else { return carryOut(rejection, id, now: now) }
+        // Every bearer's client is connected (they come and go together).
+        guard let ci = clients.index(forKey: id.connection) else { return }
+        if !inClient(ci, { $0.awareness.isChangeAware }) {  // Vol 3 Part G §2.5.2.1
+            let bearerCount = bearers.bearerCount(of: id.connection)
+            switch clients.values[ci].changeAwareness(of: pdu, opcode: first, bearerCount: bearerCount) {
+            case .process: break
+            case .ignore: return
+            case .outOfSync: return carryOut(.rejected(opcode: first, .databaseOutOfSync), id, now: now)
+            }
+        }
+        switch pdu {
+        case .exchangeMTURequest(let clientMTU): return exchangeMTU(clientMTU, id)
+        case .handleValueConfirmation: return  // handled in receive
+        default: break
+        }
+        let reads = self.reads
+        if let outcome = reads.answer(pdu, mtu: mtu, in: database, client: &clients.values[ci]) { return carryOut(outcome, id, at: i, now: now) }
+        let writes = self.writes
+        let outcome = writes.answer(pdu, bytes, database: &database, client: &clients.values[ci], id.connection, outputs: &outputs)
+            ?? .rejected(opcode: first, .requestNotSupported)  // a server-only PDU from the client: this server is no client
+        carryOut(outcome, id, at: i, now: now)
+    }
 
+    /// Sends a request's answer on its bearer, or makes it wait for its deferred accesses
+    /// (one id each, emitted as `.deferredAccess` in order; due by `commitTimeout` for a
+    /// commit, else `deferredAccessTimeout`).
+    /// (`i`: the bearer's index, when known.)
+    mutating func carryOut(_ outcome: ATTRequestOutcome, _ id: BearerID, at i: ATTBearers.Index? = nil, now: Duration) {
+        switch outcome {
+        case .none: break
+        case .respond(let pdu): respond(pdu.bytes, id, at: i)
+        case .respondBytes(let bytes): respond(bytes, id, at: i)
+        case .error(let op, let h, let e): sendError(op, h, e, to: id)
+        case .rejected(let opcode, let e): send(.errorResponse(request: opcode, handle: AttributeHandle(0), code: e.rawValue), to: id)
+        case .wait(let kind, let handle, let accesses):
+            let waiting = accesses.map { (id: newRequestID(), handle: $0.0) }
+            let timeout = if case .commit = kind { configuration.commitTimeout } else { configuration.deferredAccessTimeout }
+            bearers.wait(id, for: PendingOperation(kind: kind, handle: handle, waiting: waiting, deadline: now + timeout))
+            for (w, access) in zip(waiting, accesses) { emit(.deferredAccess(id: w.id, id.connection, access.1)) }
+        }
+    }
+
+    private mutating func respond(_ bytes: [UInt8], _ id: BearerID, at i: ATTBearers.Index?) {
+        if let i { bearers.enqueue(bytes, isUpdate: false, at: i, id, into: &outputs) } else { bearers.enqueue(bytes, isUpdate: false, to: id, into: &outputs) }
+    }
+
+    /// Reads or changes client `i` in place (`clients.values[i]` read through its getter
+    /// copies the client, its tables and all).
+    mutating func inClient<T>(_ i: Dictionary<ConnectionID, ATTClient>.Index, _ body: (inout ATTClient) -> T) -> T { body(&clients.values[i]) }
+
+    mutating func newRequestID() -> PendingRequestID {
+        defer { nextRequestID += 1 }
+        return PendingRequestID(nextRequestID)
+    }
+
+    // MARK: Exchange MTU (§3.4.2), Handle Value Confirmation (§3.4.7.3)
+
+    /// Exchange MTU on an Enhanced ATT bearer gets Request Not Supported. A second one is
+    /// answered with the server MTU but changes nothing (the client "shall only send it once";
+    /// Zephyr would re-apply it). A Client Rx MTU below 23 is treated as 23.
     mutating func exchangeMTU(_ clientMTU: UInt16, _ id: BearerID) {
         // Vol 3 Part G §4.3.1: Exchange MTU only on the unenhanced (fixed) bearer; an Enhanced
         // ATT bearer's ATT_MTU is its L2CAP channel's (Vol 3 Part F §3.2.8).
         if id.isEnhanced { return sendError(.exchangeMTURequest, 0, .requestNotSupported, to: id) }
         let serverMTU = max(23, min(517, configuration.maxMTU))
         send(.exchangeMTUResponse(mtu: UInt16(serverMTU)), to: id)
-        guard let b = bearers[id], !b.mtuExchanged else { return }
-        let mtu = min(max(23, Int(clientMTU)), serverMTU)
-        bearers[id]?.mtu = mtu
-        bearers[id]?.mtuExchanged = true
-        emit(.mtuExchanged(id.connection, mtu: mtu))
+        if let mtu = bearers.exchangeMTU(id, clientMTU: clientMTU, serverMTU: serverMTU) { emit(.mtuExchanged(id.connection, mtu: mtu)) }
+    }
+
+    /// A confirmed Service Changed, unless another one waits on any bearer of the client or is
+    /// outstanding on another, settles what the client was owed (Vol 3 Part G §2.5.2.1).
+    mutating func handleConfirmation(_ id: BearerID, now: Duration) {
+        let sc = GATTDatabase.BuiltIn.serviceChanged.index
+        guard bearers.confirm(id, deadline: now + configuration.transactionTimeout, into: &outputs) == sc,
+            !bearers.serviceChangedWaits(sc, besides: id)
+        else { return }
+        let count = bearers.bearerCount(of: id.connection)
+        clients[id.connection]?.serviceChangedConfirmed(bearerCount: count)
+    }
+
+    // MARK: Outputs
+
+    mutating func send(_ pdu: ATTPDU, to id: BearerID) { bearers.enqueue(pdu.bytes, isUpdate: false, to: id, into: &outputs) }
+
+    mutating func sendError(_ request: ATTOpcode, _ handle: AttributeHandle, _ error: ATTError, to id: BearerID) {
+        send(.error(request, handle, error), to: id)
+    }
+
+    mutating func emit(_ event: ATTServerEvent) { outputs.append(.event(event)) }
+
+    mutating func checkReady() { bearers.checkReady(maxQueuedUpdates: configuration.maxQueuedUpdates, into: &outputs) }
+
+    mutating func takeOutputs() -> [ATTServerOutput] {
+        let o = outputs
+        outputs = []
+        return o
     }
 }

@@ -40,7 +40,7 @@ public enum ChangeAwareness: Equatable, Sendable {
 /// client is change-aware of (§2.5.2.1), and the range of a Service Changed still owed (§7.1).
 public struct GATTClientState: Equatable, Sendable {
     /// CCCD bits (0x0001 notify, 0x0002 indicate) by characteristic key
-    /// (`ATTServer.characteristicKeys`: `id:<config id>`, else `uuid:<UUID>#<n>`); zero bits are left out.
+    /// (`CharacteristicKeyMap.keys`: `id:<config id>`, else `uuid:<UUID>#<n>`); zero bits are left out.
     public var clientConfigurations: [String: UInt16]
     public var clientFeatures: [UInt8]
     /// The Database Hash the client last was change-aware of.
