@@ -170,6 +170,25 @@ import Testing
         #expect(h.shell.take().contains("close \(Self.link)"))
     }
 
+    @Test func aLinkWithoutAHandleThatTheDaemonDisconnectsEndsAtOnce() {
+        // The kernel told no handle, so there is no HCI Disconnect to send: the rules close the
+        // socket, and a closed socket reports nothing, so the link must end here.
+        let h = Harness()
+        h.open()
+        h.shell.feed { rules, now in rules.accepted(socket: Self.link, handle: nil, peer: Self.central, security: .low, now: now) }
+        let id = ConnectionID(0x1000)
+        #expect(h.events.last == "connected \(id)")
+        _ = h.shell.take()
+        h.events = []
+        h.stack.perform([.disconnect(id, reason: .remoteUserTerminatedConnection)], now: h.now)
+        #expect(h.shell.take() == ["close \(Self.link)"])
+        #expect(h.events == ["disconnected \(id) \(HCIStatus(0x16)) gattd closed the link's ATT socket"])
+        // A PDU read before the close goes nowhere.
+        h.shell.feed { rules, _ in rules.received(Self.read, from: Self.link, security: .low, sendMTU: nil) }
+        #expect(h.shell.take().isEmpty)
+        #expect(h.stack.nextDeadline == nil)
+    }
+
     @Test func anEncryptionChangeIsReadAgainUntilTheSocketShowsIt() {
         let h = Harness()
         h.open()

@@ -79,6 +79,7 @@ final class KernelRun {
 
     /// Checks each action as the shell would perform it.
     func observe(_ action: KernelAction) {
+        trace("  -> \(action)")
         switch action {
         case .event(.connected(let id, _)):
             guard up.insert(id).inserted else { oracleViolation("\(id) reported connected twice") }
@@ -136,6 +137,7 @@ final class KernelRun {
         let handle: UInt16? = a == 0xFF ? nil : 0x0040 + UInt16(a % 4)
         let peer = Self.peers[Int(b) % Self.peers.count]
         let levels: [SecurityLevel?] = [nil, .low, .medium, .high]
+        trace("op \(op % 12) a=\(a) b=\(b) (next socket \(nextSocket), now \(now))")
         switch op % 12 {
         case 0, 1:
             let s = socket()

@@ -29,7 +29,11 @@ extension KernelAdapter: BelowSeam {
 
     public mutating func closeEnhancedBearer(_ id: BearerID, now: Duration) -> [KernelOutput] { wrap(bearers.closeEnhancedBearer(id)) }
     public mutating func setAdvertising(_ sets: [AdvertisingSet], now: Duration) -> [KernelOutput] { wrap(setAdvertising(sets)) }
-    public mutating func disconnect(_ id: ConnectionID, reason: HCIStatus, now: Duration) -> [KernelOutput] { wrap(bearers.disconnect(id, reason: reason, adapterReady: lifecycle.isReady)) }
+    public mutating func disconnect(_ id: ConnectionID, reason: HCIStatus, now: Duration) -> [KernelOutput] {
+        var out: [KernelAction] = []
+        if let ended = bearers.disconnect(id, reason: reason, adapterReady: lifecycle.isReady, &out) { pairing.linkEnded(ended) }
+        return wrap(out)
+    }
     public mutating func requestSecurity(_ id: ConnectionID, level: SecurityLevel, reason: ATTError, now: Duration) -> [KernelOutput] {
         wrap(bearers.requestSecurity(id, level: level, reason: reason))
     }

@@ -158,12 +158,23 @@ struct KernelBearers: Sendable {
         id.isEnhanced ? enhanced[id]?.socket : links[id.connection]?.socket
     }
 
-    /// HCI Disconnect on the central's link (the bearer's ECONNRESET then reports it); without a
-    /// handle or an adapter, its socket is closed.
-    func disconnect(_ id: ConnectionID, reason: HCIStatus, adapterReady: Bool) -> [KernelAction] {
-        guard let link = links[id] else { return [] }
-        guard let handle = link.handle, adapterReady else { return [.close(link.socket)] }
-        return [.hci(.disconnect(handle: handle, reason: reason), answered: false, failure: "cannot disconnect \(link.peer.address)")]
+    /// HCI Disconnect on the central's link (the bearer's ECONNRESET then reports it). Without a
+    /// handle or an adapter its socket is closed, and a closed socket reports nothing: the link
+    /// ends here and its disconnection is reported now (its id, when it did).
+    mutating func disconnect(_ id: ConnectionID, reason: HCIStatus, adapterReady: Bool, _ out: inout [KernelAction]) -> ConnectionID? {
+        guard let link = links[id] else { return nil }
+        if let handle = link.handle, adapterReady {
+            out.append(.hci(.disconnect(handle: handle, reason: reason), answered: false, failure: "cannot disconnect \(link.peer.address)"))
+            return nil
+        }
+        guard links.closed(id, socket: link.socket) != nil else { return nil }
+        sockets[link.socket] = nil
+        securityChecks[link.socket] = nil
+        out.append(.close(link.socket))
+        closeEnhancedBearers(of: id, &out)
+        // Connection Terminated By Local Host.
+        out.append(.event(.disconnected(id, reason: HCIStatus(0x16), detail: "gattd closed the link's ATT socket")))
+        return id
     }
 
     /// Raises the socket's BT_SECURITY, so the kernel sends an SMP Security Request and the
