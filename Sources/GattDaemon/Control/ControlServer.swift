@@ -106,7 +106,7 @@ public final class ControlServer: @unchecked Sendable {
     /// error line and is closed). gattd's own agents (`local`, bounded by the config) neither
     /// count nor are refused: a small `--max-control-clients` must not starve the profiles, nor
     /// the profiles the programs.
-    fileprivate func added(_ channel: any Channel, local: Bool) -> ControlClient? {
+    func added(_ channel: any Channel, local: Bool) -> ControlClient? {
         let programs = clients.values.reduce(0) { $0 + ($1.local ? 0 : 1) }
         guard local || programs < options.maximumClients else {
             if !refusing {
@@ -127,7 +127,7 @@ public final class ControlServer: @unchecked Sendable {
         return c
     }
 
-    fileprivate func removed(_ c: ControlClient) {
+    func removed(_ c: ControlClient) {
         guard clients.removeValue(forKey: ObjectIdentifier(c)) != nil else { return }
         logger.debug("control client \(c.number) disconnected")
         closePassing(c)
@@ -151,7 +151,7 @@ public final class ControlServer: @unchecked Sendable {
     /// Handles one received line. A reply is written as soon as it and every earlier
     /// reply to this client are known (persisted `set`/`notify` wait for the disk), so
     /// replies keep request order.
-    fileprivate func received(_ framed: ControlLineFramer.Output, from c: ControlClient) {
+    func received(_ framed: ControlLineFramer.Output, from c: ControlClient) {
         // Behind a notify that waits for room: in order, after it.
         if c.waiting != nil {
             c.held.append(framed)
@@ -311,89 +311,3 @@ public final class ControlServer: @unchecked Sendable {
         }
     }
 }
-
-/// One connected control client (confined to the server's event loop).
-final class ControlClient: @unchecked Sendable {
-    let number: Int
-    let channel: any Channel
-    /// One of gattd's own agents (`connectLocalClient`), not a program on the socket.
-    let local: Bool
-    var watching = false
-    /// Sent `{"op":"watch","requests":true}`: answers forwarded reads and writes.
-    var responding = false
-    /// A `notify` answered `busy`: `ready` is due to this client.
-    var owesReady = false
-    var dropped = false
-    /// Replies of the current read batch not yet written (see `ControlServer.sendBatch`).
-    var batch: ByteBuffer?
-    /// A `"wait":true` notify that found a full queue; the requests read after it are `held`.
-    var waiting: ControlRequest?
-    var held: Deque<ControlLineFramer.Output> = []
-    /// Replies waiting for an earlier one that is not known yet (a persisted `set`).
-    var unsentReplies: [ReplySlot] = []
-    /// The L2CAP channel ids this client listens for (`l2cap_listen`).
-    var listening: Set<String> = []
-    /// The socket's descriptor (found at the first `l2cap_listen`), to pass channels on.
-    var socketFD: Int32?
-    /// Opened channels (their sockets and event lines) waiting to be passed, in order.
-    var passing: Deque<(socket: Int32, line: String)> = []
-    /// `passing` waits for NIO's queue to drain or the socket to take a byte.
-    var passingBlocked = false
-    final class ReplySlot {
-        var text: String?
-        init(text: String?) { self.text = text }
-    }
-    init(number: Int, channel: any Channel, local: Bool) {
-        self.number = number
-        self.channel = channel
-        self.local = local
-    }
-}
-
-/// Per-connection handler: framing in, server calls, flush after each read batch.
-final class ControlClientHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-
-    private let server: ControlServer
-    private let local: Bool
-    private var client: ControlClient?
-    private var framer: ControlLineFramer
-
-    init(server: ControlServer, local: Bool = false) {
-        self.server = server
-        self.local = local
-        self.framer = ControlLineFramer(maximumLength: server.options.maximumLineLength)
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        client = server.added(context.channel, local: local)
-        if client != nil { context.fireChannelActive() }
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let buffer = unwrapInboundIn(data)
-        guard let client, !client.dropped else { return }
-        framer.push(buffer.readableBytesView) { o in
-            guard !client.dropped else { return }
-            server.received(o, from: client)
-        }
-    }
-
-    func channelReadComplete(context: ChannelHandlerContext) {
-        if let client { server.sendBatch(client) }
-        context.flush()
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        if let client { server.removed(client) }
-        client = nil
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
-    }
-}
-
-@available(*, unavailable)
-extension ControlClientHandler: Sendable {}

@@ -32,7 +32,8 @@ public struct KernelAdapter {
     var pairing: KernelPairing
     /// What waits for a time (`tick`).
     var timers = KernelTimers()
-    /// PDUs `send` queued, written at `flush`.
+    /// What calls without outputs owed (PDUs `send` queued, keys to load, sockets to listen
+    /// on): given out first by the next call that returns actions, or at `flush`.
     var outbox: [KernelAction] = []
 
     public init(adapterName: String, configuration: GattConfiguration) {
