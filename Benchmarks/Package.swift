@@ -28,6 +28,7 @@ let package = Package(
                 .product(name: "GattControlProtocol", package: "gattd"),
                 .product(name: "GattHost", package: "gattd"),
                 .product(name: "GattTestSupport", package: "gattd"),
+                .product(name: "GattTransport", package: "gattd"),
             ]),
         // One scenario in a plain single-threaded loop: what callgrind counts.
         .executableTarget(

@@ -101,22 +101,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.stack = PeripheralStack(core: core, below: transport.makeBelow(configuration: configuration))
         self.restoration = restoration
         // A transport's value runs in the stack (the H4 host, the kernel's rules): its shell feeds
-        // it what it reads and performs what it makes. (The stack and the clock, not `self`: an
-        // unowned reference to the daemon, which has weak ones, costs a slow retain on every packet.)
-        if let shell = stack.below.hostShell {
-            shell.runHost = { [unowned stack, origin] call in
-                let now = ContinuousClock.now - origin
-                stack.callBelow(now: now) { $0.runHost(now: now, call) }
-            }
-            stack.onBelowOutput = { if case .host(let o) = $0 { shell.perform(o) } }
-        }
-        if let shell = stack.below.kernelShell {
-            shell.runKernel = { [unowned stack, origin] call in
-                let now = ContinuousClock.now - origin
-                stack.callBelow(now: now) { $0.runKernel(now: now, call) }
-            }
-            stack.onBelowOutput = { if case .kernel(let o) = $0 { shell.perform(o) } }
-        }
+        // it what it reads and performs what it makes.
+        stack.attachShell { [origin] in ContinuousClock.now - origin }
         // The daemon owns the stack, and these run on every turn (every packet from an H4
         // controller): no retain of the daemon, whose weak references make each one slow.
         let daemon = Unmanaged.passUnretained(self)

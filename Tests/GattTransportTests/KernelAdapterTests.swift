@@ -56,11 +56,7 @@ import Testing
             let below = ControllerBelow(kernel: KernelAdapter(adapterName: "hci0", configuration: GattConfiguration(name: "k")), shell: shell)
             stack = PeripheralStack(core: core, below: below)
             // Wired as the daemon wires it.
-            shell.runKernel = { [unowned self] call in
-                let now = self.now
-                self.stack.callBelow(now: now) { $0.runKernel(now: now, call) }
-            }
-            stack.onBelowOutput = { [shell] in if case .kernel(let o) = $0 { shell.perform(o) } }
+            stack.attachShell { [unowned self] in now }
             stack.onEvent = { [unowned self] e in
                 switch e {
                 case .connected(let c): events.append("connected \(c.id)")

@@ -32,6 +32,16 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations { blackHole(s.read()) }
     }
+    Benchmark("notify 20 B → the kernel's ATT socket (ATT server + kernel rules)") { benchmark in
+        var s = Scenario(transport: .kernel)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { blackHole(s.notify(value20)) }
+    }
+    Benchmark("Read Request → Read Response (1 B, the kernel's ATT socket)") { benchmark in
+        var s = Scenario(transport: .kernel, subscribe: false)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { blackHole(s.read()) }
+    }
     Benchmark("Read By Type (characteristics) over 718 attributes") { benchmark in
         var s = Scenario(subscribe: false)
         benchmark.startMeasurement()

@@ -30,7 +30,8 @@ public enum BenchConfigs {
     }
 }
 
-/// One central connected to the 100-service database through `CoreStack`.
+/// One central connected to the 100-service database through `CoreStack` (the H4 host, or the
+/// kernel's rules).
 public struct Scenario {
     public var stack: CoreStack
     public let database: GATTDatabase
@@ -39,8 +40,8 @@ public struct Scenario {
     public let smallHandle: UInt16
 
     /// `mtu`: exchanged first when above 23. `subscribe`: the central enables notifications of "stream".
-    public init(services: Int = 100, mtu: Int = 23, aclBuffer: UInt16 = 27, subscribe: Bool = true) {
-        stack = CoreStack(config: BenchConfigs.services(services), aclBuffer: aclBuffer)
+    public init(services: Int = 100, transport: CoreStack.Transport = .h4, mtu: Int = 23, aclBuffer: UInt16 = 27, subscribe: Bool = true) {
+        stack = CoreStack(config: BenchConfigs.services(services), transport: transport, aclBuffer: aclBuffer)
         database = stack.core.att.database
         guard let stream = database.characteristicIndex(named: "stream"),
               let small = database.characteristicIndex(named: "small")
@@ -58,7 +59,7 @@ public struct Scenario {
     }
 
     /// One notification of `value` to the central, down to its H4 packets and their
-    /// completion; returns the H4 bytes written.
+    /// completion (or its PDU on the kernel's socket); returns the bytes written.
     public mutating func notify(_ value: [UInt8]) -> Int {
         let before = stack.sentBytes
         guard case .queued = stack.notify(characteristic: stream, value: value) else { fatalError("benchmark: notify was not queued") }

@@ -13,6 +13,8 @@ import Glibc
 ///
 ///   bench-core SCENARIO ITERATIONS
 ///   scenarios: notify20 notify244 notify20-mtu247 read read-by-type read-by-type-absent
+///              notify20-kernel notify244-kernel read-kernel (the kernel transport's rules
+///              below the core instead of the H4 host)
 ///              config-load control-parse-fast control-parse-general
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let iterations = Int(arguments[2]) else {
@@ -36,6 +38,15 @@ case "notify244":
 case "notify244-acl251":
     var s = Scenario(mtu: 247, aclBuffer: 251)
     for _ in 0..<iterations { sink &+= s.notify(value244) }
+case "notify20-kernel":
+    var s = Scenario(transport: .kernel)
+    for _ in 0..<iterations { sink &+= s.notify(value20) }
+case "notify244-kernel":
+    var s = Scenario(transport: .kernel, mtu: 247)
+    for _ in 0..<iterations { sink &+= s.notify(value244) }
+case "read-kernel":
+    var s = Scenario(transport: .kernel, subscribe: false)
+    for _ in 0..<iterations { sink &+= s.read() }
 case "read":
     var s = Scenario(subscribe: false)
     for _ in 0..<iterations { sink &+= s.read() }

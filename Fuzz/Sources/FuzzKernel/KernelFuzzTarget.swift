@@ -66,11 +66,9 @@ final class KernelRun {
             database: config.makeDatabase(), payloads: payloads, otherSets: config.advertisingSets.compactMap { try? $0.build() },
             maxConnections: config.advertising.maxConnections)
         stack = PeripheralStack(core: core, below: ControllerBelow(kernel: KernelAdapter(adapterName: "hci0", configuration: config), shell: shell))
-        shell.runKernel = { [unowned self] call in
-            let now = self.now
-            stack.callBelow(now: now) { $0.runKernel(now: now, call) }
-        }
-        stack.onBelowOutput = { [unowned self] in if case .kernel(let o) = $0 { observe(o.action) } }
+        // Wired as the daemon wires it; the shell hands each action to the oracle.
+        stack.attachShell { [unowned self] in now }
+        shell.observe = { [unowned self] in observe($0.action) }
     }
 
     func feed(_ call: (inout KernelAdapter, Duration) -> [KernelAction]) {
@@ -234,10 +232,11 @@ final class KernelRun {
     }
 }
 
-/// The shell's half, recording nothing itself: the run observes the stack's outputs.
+/// The shell's half: each action goes to the run's oracle.
 final class RecordingShell: KernelShell {
     var runKernel: ((_ call: (inout KernelAdapter, Duration) -> [KernelOutput]) -> Void)?
-    func perform(_ output: KernelOutput) {}
+    var observe: ((KernelOutput) -> Void)?
+    func perform(_ output: KernelOutput) { observe?(output) }
 }
 
 /// The entry point (see `runLibFuzzer`).

@@ -25,6 +25,9 @@ public struct H4Host {
         return host.start(now: now)
     }
 
+    /// A packet the shell read from the controller.
+    public mutating func receive(_ packet: H4Packet, now: Duration) -> [HostOutput] { host.receive(packet, now: now) }
+
     /// The link is gone: a fresh host that has nothing to do (no deadline) until `start`.
     public mutating func idle() {
         host = Host(configuration: configuration)

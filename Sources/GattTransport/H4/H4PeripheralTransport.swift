@@ -173,7 +173,7 @@ public final class H4PeripheralTransport: PeripheralTransport, HostShell, @unche
         if tracesPackets { logger.trace("< \(packet.encoded.hexString)") }
         btsnoop?.write(packet, direction: .received)
         reading = true
-        runHost?({ h, now in h.host.receive(packet, now: now) })
+        runHost?({ h, now in h.receive(packet, now: now) })
     }
 
     /// The end of a read from the controller: what its packets made leaves now.
