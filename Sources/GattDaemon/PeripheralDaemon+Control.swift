@@ -29,7 +29,7 @@ extension PeripheralDaemon {
             advertising: core.isAdvertising, address: core.address ?? known.lastAddress,
             connections: core.connections.values.sorted { $0.id.rawValue < $1.id.rawValue }.map { c in
                 var central = ControlStatus.Central(address: c.address, addressType: c.addressType, security: c.security, id: c.id, att: core.att)
-                central.identity = bondResolving(c.address)?.address
+                central.identity = bonds.resolving(c.address)?.address
                 central.link = c.link
                 return central
             },
@@ -52,7 +52,7 @@ extension PeripheralDaemon {
     }
 
     public func setAdvertising(_ enabled: Bool, set: String?) {
-        process(core.setAdvertisingWanted(enabled, set: set))
+        advertising.setWanted(enabled, set: set)
         keepAdvertisingChoice(enabled, set: set)
     }
 
@@ -77,7 +77,6 @@ extension PeripheralDaemon {
     }
 
     public func setControlWatched(_ watched: Bool) {
-        prompts.watched = watched
-        if !watched { rejectPendingPrompts() }
+        pairing.watched = watched
     }
 }

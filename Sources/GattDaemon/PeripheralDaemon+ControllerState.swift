@@ -44,7 +44,7 @@ extension PeripheralDaemon {
     /// no controller was ready yet).
     func advertisingLimitsRefusal(of new: GattConfiguration, payloads: AdvertisingPayloads) -> String? {
         guard let controller = known.info else { return nil }
-        let sets = [AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: payloads)] + Self.otherSets(new)
+        let sets = [AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: payloads)] + AdvertisingService.otherSets(new)
         let violations = controller.limits.violations(of: sets)
         return violations.isEmpty ? nil : violations.map { "\($0)" }.joined(separator: "; ")
     }
@@ -58,11 +58,5 @@ extension PeripheralDaemon {
     func setControllerState(_ state: ControlControllerState, reason: String?) {
         guard known.set(state, reason: reason) else { return }
         controlEventHandler?(.state(state, reason: reason))
-    }
-
-    /// The config's `advertising_sets`, built (the loader validated them: a set that does not
-    /// build is left out, with the rest).
-    static func otherSets(_ configuration: GattConfiguration) -> [AdvertisingSet] {
-        configuration.advertisingSets.compactMap { try? $0.build() }
     }
 }

@@ -40,7 +40,7 @@ extension PeripheralDaemon {
     /// is still put in place. Putting them in place is no new write (`PersistedValues.applying`),
     /// and a value overtaken by a newer Write Command leaves that newer one served.
     func answerCommit(_ request: PendingRequestID, _ id: ConnectionID, values writes: [PersistedValue], clientState: GATTClientState?, central: String?) {
-        if let clientState, !saveBondedClientState(id, clientState) {
+        if let clientState, !bonds.commit(clientState, of: id) {
             _ = respond(to: request, result: .failure(.unlikelyError))
             return
         }

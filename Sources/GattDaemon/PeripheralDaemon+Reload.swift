@@ -32,7 +32,7 @@ extension PeripheralDaemon {
             let before = self.core.database.serviceFingerprints
             self.process(self.core.reload(
                 database: database, payloads: primary, otherSets: otherSets, maxConnections: new.advertising.maxConnections, now: self.now))
-            self.reloadedClientStates(before: before)
+            self.bonds.databaseChanged(before: before)
             self.transport.serveDatabase(self.core.database)
             self.applyEnhancedATT()
             try? self.options.notifier.ready(status: self.statusLine())

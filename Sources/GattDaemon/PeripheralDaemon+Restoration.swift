@@ -42,23 +42,7 @@ extension PeripheralDaemon {
     /// At start, on the core built for the config: the sets programs turned off stay off, and
     /// their run-time advertising data comes back (data that no longer fits is dropped, with a line).
     func restoreAdvertising(_ saved: RestoredState) {
-        var state = saved
-        let ids = Set(core.allSets.map(\.id))
-        for id in saved.advertisingOff {
-            guard ids.contains(id) else {
-                state.setAdvertising(true, set: id)
-                continue
-            }
-            _ = core.setAdvertisingWanted(false, set: id)
-        }
-        for (id, update) in saved.advertisingData.sorted(by: { $0.key < $1.key }) {
-            do {
-                _ = core.replaceSet(try advertisingOverrides.update(set: id, with: update, in: configuration))
-            } catch {
-                logger.warning("run-time advertising data of set \"\(id)\" not restored: \(error)")
-            }
-        }
-        state.advertisingData = advertisingOverrides.updates
+        let state = advertising.restore(saved, configuration: configuration)
         if !saved.isEmpty {
             let off = state.advertisingOff.count, data = state.advertisingData.count
             logger.info("restored \(state.services.count) runtime service\(state.services.count == 1 ? "" : "s"), \(off) set\(off == 1 ? "" : "s") turned off, run-time data of \(data) set\(data == 1 ? "" : "s")")
@@ -76,7 +60,7 @@ extension PeripheralDaemon {
     /// Run-time advertising data changed (the op, or a reload that dropped some): kept for a restart.
     func keepAdvertisingData() {
         var state = restoration.state
-        state.advertisingData = advertisingOverrides.updates
+        state.advertisingData = advertising.updates
         restoration.keep(state, what: "the run-time advertising data")
     }
 }

@@ -71,7 +71,7 @@ extension PeripheralDaemon: RuntimeServiceControl {
         persisted?.apply(to: &database)
         let before = core.database.serviceFingerprints
         process(core.reload(database: database, payloads: core.payloads, otherSets: core.otherSets, maxConnections: configuration.advertising.maxConnections, now: now))
-        reloadedClientStates(before: before)
+        bonds.databaseChanged(before: before)
         transport.serveDatabase(core.database)
     }
 

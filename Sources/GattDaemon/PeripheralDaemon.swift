@@ -17,24 +17,25 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     let transport: any PeripheralTransport
     let options: DaemonOptions
     let persisted: PersistedValues?
+    /// What the services drive: the core in the stack, the clock, the log, the control events.
+    let context: DaemonContext
     /// Bonds and bonded centrals' GATT state, and their files (`<state-dir>/bonds`).
-    var bondCoordinator: BondCoordinator
-    /// Pairing prompts waiting for a control client's answer.
-    var prompts = PairingPrompts()
+    let bonds: BondService
+    /// Pairing events, and the prompts waiting for a control client's answer.
+    let pairing: PairingService
+    /// What programs change of the advertising sets, and how their state is said.
+    let advertising: AdvertisingService
     /// The services served: the config's, and those `add_service` added (where their handles are).
     var serviceLayout: ServiceLayout
     /// What programs changed at run time, kept for a restart (`<state-dir>/restore.json`).
     var restoration: RestorationCoordinator
     /// First handles of the runtime services put back from `restoration` (not added by this run).
     var restoredServices: Set<UInt16> = []
-    private let origin = ContinuousClock.now
 
     /// The config as loaded (without run-time advertising data).
     var configuration: GattConfiguration
     /// The config's settings for the daemon itself (restoration, bonds).
     var settings: DaemonSettings
-    /// Advertising data the `advertising_data` op replaced, over the config's.
-    var advertisingOverrides = AdvertisingDataOverrides()
     /// The core on the transport: the event queue, the flushes, the security routing.
     let stack: PeripheralStack<ControllerBelow>
     var core: Peripheral {
@@ -47,16 +48,18 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// the config's sets. The runner prints the message and exits with the status.
     public var onFatalError: ((DaemonRunner.Failure) -> Void)?
     /// The stack's one timer (`tick` at its next deadline).
-    private lazy var timer = DeadlineTimer(eventLoop: eventLoop, origin: origin) { [unowned self] in stack.tick(now: now) }
+    private lazy var timer = DeadlineTimer(eventLoop: eventLoop, origin: context.origin) { [unowned self] in stack.tick(now: now) }
     private var watchdog: RepeatedTask?
     private(set) var backoff = Backoff()
     /// Starting, serving (with the transport's state), stopping or stopped.
     private(set) var lifecycle = DaemonLifecycle.created
-    private var refusalLogged = false
     /// When clean file pages go back to the kernel (`StartupPages`).
     lazy var cleanPages = CleanPageRelease(eventLoop: eventLoop, logger: logger)
     /// `PeripheralControl`: where control events go (set by `ControlServer`).
-    public var controlEventHandler: ((ControlEvent) -> Void)?
+    public var controlEventHandler: ((ControlEvent) -> Void)? {
+        get { context.controlEventHandler }
+        set { context.controlEventHandler = newValue }
+    }
     /// App L2CAP channels: the config's and published ones, their PSMs and listeners.
     var l2capChannels: L2CAPChannelCoordinator
     /// Said once that the transport cannot accept Enhanced ATT (`applyEnhancedATT`).
@@ -83,7 +86,6 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.logsPDUs = logger.logLevel <= .debug
         self.options = options
         self.persisted = options.persistedValues(logger: logger)
-        self.bondCoordinator = BondCoordinator(stateDirectory: options.stateDirectory, logger: logger)
         var restoration = RestorationCoordinator(
             stateDirectory: options.stateDirectory, enabled: options.restoresState && settings.stateRestoration, logger: logger)
         let saved = restoration.load()
@@ -95,10 +97,15 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         var att = options.attServerConfiguration
         att.minimumKeySize = configuration.security.minimumKeySize
         var core = Peripheral(
-            database: database, payloads: payloads, otherSets: Self.otherSets(configuration), maxConnections: configuration.advertising.maxConnections, att: att)
+            database: database, payloads: payloads, otherSets: AdvertisingService.otherSets(configuration), maxConnections: configuration.advertising.maxConnections, att: att)
         core.securityOnConnect = configuration.security.securityOnConnect
         core.setEnhancedATT(Self.servesEnhancedATT(configuration, transport))
         self.stack = PeripheralStack(core: core, below: transport.makeBelow(configuration: configuration))
+        let origin = ContinuousClock.now
+        self.context = DaemonContext(stack: stack, logger: logger, origin: origin)
+        self.bonds = BondService(context: context, stateDirectory: options.stateDirectory, transport: transport)
+        self.pairing = PairingService(context: context)
+        self.advertising = AdvertisingService(context: context)
         self.restoration = restoration
         // A transport's value runs in the stack (the H4 host, the kernel's rules): its shell feeds
         // it what it reads and performs what it makes.
@@ -116,7 +123,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     }
 
 
-    var now: Duration { ContinuousClock.now - origin }
+    var now: Duration { context.now }
     var eventLog: PeripheralEventLog { PeripheralEventLog(logger: logger) }
     /// Debug level is on: ATT PDUs are logged (asked once; the level is set at bootstrap).
     private let logsPDUs: Bool
@@ -134,8 +141,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
                 self.stack.handle(event, now: self.now)
             }
             self.transport.onAvailable = { [weak self] in self?.openTransport() }
-            self.loadBonds()
-            self.loadClientStates()
+            self.bonds.load()
             self.watchdog = self.options.notifier.scheduleWatchdog(on: self.eventLoop)
             if self.watchdog != nil, let every = self.options.notifier.watchdogPingInterval {
                 self.logger.debug("systemd watchdog: pinging every \(TimeAmount(every).logDescription)")
@@ -266,7 +272,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// A turn is over (everything drained and flushed): persists client state, re-arms the
     /// timer, and stops once all is quiet while stopping.
     private func turnEnded() {
-        syncClientStates()
+        bonds.sync()
         armTimer()
         if case .stopping = lifecycle, core.isIdle { finishStop() }
     }
@@ -286,55 +292,41 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         case .controllerLost(let reason):
             if lifecycle.isShuttingDown { finishStop() } else { setControllerState(.resetting, reason: reason); retry(after: reason) }
             if lifecycle.isServing { try? options.notifier.status(options.waitingStatus) }
-        case .advertisingChanged(let on, let set) where set != AdvertisingSet.primaryID:
-            logger.info("advertising set \"\(set)\" \(on ? "on the air" : "stopped")")
-            controlEventHandler?(.advertising(set: set, on ? .started : .stopped, reason: nil))
-        case .advertisingRefused(_, let reason, let set) where set != AdvertisingSet.primaryID:
-            logger.warning("cannot advertise set \"\(set)\": \(reason)")
-            controlEventHandler?(.advertising(set: set, .failed, reason: reason))
-        case .advertisingChanged(let on, _):
-            eventLog.advertising(on, core.payloads)
-            if on { refusalLogged = false }
-            controlEventHandler?(.advertising(set: "primary", on ? .started : .stopped, reason: nil))
-            if on { cleanPages.advertisingStarted() }
-            if on, lifecycle.isServing { try? options.notifier.status(statusLine()) }
-        case .advertisingRefused(let whileConnected, let reason, _):
-            controlEventHandler?(.advertising(set: "primary", .failed, reason: reason))
-            if whileConnected {
-                // Many controllers cannot advertise connectable while connected.
-                if !refusalLogged { logger.info("the controller does not advertise while connected (\(reason)); advertising resumes after a disconnection") }
-                refusalLogged = true
-            } else {
-                logger.warning("cannot start advertising: \(reason)")
+        case .advertisingChanged(let on, let set):
+            advertising.changed(on, set: set)
+            if on, set == AdvertisingSet.primaryID {
+                cleanPages.advertisingStarted()
+                if lifecycle.isServing { try? options.notifier.status(statusLine()) }
             }
+        case .advertisingRefused(let whileConnected, let reason, let set):
+            advertising.refused(set, reason: reason, whileConnected: whileConnected)
         case .connected(let c):
             eventLog.connected(c.address, type: "\(c.addressType)", handle: c.handle)
-            if let bond = bondResolving(c.address) {
-                logger.info("\(c.address) is the bonded central \(bond.address) (its IRK resolves the address)")
-            }
-            restoreSigningKey(c)
+            let bond = bonds.resolving(c.address)
+            if let bond { logger.info("\(c.address) is the bonded central \(bond.address) (its IRK resolves the address)") }
+            bonds.restoreSigningKey(c)
             try? options.notifier.status(statusLine())
-            controlEventHandler?(.connected(central: c.address.description, identity: bondResolving(c.address)?.address.description))
-            recogniseBondedCentral(c)
+            controlEventHandler?(.connected(central: c.address.description, identity: bond?.address.description))
+            bonds.recognise(c, resolvedIsEnough: settings.restoreWithoutEncryption)
         case .disconnected(let c, let reason, let detail):
             linkRequestEnded(c.id, .disconnected)
-            prompts.closed(c.id)
-            bondCoordinator.closed(c.id)
+            pairing.closed(c.id)
+            bonds.disconnected(c.id)
             eventLog.disconnected(c.address, reason: detail ?? "\(reason)")
             try? options.notifier.status(statusLine())
             controlEventHandler?(.disconnected(central: c.address.description, reason: reason.controlName))
             if core.connections.isEmpty { cleanPages.schedule { [unowned self] in core.connections.isEmpty } }
         case .securityChanged(let c):
             logger.info("\(c.address): security \(c.security)")
-            if c.security.isEncrypted { bondCoordinator.seen(c.address) }
-            recogniseBondedCentral(c)
+            bonds.securityChanged(c, resolvedIsEnough: settings.restoreWithoutEncryption)
         case .linkChanged(let c):
             logger.info("\(c.address): link \(c.link)")
             controlEventHandler?(.link(central: c.address.description, c.link))
         case .linkRequestFinished(let c, let kind, let result):
             linkRequestEnded(c.id, .finished(result), kind: kind)
         case .pairing(let c, let e):
-            pairing(c, e)
+            if let bond = pairing.observe(e, on: c) { bonds.paired(bond, on: c, maxBonds: settings.maxBonds) }
+            pairing.announce(e, on: c)
         case .l2capChannel(let channel, let central):
             l2capChannelOpened(channel, central: central)
         case .att(let e, let central):
@@ -342,7 +334,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             eventLog.att(e, database: db) { _ in central?.description }
             if case .written(let id, let c, let v) = e {
                 persisted?.record(db, characteristic: c, value: v, on: eventLoop)  // persist: Write Commands, Signed Writes
-                if bondCoordinator.isSigning(id) { bondCoordinator.keepSignCounter(id, core.att.signCounter(for: id)) }
+                bonds.written(by: id)
             }
             if case .deferredAccess(let request, let id, .commit(let values, let clientState)) = e {
                 answerCommit(request, id, values: values, clientState: clientState, central: central?.description)
