@@ -60,14 +60,7 @@ extension PeripheralDaemon {
 
     public func disconnect(_ connection: ConnectionID) { process(core.disconnect(connection)) }
 
-    public func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool {
-        do {
-            process(try core.respond(to: request, result: result, now: now))
-            return true
-        } catch {
-            return false
-        }
-    }
+    public func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool { context.respond(to: request, result: result) }
 
     public func setControlClientAttached(_ attached: Bool) {
         if attached != core.att.deferredAccessAvailable {

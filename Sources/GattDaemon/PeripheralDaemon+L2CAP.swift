@@ -23,7 +23,7 @@ extension PeripheralDaemon: L2CAPChannelControl {
     }
 
     public func unpublishL2CAPChannel(_ id: String) -> ControlReply {
-        if let s = serviceLayout.services.first(where: { $0.characteristics.contains { $0.l2capChannel == id } }) {
+        if let s = services.publishing(l2capChannel: id) {
             return .failure(ControlError(.unknownChannel, "the service \(s.id ?? "\(s.uuid)") publishes the PSM of \"\(id)\"; remove it first"))
         }
         if let e = l2capChannels.unpublish(id) { return .failure(e) }

@@ -16,13 +16,13 @@ extension PeripheralDaemon {
             var new = new
             self.l2capChannels.adopt(&new)
             // Runtime services stay (at their handles) with state restoration, else go.
-            let (layout, kept, _) = Self.restoredLayout(new, self.restoration.state, l2capChannels: self.l2capChannels.channels, expander: self.options.serviceExpander, logger: self.logger)
-            var database = layout.database(deviceName: new.name, appearance: new.appearance)
-            self.persisted?.apply(to: &database)
+            let (services, kept) = ServiceCatalog.restoring(new, self.restoration.state, l2capChannels: self.l2capChannels.channels, expander: self.options.serviceExpander, logger: self.logger)
+            var database = services.database(new)
+            self.persistence.values?.apply(to: &database)
             let (primary, otherSets) = self.reloadedAdvertising(from: self.configuration, to: new, payloads: payloads)
             self.configuration = new
             self.settings = settings
-            self.serviceLayout = layout
+            self.services.reloaded(services)
             self.restoration.keep(kept, what: "the runtime services")
             self.keepAdvertisingData()
             let now = self.now

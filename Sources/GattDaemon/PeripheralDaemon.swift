@@ -16,7 +16,6 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     public let logger: Logger
     let transport: any PeripheralTransport
     let options: DaemonOptions
-    let persisted: PersistedValues?
     /// What the services drive: the core in the stack, the clock, the log, the control events.
     let context: DaemonContext
     /// Bonds and bonded centrals' GATT state, and their files (`<state-dir>/bonds`).
@@ -25,12 +24,12 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     let pairing: PairingService
     /// What programs change of the advertising sets, and how their state is said.
     let advertising: AdvertisingService
-    /// The services served: the config's, and those `add_service` added (where their handles are).
-    var serviceLayout: ServiceLayout
+    /// Persisted values: made durable before they are acknowledged.
+    let persistence: PersistenceService
+    /// The services served: the config's, and those programs added (where their handles are).
+    var services: ServiceCatalog
     /// What programs changed at run time, kept for a restart (`<state-dir>/restore.json`).
     var restoration: RestorationCoordinator
-    /// First handles of the runtime services put back from `restoration` (not added by this run).
-    var restoredServices: Set<UInt16> = []
 
     /// The config as loaded (without run-time advertising data).
     var configuration: GattConfiguration
@@ -85,14 +84,13 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.logger = logger
         self.logsPDUs = logger.logLevel <= .debug
         self.options = options
-        self.persisted = options.persistedValues(logger: logger)
+        let persisted = options.persistedValues(logger: logger)
         var restoration = RestorationCoordinator(
             stateDirectory: options.stateDirectory, enabled: options.restoresState && settings.stateRestoration, logger: logger)
         let saved = restoration.load()
-        let (layout, kept, restored) = Self.restoredLayout(configuration, saved, l2capChannels: l2capChannels.channels, expander: options.serviceExpander, logger: logger)
-        self.serviceLayout = layout
-        self.restoredServices = restored
-        var database = layout.database(deviceName: configuration.name, appearance: configuration.appearance)
+        let (services, kept) = ServiceCatalog.restoring(configuration, saved, l2capChannels: l2capChannels.channels, expander: options.serviceExpander, logger: logger)
+        self.services = services
+        var database = services.database(configuration)
         if let n = persisted?.apply(to: &database), n > 0 { PeripheralEventLog(logger: logger).restored(persistedValues: n) }
         var att = options.attServerConfiguration
         att.minimumKeySize = configuration.security.minimumKeySize
@@ -106,6 +104,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.bonds = BondService(context: context, stateDirectory: options.stateDirectory, transport: transport)
         self.pairing = PairingService(context: context)
         self.advertising = AdvertisingService(context: context)
+        self.persistence = PersistenceService(context: context, values: persisted, eventLoop: eventLoop)
         self.restoration = restoration
         // A transport's value runs in the stack (the H4 host, the kernel's rules): its shell feeds
         // it what it reads and performs what it makes.
@@ -248,7 +247,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         lifecycle = .stopped(p)
         timer.cancel()
         watchdog?.cancel()
-        persisted?.flush()
+        persistence.values?.flush()
         transport.close().whenComplete { _ in p.succeed() }
     }
 
@@ -333,7 +332,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             let db = core.database
             eventLog.att(e, database: db) { _ in central?.description }
             if case .written(let id, let c, let v) = e {
-                persisted?.record(db, characteristic: c, value: v, on: eventLoop)  // persist: Write Commands, Signed Writes
+                persistence.written(db, characteristic: c, value: v)  // Write Commands, Signed Writes
                 bonds.written(by: id)
             }
             if case .deferredAccess(let request, let id, .commit(let values, let clientState)) = e {

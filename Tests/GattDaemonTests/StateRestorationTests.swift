@@ -48,7 +48,7 @@ import Testing
     }
 
     func services(_ d: PeripheralDaemon) throws -> [ControlService] {
-        try group.next().submit { d.serviceList() }.wait()
+        try group.next().submit { d.services.list(d.core.database) }.wait()
     }
 
     func add(_ json: String, on d: PeripheralDaemon) throws -> ControlService {

@@ -7,7 +7,7 @@ import Logging
 /// in the daemon's one stack, on the daemon's clock, the log, and the control events watchers
 /// get. Each service owns its own state; none reaches into another's (the daemon wires them).
 /// Confined to the daemon's event loop.
-final class DaemonContext {
+final class DaemonContext: @unchecked Sendable {
     /// The core on the transport (`PeripheralStack<ControllerBelow>`).
     let stack: PeripheralStack<ControllerBelow>
     let logger: Logger
@@ -31,6 +31,16 @@ final class DaemonContext {
 
     /// Performs the core's outputs in a turn of the stack (or in the running one).
     func process(_ outputs: [PeripheralOutput]) { stack.perform(outputs, now: now) }
+
+    /// Answers a request the core handed out (`DeferredAccess`); false when it is gone.
+    func respond(to request: PendingRequestID, result: Result<[UInt8], ATTError>) -> Bool {
+        do {
+            process(try core.respond(to: request, result: result, now: now))
+            return true
+        } catch {
+            return false
+        }
+    }
 
     /// Sends a control event to the watchers.
     func emit(_ event: ControlEvent) { controlEventHandler?(event) }
