@@ -36,7 +36,7 @@ extension PeripheralDaemon {
             self.transport.serveDatabase(self.core.database)
             self.applyEnhancedATT()
             try? self.options.notifier.ready(status: self.statusLine())
-            self.updateL2CAPServers()
+            self.l2capChannels.updateServers()
             self.cleanPages.schedule()
         }
     }

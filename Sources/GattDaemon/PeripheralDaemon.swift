@@ -26,6 +26,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     let advertising: AdvertisingService
     /// Persisted values: made durable before they are acknowledged.
     let persistence: PersistenceService
+    /// Link requests waiting for each central's answer.
+    let linkRequests: LinkRequestService
+    /// App L2CAP channels: the config's and published ones, their PSMs, listeners and sockets.
+    let l2capChannels: L2CAPChannelService
     /// The services served: the config's, and those programs added (where their handles are).
     var services: ServiceCatalog
     /// What programs changed at run time, kept for a restart (`<state-dir>/restore.json`).
@@ -59,14 +63,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         get { context.controlEventHandler }
         set { context.controlEventHandler = newValue }
     }
-    /// App L2CAP channels: the config's and published ones, their PSMs and listeners.
-    var l2capChannels: L2CAPChannelCoordinator
     /// Said once that the transport cannot accept Enhanced ATT (`applyEnhancedATT`).
     var loggedNoEnhancedATT = false
-    /// The `connection_parameters` requests waiting for each central's answer.
-    var linkRequests = LinkRequests()
-    /// `L2CAPChannelControl`: where opened channels go (set by `ControlServer`).
-    public var l2capChannelHandler: ((L2CAPChannelOpened, _ socket: Int32, _ central: String) -> Bool)?
 
     public init(
         configuration: GattConfiguration, settings: DaemonSettings = DaemonSettings(), payloads: AdvertisingPayloads, transport: any PeripheralTransport,
@@ -76,7 +74,6 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         var l2capChannels = L2CAPChannelCoordinator(
             stateDirectory: options.stateDirectory, restoresPublished: options.restoresState && settings.stateRestoration, logger: logger)
         l2capChannels.adopt(&configuration)
-        self.l2capChannels = l2capChannels
         self.configuration = configuration
         self.settings = settings
         self.transport = transport
@@ -105,6 +102,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.pairing = PairingService(context: context)
         self.advertising = AdvertisingService(context: context)
         self.persistence = PersistenceService(context: context, values: persisted, eventLoop: eventLoop)
+        self.linkRequests = LinkRequestService(context: context, eventLoop: eventLoop)
+        self.l2capChannels = L2CAPChannelService(context: context, coordinator: l2capChannels, transport: transport)
         self.restoration = restoration
         // A transport's value runs in the stack (the H4 host, the kernel's rules): its shell feeds
         // it what it reads and performs what it makes.
@@ -308,7 +307,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             controlEventHandler?(.connected(central: c.address.description, identity: bond?.address.description))
             bonds.recognise(c, resolvedIsEnough: settings.restoreWithoutEncryption)
         case .disconnected(let c, let reason, let detail):
-            linkRequestEnded(c.id, .disconnected)
+            linkRequests.ended(c.id, .disconnected)
             pairing.closed(c.id)
             bonds.disconnected(c.id)
             eventLog.disconnected(c.address, reason: detail ?? "\(reason)")
@@ -322,12 +321,12 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             logger.info("\(c.address): link \(c.link)")
             controlEventHandler?(.link(central: c.address.description, c.link))
         case .linkRequestFinished(let c, let kind, let result):
-            linkRequestEnded(c.id, .finished(result), kind: kind)
+            linkRequests.ended(c.id, .finished(result), kind: kind)
         case .pairing(let c, let e):
             if let bond = pairing.observe(e, on: c) { bonds.paired(bond, on: c, maxBonds: settings.maxBonds) }
             pairing.announce(e, on: c)
         case .l2capChannel(let channel, let central):
-            l2capChannelOpened(channel, central: central)
+            l2capChannels.opened(channel, central: central)
         case .att(let e, let central):
             let db = core.database
             eventLog.att(e, database: db) { _ in central?.description }
