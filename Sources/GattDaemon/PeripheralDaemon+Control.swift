@@ -24,32 +24,7 @@ extension PeripheralDaemon {
         core.setValue(characteristic: characteristic, value: value)
     }
 
-    public func status() -> ControlStatus {
-        var status = ControlStatus(
-            advertising: core.isAdvertising, address: core.address ?? known.lastAddress,
-            connections: core.connections.values.sorted { $0.id.rawValue < $1.id.rawValue }.map { c in
-                var central = ControlStatus.Central(address: c.address, addressType: c.addressType, security: c.security, id: c.id, att: core.att)
-                central.identity = bonds.resolving(c.address)?.address
-                central.link = c.link
-                return central
-            },
-            advertisingData: core.payloads.advertisingData,
-            scanResponse: core.payloads.parameters.advertisingType.isScannable || !core.payloads.scanResponseData.isEmpty
-                ? core.payloads.scanResponseData : nil)
-        status.state = known.state.state
-        status.controller = known.info.map(ControlStatus.Controller.init)
-        status.controller?.summary = known.summary
-        // Connectable sets advertise from the controller's address; the others too where the
-        // controller says so (not known until one was ready).
-        let address = core.address
-        let nonConnectableShowAddress = known.info?.nonConnectableSetsUseControllerAddress ?? false
-        status.sets = core.allSets.map {
-            ControlStatus.AdvertisingSetStatus(
-                id: $0.id, advertising: core.isOnAir($0.id), payloads: $0.payloads,
-                address: $0.payloads.isConnectable || nonConnectableShowAddress ? address : nil)
-        }
-        return status
-    }
+    public func status() -> ControlStatus { controller.status { self.bonds.resolving($0)?.address } }
 
     public func setAdvertising(_ enabled: Bool, set: String?) {
         advertising.setWanted(enabled, set: set)

@@ -9,7 +9,7 @@ extension PeripheralDaemon {
     /// only). Fails, changing nothing, when the transport refuses it.
     public func reload(configuration new: GattConfiguration, settings: DaemonSettings, payloads: AdvertisingPayloads) -> EventLoopFuture<Void> {
         eventLoop.submit {
-            if let refusal = self.transport.refusal(of: new) ?? self.advertisingLimitsRefusal(of: new, payloads: payloads) {
+            if let refusal = self.transport.refusal(of: new) ?? self.controller.refusal(of: new, payloads: payloads) {
                 throw ReloadRefused(message: refusal)
             }
             try? self.options.notifier.reloading()

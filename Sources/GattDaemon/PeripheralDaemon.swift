@@ -26,6 +26,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     let advertising: AdvertisingService
     /// Persisted values: made durable before they are acknowledged.
     let persistence: PersistenceService
+    /// The controller as last known, its state, and whether the config's sets fit it.
+    let controller: ControllerService
+    /// The `capture` op's recorder.
+    let packetCapture: CaptureService
     /// Link requests waiting for each central's answer.
     let linkRequests: LinkRequestService
     /// App L2CAP channels: the config's and published ones, their PSMs, listeners and sockets.
@@ -45,8 +49,6 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         get { stack.core }
         _modify { yield &stack.core }
     }
-    /// What the daemon knows of its controller (kept while it is away).
-    var known = KnownController()
     /// Called (on the loop) when the daemon cannot go on: the first controller cannot advertise
     /// the config's sets. The runner prints the message and exits with the status.
     public var onFatalError: ((DaemonRunner.Failure) -> Void)?
@@ -103,6 +105,8 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.advertising = AdvertisingService(context: context)
         self.persistence = PersistenceService(context: context, values: persisted, eventLoop: eventLoop)
         self.linkRequests = LinkRequestService(context: context, eventLoop: eventLoop)
+        self.controller = ControllerService(context: context, configName: options.configName)
+        self.packetCapture = CaptureService(transport: transport, logger: logger)
         self.l2capChannels = L2CAPChannelService(context: context, coordinator: l2capChannels, transport: transport)
         self.restoration = restoration
         // A transport's value runs in the stack (the H4 host, the kernel's rules): its shell feeds
@@ -149,7 +153,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             self.transport.serveDatabase(self.core.database)
             return self.transport.open().flatMapError { error in
                 if let f = error as? TransportOpenFailure, case .never = f.retry {
-                    self.setControllerState(for: f)
+                    self.controller.setState(for: f)
                     return self.eventLoop.makeFailedFuture(f)
                 }
                 self.openFailed(error)
@@ -198,7 +202,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     private func openFailed(_ error: any Error) {
         guard lifecycle.link != nil else { return }
         let f = error as? TransportOpenFailure ?? TransportOpenFailure("\(error)", retry: .withBackoff)
-        setControllerState(for: f)
+        controller.setState(for: f)
         if f.retry == .whenAvailable {
             lifecycle.setLink(.awaitingController)
             logger.warning("\(f.message)")
@@ -256,7 +260,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// whose advertising sets do not fit is withheld (the daemon exits).
     private func admits(_ event: TransportEvent) -> Bool {
         guard case .ready(_, let description, let c) = event else { return true }
-        if let c, !advertisingSetsFit(c, description: description) { return false }
+        if let c, !controller.setsFit(c, description: description, fatal: onFatalError) { return false }
         // The adapter is up: whether the transport could listen for Enhanced ATT is known now
         // (Server Supported Features must not promise what it refuses).
         core.setEnhancedATT(Self.servesEnhancedATT(configuration, transport))
@@ -285,10 +289,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
 
     private func emit(_ event: PeripheralEvent) {
         switch event {
-        case .controllerReady(let address, let description, let controller):
-            controllerReady(address: address, description: description, controller: controller)
+        case .controllerReady(let address, let description, let info):
+            controller.ready(address: address, description: description, controller: info)
         case .controllerLost(let reason):
-            if lifecycle.isShuttingDown { finishStop() } else { setControllerState(.resetting, reason: reason); retry(after: reason) }
+            if lifecycle.isShuttingDown { finishStop() } else { controller.setState(.resetting, reason: reason); retry(after: reason) }
             if lifecycle.isServing { try? options.notifier.status(options.waitingStatus) }
         case .advertisingChanged(let on, let set):
             advertising.changed(on, set: set)
