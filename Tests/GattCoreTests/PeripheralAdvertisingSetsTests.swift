@@ -91,5 +91,38 @@ import GattTestFixtures
         #expect(Self.requests(core.shutdown()) == [[]])
     }
 
+    /// The primary set refused with no central connected is asked for again at the next change;
+    /// another set refused waits (for a disconnection, a reload, the op or new data).
+    @Test mutating func thePrimarySetRefusedIsAskedForAtTheNextChangeAnotherWaits() {
+        core = Peripheral(database: ATTFixture.database(), payloads: PeripheralTests.payloads, otherSets: [Self.beacon], maxConnections: 3)
+        _ = core.handle(.ready(address: PeripheralTests.address, description: "test"), now: .zero)
+        _ = core.handle(.advertisingRefused(whileConnected: false, reason: "Unknown", set: "primary"), now: .zero)
+        _ = core.handle(.advertisingRefused(whileConnected: false, reason: "Unknown", set: "beacon"), now: .zero)
+        #expect(core.advertising == .idle)
+        // A central connects (a change): the primary set is asked for again, the beacon not.
+        #expect(Self.requests(core.handle(.connected(PeripheralTests.a, PeripheralTests.centralA), now: .zero)) == [["primary"]])
+        // New data for the beacon: asked for again.
+        var beacon = Self.beacon
+        beacon.payloads.advertisingData = [0x02, 0x01, 0x06]
+        #expect(Self.requests(core.replaceSet(beacon)) == [["primary", "beacon"]])
+    }
+
+    /// What the op turned off stays off across reloads, also for a set a reload removed and a
+    /// later one brings back; a removed set still on the air is reported off once confirmed.
+    @Test mutating func aSetTurnedOffStaysOffAcrossReloads() {
+        _ = core.handle(.ready(address: PeripheralTests.address, description: "test"), now: .zero)
+        _ = core.handle(.advertisingChanged(true, set: "beacon"), now: .zero)
+        _ = core.setAdvertisingWanted(false, set: "second")
+        let db = core.database
+        let removed = core.reload(database: db, payloads: PeripheralTests.payloads, otherSets: [Self.beacon], maxConnections: 1, now: .zero)
+        #expect(Self.requests(removed) == [])
+        let dropped = core.reload(database: db, payloads: PeripheralTests.payloads, otherSets: [], maxConnections: 1, now: .zero)
+        #expect(Self.requests(dropped) == [["primary"]])
+        #expect(!core.isIdle, "the beacon is on the air until the transport says it is off")
+        #expect(Self.events(core.handle(.advertisingChanged(false, set: "beacon"), now: .zero)) == [.advertisingChanged(false, set: "beacon")])
+        let back = core.reload(database: db, payloads: PeripheralTests.payloads, otherSets: [Self.beacon, Self.second], maxConnections: 1, now: .zero)
+        #expect(Self.requests(back) == [["primary", "beacon"]], "\"second\" is still turned off")
+    }
+
     static func events(_ o: [PeripheralOutput]) -> [PeripheralEvent] { PeripheralTests.events(o) }
 }

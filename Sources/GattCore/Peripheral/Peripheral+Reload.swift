@@ -27,12 +27,10 @@ extension Peripheral {
             }
         }
         maxConnections = newMax ?? Int.max
-        if replacePrimaryPayloads(newPayloads) { outcome.advertisingChanged = true }
-        if newSets != otherSets {
-            otherSets = newSets
-            otherSetsRefused = []
+        if sets.replace(AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: newPayloads), advertisingConditions) {
             outcome.advertisingChanged = true
         }
+        if sets.replaceOthers(newSets) { outcome.advertisingChanged = true }
         out += reconcileAdvertising()
         return out + [.event(.reloaded(outcome))]
     }

@@ -14,23 +14,9 @@ public struct Peripheral: Sendable {
     var readyBearers: Set<BearerID> = []
     /// Ask each central for this level as soon as it connects (`security.request_security_on_connect`).
     public var securityOnConnect: SecurityLevel?
-    public internal(set) var advertising: AdvertisingState = .noController
-    /// Whether the controller advertises, as its transport last reported.
-    public private(set) var isAdvertising = false
-    /// Whether the `advertise` control op wants advertising.
-    public private(set) var advertisingWanted = true
-    /// The primary set's payloads (the config's `advertising`).
-    public internal(set) var payloads: AdvertisingPayloads
-    /// The config's `advertising_sets`: advertised beside the primary set (see Peripheral+AdvertisingSets).
-    public internal(set) var otherSets: [AdvertisingSet]
-    /// The other sets the transport reported on the air.
-    public internal(set) var otherSetsOnAir: Set<String> = []
-    /// Other sets the `advertise` op turned off.
-    var otherSetsOff: Set<String> = []
-    /// Other sets the controller refused: asked again after a disconnection, a reload or an `advertise`.
-    var otherSetsRefused: Set<String> = []
-    /// The sets the transport was last asked to advertise.
-    var requestedSets: [AdvertisingSet] = []
+    /// Every advertising set, the primary one (the config's `advertising`) first, and the list
+    /// last asked of the transport (see Peripheral+AdvertisingSets).
+    var sets: AdvertisingSets
     public internal(set) var maxConnections: Int
     /// The address centrals see; nil while there is no controller.
     public private(set) var address: BluetoothAddress?
@@ -42,17 +28,14 @@ public struct Peripheral: Sendable {
         att configuration: ATTServerConfiguration = ATTServerConfiguration()
     ) {
         self.att = ATTServer(database: database, configuration: configuration)
-        self.payloads = payloads
-        self.otherSets = otherSets
+        self.sets = AdvertisingSets(primary: payloads, others: otherSets)
         self.maxConnections = maxConnections ?? Int.max
     }
 
     public var database: GATTDatabase { att.database }
     public var nextDeadline: Duration? { att.nextDeadline }
     /// Nothing left to do for a clean stop: no central, advertising off.
-    public var isIdle: Bool {
-        connections.isEmpty && !isAdvertising && advertising != .starting && advertising != .stopping && otherSetsOnAir.isEmpty
-    }
+    public var isIdle: Bool { connections.isEmpty && sets.isQuiet }
     /// The connection of a central, by address.
     public func connection(of address: BluetoothAddress) -> ConnectionID? {
         connections.values.filter { $0.address == address }.map(\.id).min { $0.rawValue < $1.rawValue }
@@ -64,9 +47,7 @@ public struct Peripheral: Sendable {
         switch event {
         case .ready(let address, let description, let controller):
             self.address = address
-            advertising = .idle
-            requestedSets = []
-            otherSetsRefused = []
+            sets.controllerReady()
             return [.event(.controllerReady(address: address, description: description, controller: controller))] + reconcileAdvertising()
         case .lost(let reason):
             var out: [PeripheralOutput] = []
@@ -74,10 +55,7 @@ public struct Peripheral: Sendable {
                 out += closed(id, reason: .connectionTimeout, detail: reason)
             }
             address = nil
-            advertising = .noController
-            requestedSets = []
-            out += advertisingObserved(false)
-            out += otherSetsLost()
+            out += sets.controllerLost()
             return out + [.event(.controllerLost(reason: reason))]
         case .connected(let id, let peer):
             guard connections[id] == nil else { return [.event(.warning("\(id) reported connected twice; ignored"))] }
@@ -123,25 +101,10 @@ public struct Peripheral: Sendable {
             var out: [PeripheralOutput] = []
             pump(id, into: &out)
             return out
-        case .advertisingChanged(let on, let set) where set != AdvertisingSet.primaryID:
-            return otherSetChanged(set, on: on)
-        case .advertisingRefused(let whileConnected, let reason, let set) where set != AdvertisingSet.primaryID:
-            return otherSetRefused(set, whileConnected: whileConnected, reason: reason)
-        case .advertisingChanged(let on, _):
-            switch (on, advertising) {
-            case (true, .starting), (true, .idle): advertising = .advertising
-            case (false, .advertising), (false, .starting):
-                // Ended without being asked (a connection): asked again if still wanted.
-                advertising = .idle
-                forgetRequest(AdvertisingSet.primaryID)
-            case (false, .stopping): advertising = .idle
-            default: break
-            }
-            return advertisingObserved(on) + reconcileAdvertising()
-        case .advertisingRefused(let whileConnected, let reason, _):
-            advertising = whileConnected && !connections.isEmpty ? .refusedWhileConnected : .idle
-            forgetRequest(AdvertisingSet.primaryID)
-            return advertisingObserved(false) + [.event(.advertisingRefused(whileConnected: whileConnected, reason: reason))]
+        case .advertisingChanged(let on, let set):
+            return sets.changed(set, on: on, advertisingConditions)
+        case .advertisingRefused(let whileConnected, let reason, let set):
+            return sets.refused(set, whileConnected: whileConnected, reason: reason, connected: !connections.isEmpty)
         case .l2capChannelOpened(let id, let channel):
             return [.event(.l2capChannel(channel, central: connections[id]))]
         case .enhancedBearer(let id, let e):
@@ -209,12 +172,7 @@ public struct Peripheral: Sendable {
 
     /// The `advertise` control op (`set`: the primary set when nil).
     public mutating func setAdvertisingWanted(_ wanted: Bool, set: String? = nil) -> [PeripheralOutput] {
-        guard let set, set != AdvertisingSet.primaryID else {
-            advertisingWanted = wanted
-            return reconcileAdvertising()
-        }
-        if wanted { otherSetsOff.remove(set) } else { otherSetsOff.insert(set) }
-        otherSetsRefused.remove(set)
+        sets.setWanted(wanted, set: set ?? AdvertisingSet.primaryID)
         return reconcileAdvertising()
     }
 
@@ -236,8 +194,7 @@ public struct Peripheral: Sendable {
 
     private mutating func closed(_ id: ConnectionID, reason: HCIStatus, detail: String?) -> [PeripheralOutput] {
         guard let c = connections.removeValue(forKey: id) else { return [] }
-        if advertising == .refusedWhileConnected { advertising = .idle }
-        otherSetsRefused = []
+        sets.disconnected()
         readyBearers = readyBearers.filter { $0.connection != id }
         return [.event(.disconnected(c, reason: reason, detail: detail))] + absorb(att.disconnect(id))
     }
@@ -298,33 +255,14 @@ public struct Peripheral: Sendable {
             : pdu[4] == ATTError.insufficientEncryption.rawValue ? .insufficientEncryption : nil
     }
 
-    private mutating func advertisingObserved(_ on: Bool) -> [PeripheralOutput] {
-        guard on != isAdvertising else { return [] }
-        isAdvertising = on
-        return [.event(.advertisingChanged(on))]
+    /// What the advertising policy needs of the peripheral now.
+    var advertisingConditions: AdvertisingSets.Conditions {
+        AdvertisingSets.Conditions(stopping: isStopping, connections: connections.count, maxConnections: maxConnections)
     }
 
-    /// Advertising is wanted while the controller is up, the `advertise` op wants it,
-    /// fewer than `max_connections` centrals are connected and the daemon is not stopping.
-    var shouldAdvertise: Bool {
-        advertisingWanted && !isStopping && connections.count < maxConnections
-    }
-
-    /// Asks the transport to start or stop advertising when the policy says so: the primary
-    /// set's state moves, then the transport gets the whole list of sets if it changed.
-    mutating func reconcileAdvertising() -> [PeripheralOutput] {
-        switch advertising {
-        case .noController:
-            return []
-        case .refusedWhileConnected:
-            break
-        case .idle, .stopping:
-            if shouldAdvertise { advertising = .starting }
-        case .starting, .advertising:
-            if !shouldAdvertise { advertising = .stopping }
-        }
-        return requestSetsIfChanged()
-    }
+    /// Asks the transport to start or stop advertising sets when the policy says so: each set's
+    /// state moves, then the transport gets the whole list of sets if it changed.
+    mutating func reconcileAdvertising() -> [PeripheralOutput] { sets.reconcile(advertisingConditions) }
 }
 
 extension ATTServerEvent {
