@@ -143,7 +143,7 @@ import Testing
             }.wait()
         }
         let waiting = try d.eventLoop.submit { server.clients.values.map(\.passing.count).max() ?? 0 }.wait()
-        #expect(waiting == ControlServer.maximumPassing, "the client has \(waiting) channels waiting")
+        #expect(waiting == L2CAPChannelHandover.maximumPassing, "the client has \(waiting) channels waiting")
         // The channels beyond that were closed (their other ends see the hang-up), the rest not.
         func hungUp(_ fd: Int32) -> Bool {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

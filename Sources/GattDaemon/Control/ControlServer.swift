@@ -40,10 +40,8 @@ public final class ControlServer: @unchecked Sendable {
     private var watched = false
     /// The client limit was hit and logged; logged again only after the count went below it.
     private var refusing = false
-    /// Listening clients per L2CAP channel, as the peripheral was last told.
-    var l2capListenerCounts: [String: Int] = [:]
-    /// The client each channel went to last (channels are handed out in turn).
-    var lastL2CAPListener: [String: Int] = [:]
+    /// App L2CAP channels handed to listening clients.
+    private(set) lazy var channels = L2CAPChannelHandover(server: self)
 
     public init(peripheral: any PeripheralControl, eventLoop: any EventLoop, options: Options, logger: Logger) {
         self.peripheral = peripheral
@@ -77,7 +75,7 @@ public final class ControlServer: @unchecked Sendable {
             }
             serverChannel = channel
             peripheral.controlEventHandler = { [weak self] event in self?.broadcast(event) }
-            l2capControl()?.l2capChannelHandler = { [weak self] channel, socket, central in self?.deliver(channel, socket: socket, central: central) ?? false }
+            channels.l2cap?.l2capChannelHandler = { [weak self] channel, socket, central in self?.channels.deliver(channel, socket: socket, central: central) ?? false }
             logger.info("control socket listening on \(options.path)")
         }
     }
@@ -86,14 +84,14 @@ public final class ControlServer: @unchecked Sendable {
     public func stop() -> EventLoopFuture<Void> {
         eventLoop.flatSubmit { [self] in
             peripheral.controlEventHandler = nil
-            l2capControl()?.l2capChannelHandler = nil
+            channels.l2cap?.l2capChannelHandler = nil
             for c in clients.values {
-                closePassing(c)
+                channels.closePassing(c)
                 c.channel.close(promise: nil)
             }
             clients = [:]
             updateAttached()
-            updateL2CAPListeners()
+            channels.updateListeners()
             guard let ch = serverChannel else { return eventLoop.makeSucceededVoidFuture() }
             serverChannel = nil
             return ch.close().always { _ in _ = unlink(self.options.path) }
@@ -130,9 +128,9 @@ public final class ControlServer: @unchecked Sendable {
     func removed(_ c: ControlClient) {
         guard clients.removeValue(forKey: ObjectIdentifier(c)) != nil else { return }
         logger.debug("control client \(c.number) disconnected")
-        closePassing(c)
+        channels.closePassing(c)
         updateAttached()
-        updateL2CAPListeners()
+        channels.updateListeners()
     }
 
     private func updateAttached() {
@@ -221,8 +219,8 @@ public final class ControlServer: @unchecked Sendable {
             broadcast(.signal(name: name))
             return .now(.success)
         }
-        if case .l2capListen = command { return listen(command, for: client) }
-        if case .l2capUnlisten = command { return listen(command, for: client) }
+        if case .l2capListen = command { return channels.listen(command, for: client) }
+        if case .l2capUnlisten = command { return channels.listen(command, for: client) }
         let r = ControlDispatcher.execute(command, on: peripheral)
         if case .now(.failure(let e)) = r, e.code == .busy { client.owesReady = true }
         return r
@@ -300,7 +298,7 @@ public final class ControlServer: @unchecked Sendable {
             // Once its queued writes are released, give the freed heap back to the system.
             c.channel.closeFuture.whenComplete { _ in ReleaseMemory.now() }
             c.channel.close(mode: .all, promise: nil)
-            closePassing(c)
+            channels.closePassing(c)
             removed(c)
             return
         }

@@ -70,7 +70,7 @@ final class L2CAPChannelService {
             logger.info("\(who) opened L2CAP channel \"\(channel.server)\" (PSM \(channel.psm), MTU \(channel.peerMTU)); handed to a listening program")
             return
         }
-        logger.warning("\(who) opened L2CAP channel \"\(channel.server)\" (PSM \(channel.psm)) but no listening program can take it (none listens, or each has \(ControlServer.maximumPassing) channels it has not taken yet); closed")
+        logger.warning("\(who) opened L2CAP channel \"\(channel.server)\" (PSM \(channel.psm)) but no listening program can take it (none listens, or each has \(L2CAPChannelHandover.maximumPassing) channels it has not taken yet); closed")
         _ = close(socket)
     }
 }

@@ -1,20 +1,33 @@
 import DequeModule
 import GattControlProtocol
 import GattCore
+import Logging
 import NIOCore
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-// App L2CAP channels on the control socket: clients listen for channel ids
-// (`l2cap_listen`), and each channel a central opens goes to one of them (in turn) as an
-// `l2cap_channel` event whose first byte carries the channel's socket (SCM_RIGHTS).
-extension ControlServer {
-    func l2capControl() -> (any L2CAPChannelControl)? { peripheral as? any L2CAPChannelControl }
+/// App L2CAP channels on the control socket: clients listen for channel ids (`l2cap_listen`),
+/// and each channel a central opens goes to one of them (in turn) as an `l2cap_channel` event
+/// whose first byte carries the channel's socket (SCM_RIGHTS). It owns who listens for what as
+/// the peripheral was last told and whose turn it is; each client's queue of channels to pass
+/// is the client's (`ControlClient.passing`). Confined to the control server's event loop.
+final class L2CAPChannelHandover {
+    private unowned let server: ControlServer
+    /// Listening clients per L2CAP channel, as the peripheral was last told.
+    private var listenerCounts: [String: Int] = [:]
+    /// The client each channel went to last (channels are handed out in turn).
+    private var lastListener: [String: Int] = [:]
+
+    init(server: ControlServer) { self.server = server }
+
+    /// The peripheral's side of app channels (nil: it has none).
+    var l2cap: (any L2CAPChannelControl)? { server.peripheral as? any L2CAPChannelControl }
+    private var logger: Logger { server.logger }
 
     func listen(_ command: ControlCommand, for client: ControlClient) -> ControlOutcome {
-        guard let l2cap = l2capControl() else { return .now(.failure(ControlError(.unknownOp, "L2CAP channels are not supported here"))) }
+        guard let l2cap else { return .now(.failure(ControlError(.unknownOp, "L2CAP channels are not supported here"))) }
         switch command {
         case .l2capListen(let id):
             guard var channel = l2cap.l2capChannelList.first(where: { $0.id == id }) else {
@@ -26,7 +39,7 @@ extension ControlServer {
             }
             client.listening.insert(id)
             logger.debug("control client \(client.number) listens for L2CAP channel \"\(id)\"")
-            updateL2CAPListeners()
+            updateListeners()
             channel.listeners = nil
             channel.runtime = false
             return .now(.l2capChannel(channel))
@@ -34,7 +47,7 @@ extension ControlServer {
             guard client.listening.remove(id) != nil else {
                 return .now(.failure(ControlError(.unknownChannel, "this client does not listen for \"\(id)\"")))
             }
-            updateL2CAPListeners()
+            updateListeners()
             return .now(.success)
         default:
             return .now(.failure(ControlError(.unknownOp, "\(command.op) is not a listening op")))
@@ -47,14 +60,14 @@ extension ControlServer {
     }
 
     /// Tells the peripheral how many clients listen for each channel.
-    func updateL2CAPListeners() {
-        guard let l2cap = l2capControl() else { return }
+    func updateListeners() {
+        guard let l2cap else { return }
         var counts: [String: Int] = [:]
-        for c in clients.values where !c.dropped {
+        for c in server.clients.values where !c.dropped {
             for id in c.listening { counts[id, default: 0] += 1 }
         }
-        guard counts != l2capListenerCounts else { return }
-        l2capListenerCounts = counts
+        guard counts != listenerCounts else { return }
+        listenerCounts = counts
         l2cap.setL2CAPListeners(counts)
     }
 
@@ -66,13 +79,13 @@ extension ControlServer {
     /// An opened channel: to the next client listening for it; false when there is none (or
     /// every one has `maximumPassing` channels still waiting to be passed).
     func deliver(_ channel: L2CAPChannelOpened, socket: Int32, central: String) -> Bool {
-        let listeners = clients.values.filter {
+        let listeners = server.clients.values.filter {
             !$0.dropped && $0.listening.contains(channel.server) && $0.socketFD != nil && $0.passing.count < Self.maximumPassing
         }.sorted { $0.number < $1.number }
         guard !listeners.isEmpty else { return false }
-        let last = lastL2CAPListener[channel.server] ?? 0
+        let last = lastListener[channel.server] ?? 0
         let c = listeners.first { $0.number > last } ?? listeners[0]
-        lastL2CAPListener[channel.server] = c.number
+        lastListener[channel.server] = c.number
         let event = ControlEvent.l2capChannel(
             channel: channel.server, psm: channel.psm, central: central, mtu: channel.mtu, peerMTU: channel.peerMTU)
         c.passing.append((socket, event.text))
@@ -85,7 +98,7 @@ extension ControlServer {
     func passSockets(to c: ControlClient) {
         guard !c.passingBlocked else { return }
         while !c.passing.isEmpty {
-            sendBatch(c)  // may drop the client (output limit): checked next
+            server.sendBatch(c)  // may drop the client (output limit): checked next
             // NIO closes the socket before it fails pending writes and reports the client gone:
             // an inactive channel's descriptor number may already be someone else's.
             guard !c.dropped, c.channel.isActive, let fd = c.socketFD, let (socket, line) = c.passing.first else {
