@@ -18,7 +18,9 @@ wait_for() { # PATTERN FILE TENTHS
     i=0; while ! grep -q "$1" "$2" 2>/dev/null && [ "$i" -lt "$3" ]; do sleep 0.1; i=$((i+1)); done
     grep -q "$1" "$2" 2>/dev/null
 }
-count() { grep -c "$1" "$2" 2>/dev/null; }
+# (0 for a file not there yet: a background command's output file is created when its shell
+# starts, which a loaded VM may not have done when the first check runs.)
+count() { c=$(grep -c "$1" "$2" 2>/dev/null); echo "${c:-0}"; }
 gatt() { # gatttool on hci1 against hci0; output in /tmp/gatt.out
     timeout 20 gatttool -i hci1 -b "$HCI0_ADDR" -t public "$@" >/tmp/gatt.out 2>&1
     echo "gatttool $* -> rc=$?"; head -c 2000 /tmp/gatt.out
