@@ -30,14 +30,14 @@ import GattTestFixtures
             // The first fragment of a 30-byte frame; its continuation never comes.
             h.deliver(acl: HCIACLPacket(handle: handle, packetBoundary: .firstFlushable, data: hostLE16(30) + hostLE16(0x0004) + [0x52]))
             // The state the close must drop is there.
-            #expect(h.host.connections[handle] != nil && h.host.host.responders[handle] != nil)
+            #expect(h.host.connections[handle] != nil && h.host.host.security.responders[handle] != nil)
             #expect(h.host.att.bearers.pendingRequests.count == 1 && h.host.att.bearers.busyConnections.count == 1)
             h.disconnected(handle)
         }
         #expect(h.fatals.isEmpty)
         #expect(h.host.host.connections.count == 0)
-        #expect(h.host.host.reassemblers.count == 0)
-        #expect(h.host.host.responders.count == 0)
+        #expect(h.host.host.linkTable.reassemblers.count == 0)
+        #expect(h.host.host.security.responders.count == 0)
         #expect(h.host.host.acl.inFlight.count == 0)
         #expect(h.host.host.aclInvariantViolations.isEmpty)
         #expect(h.host.core.connections.count == 0)

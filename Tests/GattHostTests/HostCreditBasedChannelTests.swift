@@ -73,17 +73,17 @@ import GattTestFixtures
         t.signal("14 01 0A 00 81 00 40 00 00 02 F7 00 0A 00")
         #expect(t.signalling.last.map { Array($0.suffix(2)) } == h("08 00"))
         // Encrypted with unauthenticated keys: enough for "encryption", not for "authentication".
-        t.host.host.connections[0x40]?.security = .medium
-        t.host.host.connections[0x40]?.keySize = 16
+        t.host.host.linkTable.connections[0x40]?.security = .medium
+        t.host.host.linkTable.connections[0x40]?.keySize = 16
         t.signal("14 02 0A 00 82 00 40 00 00 02 F7 00 0A 00")
         #expect(t.signalling.last.map { Array($0.suffix(2)) } == h("05 00"))
         t.signal("14 03 0A 00 81 00 40 00 00 02 F7 00 0A 00")
         #expect(t.signalling.last.map { Array($0.suffix(2)) } == h("00 00"))
         // Authenticated keys pass "authentication"; a 6-octet key passes nothing secured.
-        t.host.host.connections[0x40]?.security = .high
+        t.host.host.linkTable.connections[0x40]?.security = .high
         t.signal("14 04 0A 00 82 00 41 00 00 02 F7 00 0A 00")
         #expect(t.signalling.last.map { Array($0.suffix(2)) } == h("00 00"))
-        t.host.host.connections[0x40]?.keySize = 6
+        t.host.host.linkTable.connections[0x40]?.keySize = 6
         t.signal("14 05 0A 00 81 00 42 00 00 02 F7 00 0A 00")
         #expect(t.signalling.last.map { Array($0.suffix(2)) } == h("07 00"))
         t.signal("14 06 0A 00 80 00 42 00 00 02 F7 00 0A 00")
@@ -300,7 +300,7 @@ import GattTestFixtures
         t.signal("14 02 0A 00 80 00 41 00 00 02 F7 00 0A 00")
         #expect(t.signalling == [h("15 02 0A 00 41 00 00 08 F7 00 12 00 00 00")])
         t.signal("07 01 04 00 40 00 40 00")
-        #expect(t.host.host.disconnecting.isEmpty)
+        #expect(t.host.host.channels.disconnecting.isEmpty)
     }
 
     @Test func warningsAboutACentralAreLoggedEightTimesPerLinkAtMost() {
@@ -329,10 +329,10 @@ import GattTestFixtures
         t.hostCall { $0.close(Self.channel, now: $1) }
         #expect(t.host.host.nextDeadline == t.now + .seconds(2))
         t.advance(to: t.now + .milliseconds(1999))
-        #expect(t.host.host.disconnecting.count == 1)
+        #expect(t.host.host.channels.disconnecting.count == 1)
         // The RTX timer (Vol 3 Part A §6.2.1) runs out: the CID serves a new channel.
         t.advance(to: t.now + .milliseconds(1))
-        #expect(t.host.host.disconnecting.isEmpty)
+        #expect(t.host.host.channels.disconnecting.isEmpty)
         #expect(t.warnings == ["connection 64 CID 0x0040: no Disconnection Response within 2.0 seconds; its CID is free again"])
         t.clearLogs()
         t.signal("14 02 0A 00 80 00 41 00 00 02 F7 00 0A 00")

@@ -20,8 +20,8 @@ import GattTestFixtures
         t.host.host.setEnhancedATT(on)
         t.host.setDeferredAccessAvailable(true)
         if encrypted {
-            t.host.host.connections[0x40]?.security = .medium
-            t.host.host.connections[0x40]?.keySize = 16
+            t.host.host.linkTable.connections[0x40]?.security = .medium
+            t.host.host.linkTable.connections[0x40]?.keySize = 16
         }
         t.clearLogs()
         return t
@@ -191,7 +191,7 @@ import GattTestFixtures
         var t = Self.fiveBearers()
         t.disconnected(0x40)
         #expect(t.host.core.att.bearers(of: ConnectionID(0x40)).isEmpty)
-        #expect(t.host.host.eattBearers.isEmpty && t.host.host.creditBasedChannels.isEmpty)
+        #expect(t.host.host.channels.eattBearers.isEmpty && t.host.host.creditBasedChannels.isEmpty)
         #expect(t.channelEvents.isEmpty)
     }
 }

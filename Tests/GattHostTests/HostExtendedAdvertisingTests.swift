@@ -185,12 +185,12 @@ import GattTestFixtures
         var h = HostHarness(configuration: config, controller: .extended)
         h.bringUp()
         h.connectToSet(0x40)
-        #expect(h.host.host.responders[0x40]?.local == SMPDeviceAddress(h.host.advertisedAddress, type: .public))
+        #expect(h.host.host.security.responders[0x40]?.local == SMPDeviceAddress(h.host.advertisedAddress, type: .public))
         let rpa = BluetoothAddress("4A:00:00:00:00:01")!
         var c = HostHarness.connectionComplete(handle: 0x41, peer: BluetoothAddress("11:22:33:44:55:77")!)
         c.localResolvablePrivateAddress = rpa
         h.deliver(.leMeta(.enhancedConnectionComplete(c)))
-        #expect(h.host.host.responders[0x41]?.local.address == rpa)
+        #expect(h.host.host.security.responders[0x41]?.local.address == rpa)
     }
 
     // MARK: Addresses

@@ -32,8 +32,8 @@ import Testing
             #expect(h.host.phase == .bringingUp(buffersKnown: false))
             #expect(h.host.bonds == [Self.bond])
             #expect(h.host.configuration.localIRK == Self.irk)
-            #expect(h.host.channelServers == [Self.server])
-            #expect(h.host.enhancedATT)
+            #expect(h.host.channels.servers == [Self.server])
+            #expect(h.host.channels.enhancedATT)
         }
     }
 

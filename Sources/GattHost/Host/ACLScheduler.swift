@@ -99,6 +99,22 @@ struct ACLScheduler: Sendable {
         credits = min(totalBuffers, credits + n)
     }
 
+    /// A well-formed Number Of Completed Packets event (Vol 4 Part E §7.7.19), the one event
+    /// of every ACL packet sent, taken straight from its bytes as `completed(_:count:)` would
+    /// take its entries; false for any other event (then decoded as usual).
+    mutating func completed(eventBody body: [UInt8]) -> Bool {
+        guard body.count >= 3, body[0] == HCIEvent.numberOfCompletedPacketsCode, Int(body[1]) == body.count - 2,
+            body.count == 3 + 4 * Int(body[2])
+        else { return false }
+        var k = 3
+        while k < body.count {
+            let handle = (UInt16(body[k]) | UInt16(body[k + 1]) << 8) & 0x0FFF
+            completed(handle, count: Int(UInt16(body[k + 2]) | UInt16(body[k + 3]) << 8))
+            k += 4
+        }
+        return true
+    }
+
     mutating func queue(frame: L2CAPBasicFrame, on handle: UInt16) {
         guard let i = index(of: handle) else { return }
         links[i].frames.append(frame)

@@ -10,6 +10,9 @@ struct HCICommandQueue: Sendable {
     private(set) var outstanding: (command: HCICommand, deadline: Duration)?
     private var credits = 1
     let timeout: Duration
+    /// Commands that timed out in a row (an answer ends the row; a reset does not): two
+    /// mean the controller stopped answering.
+    private(set) var consecutiveTimeouts = 0
 
     init(timeout: Duration) { self.timeout = timeout }
 
@@ -44,6 +47,7 @@ struct HCICommandQueue: Sendable {
         self.credits = Int(credits)
         guard let o = outstanding, o.command.opcode == opcode else { return nil }
         outstanding = nil
+        consecutiveTimeouts = 0
         return o.command
     }
 
@@ -53,6 +57,7 @@ struct HCICommandQueue: Sendable {
         guard let o = outstanding, now >= o.deadline else { return nil }
         outstanding = nil
         credits = 1
+        consecutiveTimeouts += 1
         return o.command
     }
 }

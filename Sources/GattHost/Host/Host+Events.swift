@@ -31,22 +31,6 @@ extension Host {
         }
     }
 
-    /// A well-formed Number Of Completed Packets event (§7.7.19), the one event of every ACL
-    /// packet sent, handled straight from its bytes as `handle(.numberOfCompletedPackets)`
-    /// does; nil for any other event (then decoded as usual).
-    mutating func numberOfCompletedPackets(_ body: [UInt8]) -> [HostOutput]? {
-        guard body.count >= 3, body[0] == HCIEvent.numberOfCompletedPacketsCode, Int(body[1]) == body.count - 2,
-            body.count == 3 + 4 * Int(body[2])
-        else { return nil }
-        var k = 3
-        while k < body.count {
-            let handle = (UInt16(body[k]) | UInt16(body[k + 1]) << 8) & 0x0FFF
-            acl.completed(handle, count: Int(UInt16(body[k + 2]) | UInt16(body[k + 3]) << 8))
-            k += 4
-        }
-        return pumpACL()
-    }
-
     private mutating func handle(_ meta: HCILEMetaEvent) -> [HostOutput] {
         switch meta {
         case .connectionComplete(let c), .enhancedConnectionComplete(let c), .enhancedConnectionCompleteV2(let c):
@@ -69,7 +53,6 @@ extension Host {
     private mutating func answered(_ opcode: HCIOpcode, credits: UInt8, status: HCIStatus, complete: HCICommandComplete?) -> [HostOutput] {
         // A NOP (opcode 0) just grants credits; other strays are ignored.
         guard let command = commands.answered(opcode: opcode, credits: credits) else { return [] }
-        consecutiveTimeouts = 0
         if advertising.isBatchCommand(command) {
             return advertisingCommandAnswered(command, status: status)
         }
@@ -90,75 +73,20 @@ extension Host {
 
     private mutating func failed(_ command: HCICommand, status: HCIStatus) -> [HostOutput] {
         if let steps = linkProcedures.answered(command, status: status) { return apply(steps) }
-        if command == .leReadBufferSizeV2 {
-            commands.prepend(.leReadBufferSize)
-            return []
-        }
+        if bringUp.failed(command, commands: &commands) { return [] }
         if command.isOptional { return [.event(.warning("\(command.name) failed: \(status)"))] }
         return [.event(.fatal("\(command.name) failed: \(status)"))]
     }
 
     private mutating func succeeded(_ command: HCICommand, _ complete: HCICommandComplete?) throws -> [HostOutput] {
-        switch command {
-        case .leSetDataLength:
-            return linkProcedures.answered(command, status: .success).map { apply($0) } ?? []
-        case .readLocalVersionInformation:
-            controller.version = try complete?.decode(HCILocalVersionInformation.self)
-        case .readBDADDR:
-            if let a = try complete?.decode(HCIReadBDADDR.self) { controller.address = a.address }
-        case .readLocalSupportedCommands:
-            supportedCommands = try complete?.decode(HCISupportedCommands.self)
-            enqueueAfterSupportedCommands()
-        case .leReadLocalSupportedFeatures:
-            if let f = try complete?.decode(HCILELocalSupportedFeatures.self) { controller.leFeatures = f.features }
-            enqueueAfterLEFeatures()
-        case .leReadNumberOfSupportedAdvertisingSets:
-            if let n = try complete?.decode(HCINumberOfSupportedAdvertisingSets.self),
-                case .extended(_, let length) = controller.advertisingCommands
-            {
-                controller.advertisingCommands = .extended(sets: Int(n.numberOfSupportedAdvertisingSets), maximumDataLength: length)
-            }
-        case .leReadMaximumAdvertisingDataLength:
-            if let m = try complete?.decode(HCIMaximumAdvertisingDataLength.self), case .extended(let sets, _) = controller.advertisingCommands {
-                controller.advertisingCommands = .extended(sets: sets, maximumDataLength: Int(m.maximumAdvertisingDataLength))
-            }
-        case .leReadBufferSizeV2:
-            if let b = try complete?.decode(HCILEBufferSizeV2.self) {
-                return setBuffers(length: Int(b.leACLDataPacketLength), count: Int(b.totalNumLEACLDataPackets))
-            }
-        case .leReadBufferSize:
-            if let b = try complete?.decode(HCILEBufferSize.self) {
-                return setBuffers(length: Int(b.leACLDataPacketLength), count: Int(b.totalNumLEACLDataPackets))
-            }
-        case .readBufferSize:
-            if let b = try complete?.decode(HCIBufferSize.self) {
-                guard b.aclDataPacketLength > 0, b.totalNumACLDataPackets > 0 else {
-                    return [.event(.fatal("the controller reports no ACL data buffers (Read Buffer Size: \(b.totalNumACLDataPackets) × \(b.aclDataPacketLength) bytes)"))]
-                }
-                useBuffers(length: Int(b.aclDataPacketLength), count: Int(b.totalNumACLDataPackets))
-            }
-        default:
-            break
+        if case .leSetDataLength = command { return linkProcedures.answered(command, status: .success).map { apply($0) } ?? [] }
+        switch try bringUp.succeeded(command, complete, commands: &commands, acl: &acl) {
+        case .none: break
+        case .advertisingChosen: advertising = .legacy(AdvertisingRotation())  // the extended sets' limits come next (`becameReady`)
+        case .buffersKnown: setOwnAddress()
+        case .fatal(let reason): return [.event(.fatal(reason))]
         }
         return []
-    }
-
-    private mutating func setBuffers(length: Int, count: Int) -> [HostOutput] {
-        if length == 0 || count == 0 {
-            // No dedicated LE buffers: LE shares the ACL buffers (Vol 4 Part E §7.8.2).
-            commands.prepend(.readBufferSize)
-            return []
-        }
-        useBuffers(length: length, count: count)
-        return []
-    }
-
-    private mutating func useBuffers(length: Int, count: Int) {
-        controller.aclDataPacketLength = length
-        controller.totalACLDataPackets = count
-        acl.configure(packetLength: length, buffers: count)
-        if case .bringingUp = phase { phase = .bringingUp(buffersKnown: true) }
-        enqueueAfterBufferSize()
     }
 
     /// A command of the running advertising batch was answered: the batch goes on, or ends

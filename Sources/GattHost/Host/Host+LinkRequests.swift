@@ -7,7 +7,7 @@ extension Host {
     public mutating func requestLink(_ id: ConnectionID, _ request: LinkRequest, now: Duration) -> [HostOutput] {
         self.now = now
         // A link not connected is refused by `linkProcedures` (it opens and closes with `connections`).
-        let supported = supportedCommands
+        let supported = bringUp.supportedCommands
         let steps = linkProcedures.request(id.rawValue, request, leFeatures: controller.leFeatures) { supported?.isSupported($0.opcode) ?? false }
         return apply(steps)
     }
@@ -31,7 +31,7 @@ extension Host {
                 commands.append(command)
                 sendsCommands = true
             case .signal(let handle, let p):
-                let identifier = nextSignallingIdentifier()
+                let identifier = signalling.next()
                 linkProcedures.signalled(handle, identifier: identifier)
                 acl.queue(frame: LESignallingPDU(identifier: identifier, command: .connectionParameterUpdateRequest(p)).frame, on: handle)
                 sendsSignalling = true

@@ -13,15 +13,12 @@ extension Host {
             advertisingEnded(by: c, into: &out)
             return out + pumpCommands()
         }
-        guard connections[c.handle] == nil else {
+        guard let conn = linkTable.open(c) else {
             // Re-initialising the handle would forget packets in flight (credits) and partial frames.
             return [.event(.warning("LE Connection Complete for connection handle \(c.handle), which is already connected; ignored"))]
         }
-        let conn = HostConnection(handle: c.handle, peerAddress: c.peerAddress, peerAddressType: c.peerAddressType)
-        connections[c.handle] = conn
         let link = LinkParameters.atConnection(connectionInterval: c.connectionInterval, peripheralLatency: c.peripheralLatency, supervisionTimeout: c.supervisionTimeout)
         _ = linkProcedures.opened(c.handle, link)
-        reassemblers[c.handle] = ACLReassembler()
         acl.open(c.handle)
         openSecurity(c)
         let peer = TransportPeer(address: c.peerAddress, addressType: c.peerAddressType, handle: c.handle)
@@ -34,7 +31,7 @@ extension Host {
             if let phy = preferredPHYRequest(c.handle), supports(phy) { commands.append(phy) }
         }
         if let preferred = configuration.advertising.preferredConnection {
-            acl.queue(frame: preferred.updateRequest(identifier: nextSignallingIdentifier()).frame, on: c.handle)
+            acl.queue(frame: preferred.updateRequest(identifier: signalling.next()).frame, on: c.handle)
         }
         out += pumpCommands()
         out += pumpACL()
@@ -50,71 +47,27 @@ extension Host {
     }
 
     mutating func connectionClosed(_ handle: UInt16, reason: HCIStatus) -> [HostOutput] {
-        guard let conn = connections.removeValue(forKey: handle) else { return [] }
+        guard let conn = linkTable.close(handle) else { return [] }
         acl.close(handle)
-        reassemblers[handle] = nil
-        responders[handle] = nil
-        peerWarnings[handle] = nil
+        security.close(handle)
         linkProcedures.closed(handle)
-        return closeChannels(of: handle) + [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
+        return channels.linkClosed(handle) + [.event(.transport(.disconnected(conn.id, reason: reason)))] + pumpACL()
     }
 
     mutating func handle(_ packet: HCIACLPacket) -> [HostOutput] {
-        guard connections.index(forKey: packet.handle) != nil, let r = reassemblers.index(forKey: packet.handle) else {
+        guard let outputs = linkTable.reassemble(packet) else {
             return [.event(.warning("ACL data for unknown connection handle \(packet.handle) dropped"))]
         }
-        // In place: a copy of the reassembler would share, then copy, its partial frame.
-        let outputs = reassemblers.values[r].push(packet)
         var out: [HostOutput] = []
         for o in outputs {
             switch o {
-            case .error(let e): out += peerWarning("connection \(packet.handle): \(e)", handle: packet.handle)
+            case .error(let e): out += linkTable.warnings.warning("connection \(packet.handle): \(e)", handle: packet.handle)
             case .frame(let f) where f.channelID == .att: out.append(.event(.transport(.received(.fixed(ConnectionID(packet.handle)), f.payload))))
             case .frame(let f): out += handle(frame: f, handle: packet.handle)
             }
         }
         pumpACL(into: &out)
         return out
-    }
-
-    /// An ACL packet that carries one whole ATT frame (Vol 3 Part A §3.1: first fragment,
-    /// L2CAP length = the rest) on a link with no partial frame: its PDU straight from the
-    /// packet's bytes, as `handle(_: HCIACLPacket)` and the reassembler would pass it up;
-    /// nil for anything else (then decoded and reassembled as usual).
-    mutating func completeATTFrame(_ body: [UInt8]) -> [HostOutput]? {
-        let header = HCIACLPacket.headerLength + L2CAPBasicFrame.headerLength
-        guard body.count >= header else { return nil }
-        let word = UInt16(body[0]) | UInt16(body[1]) << 8
-        let handle = word & 0x0FFF
-        let boundary = ACLPacketBoundary(rawValue: UInt8((word >> 12) & 0b11))
-        let length = body.count - header
-        guard boundary == .firstNonFlushable || boundary == .firstFlushable,
-            Int(body[2]) | Int(body[3]) << 8 == body.count - HCIACLPacket.headerLength,
-            Int(body[4]) | Int(body[5]) << 8 == length,
-            UInt16(body[6]) | UInt16(body[7]) << 8 == L2CAPChannelID.att.rawValue,
-            connections.index(forKey: handle) != nil, let r = reassemblers.index(forKey: handle),
-            !reassemblers.values[r].hasPartialFrame, length <= reassemblers.values[r].maximumPayloadLength
-        else { return nil }
-        var out: [HostOutput] = [.event(.transport(.received(.fixed(ConnectionID(handle)), Array(body[header...]))))]
-        pumpACL(into: &out)
-        return out
-    }
-
-    /// Warnings about what a central sent (frames dropped, requests refused) logged per link
-    /// at most: a central that keeps sending them must not make the log grow without bound.
-    static let peerWarningsPerLink = 8
-
-    /// `text` as a warning while the link has not had its share; then one line saying that
-    /// the rest are not logged; then nothing (until the link drops).
-    /// (`text` is made only when logged: a central flooding frames costs no strings.)
-    mutating func peerWarning(_ text: @autoclosure () -> String, handle: UInt16) -> [HostOutput] {
-        let n = peerWarnings[handle, default: 0]
-        guard n <= Self.peerWarningsPerLink else { return [] }
-        peerWarnings[handle] = n + 1
-        guard n < Self.peerWarningsPerLink else {
-            return [.event(.warning("connection \(handle): further warnings about what this central sends are not logged (\(n) so far)"))]
-        }
-        return [.event(.warning(text()))]
     }
 
     private mutating func handle(frame: L2CAPBasicFrame, handle: UInt16) -> [HostOutput] {
@@ -124,12 +77,12 @@ extension Host {
         case .leSignalling:
             return handleSignalling(frame.payload, handle: handle)
         case .smp:
-            return handleSMP(frame.payload, handle: handle)
-        case _ where Self.dynamicCIDs.contains(frame.channelID.rawValue):
-            if let out = receiveKFrame(frame, handle: handle) { return out }
-            return peerWarning("connection \(handle): K-frame for \(frame.channelID), which is not open, dropped", handle: handle)
+            return security.receive(frame.payload, handle: handle, now: now, acl: &acl)
+        case _ where CreditBasedChannels.dynamicCIDs.contains(frame.channelID.rawValue):
+            if let out = channels.receiveKFrame(frame, handle: handle, now: now, acl: &acl, identifiers: &signalling) { return out }
+            return linkTable.warnings.warning("connection \(handle): K-frame for \(frame.channelID), which is not open, dropped", handle: handle)
         default:
-            return peerWarning("connection \(handle): L2CAP frame for unsupported CID \(frame.channelID) dropped", handle: handle)
+            return linkTable.warnings.warning("connection \(handle): L2CAP frame for unsupported CID \(frame.channelID) dropped", handle: handle)
         }
     }
 
@@ -140,9 +93,9 @@ extension Host {
             pdu = try LESignallingPDU(decoding: payload)
         } catch {
             // Without a decodable identifier there is nothing to reject (§4: silently discard).
-            guard payload.count >= 2 else { return peerWarning("connection \(handle): malformed LE signalling frame dropped", handle: handle) }
+            guard payload.count >= 2 else { return linkTable.warnings.warning("connection \(handle): malformed LE signalling frame dropped", handle: handle) }
             acl.queue(frame: LESignallingPDU.commandNotUnderstood(identifier: payload[1]).frame, on: handle)
-            return peerWarning("connection \(handle): malformed LE signalling command rejected: \(error)", handle: handle)
+            return linkTable.warnings.warning("connection \(handle): malformed LE signalling command rejected: \(error)", handle: handle)
         }
         if case .connectionParameterUpdateResponse(let result) = pdu.command,
             let steps = linkProcedures.updateResponse(pdu.identifier, result: result, handle: handle)
@@ -173,6 +126,6 @@ extension Host {
         guard !hasFailed else { return }
         let start = out.count
         acl.pump(into: &out)
-        if !eattBearers.isEmpty { routeEnhancedATTReadiness(&out, from: start) }
+        channels.routeEnhancedATTReadiness(&out, from: start)
     }
 }

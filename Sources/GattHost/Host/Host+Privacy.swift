@@ -2,15 +2,10 @@ import GattCore
 
 // Our privacy on the H4 path (Core Spec Vol 6 Part B §1.3.2.2, Vol 3 Part C §10.7): the
 // identity bonded centrals get (our IRK and identity address) and, with `own_address_type`
-// "rpa", resolvable private addresses renewed every `rpa_timeout_s`.
+// "rpa", resolvable private addresses (`HostPrivacy`) renewed every `rpa_timeout_s`.
 extension Host {
-    /// The IRK of our private addresses and identity: the daemon's, else one made for this run.
-    mutating func identityResolvingKey() -> [UInt8] {
-        if let irk = configuration.localIRK { return irk }
-        let irk = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &random) }
-        configuration.localIRK = irk
-        return irk
-    }
+    /// The resolvable private address advertised now (`ownAddressType == .rpa`).
+    public var privateAddress: BluetoothAddress? { privacy.address }
 
     /// The identity we distribute (Identity Information + Identity Address Information): our
     /// public address when we advertise with it, else the random static one (a private
@@ -23,11 +18,8 @@ extension Host {
 
     /// A new private address, used from now on, and when the next one is due.
     mutating func newPrivateAddress() -> BluetoothAddress {
-        let irk = identityResolvingKey()
-        let address = ResolvablePrivateAddress.make(irk: irk, using: &random)
-        privateAddress = address
-        addressRenewal = now + configuration.advertising.rpaTimeout
-        return address
+        let irk = privacy.identityResolvingKey(&configuration.localIRK)
+        return privacy.newAddress(irk: irk, now: now, timeout: configuration.advertising.rpaTimeout)
     }
 
     /// Renews the private address when its time is up. The controller refuses LE Set Random
@@ -36,9 +28,9 @@ extension Host {
     /// it; while an advertising batch runs, the renewal waits a second.
     /// True when the renewal happened (commands may have been queued).
     mutating func renewPrivateAddressIfDue() -> Bool {
-        guard isReady, configuration.advertising.ownAddressType == .rpa, let due = addressRenewal, now >= due else { return false }
+        guard isReady, configuration.advertising.ownAddressType == .rpa, privacy.isDue(now: now) else { return false }
         guard !advertising.isRunning else {
-            addressRenewal = now + .seconds(1)
+            privacy.postpone(until: now + .seconds(1))
             return false
         }
         commands.append(contentsOf: advertising.changeAddress(newPrivateAddress()))

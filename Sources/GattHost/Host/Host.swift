@@ -1,23 +1,32 @@
 import GattCore
 
 /// The user-space BLE host below the seam (Core Spec Vol 4 Part E, Vol 3 Part A) for H4
-/// transports: controller bring-up, HCI command flow control (`HCICommandQueue`),
-/// advertising commands (`HostAdvertising`: legacy or extended, chosen at bring-up), LE
-/// connections, ACL flow control
-/// (`ACLScheduler`) and the L2CAP fixed channels (ATT, LE signalling, SMP). It moves ATT
-/// PDUs; the peripheral core above it (`Peripheral`) serves them. Sans-I/O: H4 packets,
-/// the current time and the core's intents in; packets to send and events out.
+/// transports. It moves ATT PDUs; the peripheral core above it (`Peripheral`) serves them.
+/// Sans-I/O: H4 packets, the current time and the core's intents in; packets to send and
+/// events out. It keeps the entry points and routes between its parts, each owning its
+/// state: controller bring-up (`ControllerBringUp`), HCI command flow control
+/// (`HCICommandQueue`), advertising (`HostAdvertising`: legacy or extended, chosen at
+/// bring-up), the LE links (`HostLinkTable`) and their parameters (`LinkProcedures`), ACL
+/// flow control (`ACLScheduler`), the Security Manager (`HostSecurity`), our private
+/// addresses (`HostPrivacy`) and the credit-based channels (`CreditBasedChannels`); the L2CAP
+/// fixed channels (ATT, LE signalling, SMP) are dispatched here (`Host+Links`).
 public struct Host: Sendable {
     public internal(set) var configuration: HostConfiguration
-    public internal(set) var controller = ControllerInfo()
-    public internal(set) var connections: [UInt16: HostConnection] = [:]
+    /// What bring-up learned of the controller.
+    public var controller: ControllerInfo { bringUp.controller }
+    /// The LE links: each one's connection, ACL reassembler and warnings about its central.
+    var linkTable = HostLinkTable()
+    /// The live LE connections.
+    public var connections: [UInt16: HostConnection] { linkTable.connections }
     /// Each link's parameters, PHYs and data length, and what a program asked of it
     /// (`Host+LinkRequests`).
     var linkProcedures = LinkProcedures()
     /// Each link's parameters, PHYs and data length as the controller reported them.
     public var links: [UInt16: LinkParameters] { linkProcedures.links }
+    /// Controller bring-up: its phase, what the controller said, the commands that follow.
+    var bringUp = ControllerBringUp()
     /// Bring-up under way, complete, or given up.
-    public internal(set) var phase = HostPhase.bringingUp(buffersKnown: false)
+    public var phase: HostPhase { bringUp.phase }
     /// Bring-up is complete (and the controller not given up).
     public var isReady: Bool { phase == .ready }
     /// After a `.fatal` event: the host sends nothing more until `start` again.
@@ -27,43 +36,15 @@ public struct Host: Sendable {
 
     var commands: HCICommandQueue
     var acl = ACLScheduler()
-    var supportedCommands: HCISupportedCommands?
-    var reassemblers: [UInt16: ACLReassembler] = [:]
-    /// Commands that timed out in a row: two mean the controller stopped answering.
-    var consecutiveTimeouts = 0
-    var signallingIdentifier: UInt8 = 0
-    /// The servers credit-based channels are accepted for (`setL2CAPChannelServers`).
-    var channelServers: [L2CAPChannelServer] = []
-    /// The open credit-based channels of every link.
-    var channels: [CreditBasedChannelID: CreditBasedChannel] = [:]
-    /// Channels we asked the central to disconnect, until its response or the RTX timer:
-    /// the peer's CID and when the CID is freed without a response.
-    var disconnecting: [CreditBasedChannelID: PendingDisconnection] = [:]
-    /// Warnings about what a central sent, logged per link (`peerWarningsPerLink`).
-    var peerWarnings: [UInt16: Int] = [:]
-    /// Accept Enhanced ATT bearers (PSM 0x0027, `setEnhancedATT`).
-    var enhancedATT = false
-    /// The open channels that are Enhanced ATT bearers (never sockets: their events go to the core).
-    var eattBearers: Set<CreditBasedChannelID> = []
+    /// The identifiers of our LE signalling requests, on every link.
+    var signalling = SignallingIdentifiers()
+    /// The credit-based channels of the links and which are Enhanced ATT bearers.
+    var channels = CreditBasedChannels()
     var now: Duration = .zero
-    /// The Security Manager of each link (when `configuration.security` is set).
-    var responders: [UInt16: PairingResponder] = [:] {
-        // Kept here, not computed for every `nextDeadline`: reading a responder out of the
-        // dictionary copies it whole, and the transport asks after every event.
-        didSet { securityDeadline = responders.values.compactMap(\.nextDeadline).min() }
-    }
-    /// The earliest SMP timer of the links (`responders`).
-    private(set) var securityDeadline: Duration?
-    /// Repeated-attempts back-off (Vol 3 Part H §2.3.6), kept across links.
-    var attempts = RepeatedAttempts()
-    /// What LE Long Term Key Requests are answered from (`setBonds`).
-    public internal(set) var bonds: [Bond] = []
-    /// The resolvable private address advertised now (`ownAddressType == .rpa`).
-    public internal(set) var privateAddress: BluetoothAddress?
-    /// When the private address is renewed next.
-    var addressRenewal: Duration?
-    /// Source of private addresses (and of an IRK when none was given).
-    var random: SMPRandomSource = SMPRandomSource(base: SystemRandomNumberGenerator())
+    /// The Security Manager of each link, the bonds, the repeated-attempts back-off.
+    var security = HostSecurity()
+    /// Our resolvable private addresses.
+    var privacy = HostPrivacy()
 
     public init(configuration: HostConfiguration) {
         self.configuration = configuration
@@ -75,10 +56,8 @@ public struct Host: Sendable {
     /// Resets the controller and brings it up; `.ready` follows.
     public mutating func start(now: Duration) -> [HostOutput] {
         self.now = now
-        phase = .bringingUp(buffersKnown: false)
         advertising = .legacy(AdvertisingRotation())
-        controller.advertisingCommands = .legacy
-        commands.reset(with: [.reset, .readLocalVersionInformation, .readBDADDR, .readLocalSupportedCommands])
+        commands.reset(with: bringUp.start())
         return pumpCommands()
     }
 
@@ -95,7 +74,7 @@ public struct Host: Sendable {
         switch configuration.advertising.ownAddressType {
         case .public: controller.address
         case .random: randomAddress
-        case .rpa: privateAddress ?? randomAddress
+        case .rpa: privacy.address ?? randomAddress
         }
     }
 
@@ -105,7 +84,7 @@ public struct Host: Sendable {
         switch configuration.advertising.ownAddressType {
         case .public: nil
         case .random: randomAddress
-        case .rpa: privateAddress ?? randomAddress
+        case .rpa: privacy.address ?? randomAddress
         }
     }
 
@@ -117,43 +96,11 @@ public struct Host: Sendable {
     }
 
     /// Whether the controller reported support for `command` (false before bring-up read it).
-    public func supports(_ command: HCICommand) -> Bool { supportedCommands?.isSupported(command.opcode) ?? false }
+    public func supports(_ command: HCICommand) -> Bool { bringUp.supports(command) }
 
-    /// The commands of extended advertising the host uses (Vol 4 Part E §7.8.52–§7.8.59).
-    static let extendedAdvertisingCommands: [HCIOpcode] = [
-        .leSetAdvertisingSetRandomAddress, .leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData,
-        .leSetExtendedScanResponseData, .leSetExtendedAdvertisingEnable, .leReadMaximumAdvertisingDataLength,
-        .leReadNumberOfSupportedAdvertisingSets, .leRemoveAdvertisingSet,
-    ]
-
-    mutating func enqueueAfterSupportedCommands() {
-        commands.append(.readLocalSupportedFeatures)
-        commands.append(.leReadLocalSupportedFeatures)
-    }
-
-    /// Legacy or extended advertising, once per reset (Vol 4 Part E §3.1.1): extended when
-    /// the controller has the LE Extended Advertising feature (bit 12) and lists the commands,
-    /// legacy otherwise. Then the buffers, the event masks and, when extended, its limits.
-    mutating func enqueueAfterLEFeatures() {
-        let extended = controller.leFeatures.contains(.extendedAdvertising)
-            && Self.extendedAdvertisingCommands.allSatisfy { supportedCommands?.isSupported($0) == true }
-        controller.advertisingCommands = extended ? .extended(sets: 1, maximumDataLength: AdvertisingPayloadBuilder.maximumDataLength) : .legacy
-        advertising = .legacy(AdvertisingRotation())  // the extended sets' limits come next (`becameReady`)
-        commands.append(supports(.leReadBufferSizeV2) ? .leReadBufferSizeV2 : .leReadBufferSize)
-        commands.append(.setEventMask(.lePeripheral))
-        commands.append(.leSetEventMask(extended ? .lePeripheralExtendedAdvertising : .lePeripheral))
-        if extended {
-            commands.append(.leReadNumberOfSupportedAdvertisingSets)
-            commands.append(.leReadMaximumAdvertisingDataLength)
-        }
-    }
-
-    mutating func enqueueAfterBufferSize() {
-        let dle = HCICommand.leWriteSuggestedDefaultDataLength(txOctets: 251, txTime: 2120)
-        if controller.leFeatures.contains(.dataPacketLengthExtension), supports(dle) { commands.append(dle) }
-        let phy = HCICommand.leSetDefaultPHY(allPHYs: 0, txPHYs: 0b11, rxPHYs: 0b11)
-        if controller.leFeatures.contains(.le2MPHY), supports(phy) { commands.append(phy) }
-        // An extended set carries its own random address (§7.8.52), set with its configuration.
+    /// The buffers are known: with a random own address, the controller's (an extended set
+    /// carries its own, Vol 4 Part E §7.8.52, set with its configuration).
+    mutating func setOwnAddress() {
         let legacy = controller.advertisingCommands == .legacy
         switch configuration.advertising.ownAddressType {
         case .public: break
@@ -167,7 +114,7 @@ public struct Host: Sendable {
     /// Bring-up is complete: the controller is ready for advertising and connections.
     mutating func becameReady() -> [HostOutput] {
         guard phase == .bringingUp(buffersKnown: true) else { return [] }
-        phase = .ready
+        bringUp.phase = .ready
         if case .extended(let sets, let length) = controller.advertisingCommands {
             advertising = .extended(ExtendedAdvertisingSets(limit: sets, maximumDataLength: length))
         }
@@ -185,14 +132,18 @@ public struct Host: Sendable {
     private mutating func receive(_ packet: H4Packet) -> [HostOutput] {
         switch packet.type {
         case .event:
-            if let out = numberOfCompletedPackets(packet.body) { return out }
+            if acl.completed(eventBody: packet.body) { return pumpACL() }
             do {
                 return handle(try HCIEvent(decoding: packet.body))
             } catch {
                 return [.event(.warning("malformed HCI event dropped: \(error)"))]
             }
         case .acl:
-            if let out = completeATTFrame(packet.body) { return out }
+            if let handle = linkTable.wholeATTFrame(packet.body) {
+                var out: [HostOutput] = [.event(.transport(.received(.fixed(ConnectionID(handle)), Array(packet.body[HostLinkTable.frameHeaderLength...]))))]
+                pumpACL(into: &out)
+                return out
+            }
             do {
                 return handle(try HCIACLPacket(decoding: packet.body))
             } catch {
@@ -209,16 +160,15 @@ public struct Host: Sendable {
     public mutating func tick(now: Duration) -> [HostOutput] {
         self.now = now
         guard !hasFailed else { return [] }
-        let smp = tickSecurity(now: now) + expireDisconnections(now: now)
+        let smp = security.tick(now: now, acl: &acl) + channels.expireDisconnections(now: now)
         var renewed = renewPrivateAddressIfDue()
         if isReady, let turn = advertising.tick(now: now) {
             commands.append(contentsOf: turn)
             renewed = true
         }
         guard let command = commands.expire(now: now) else { return smp.isEmpty && !renewed ? [] : smp + pumpCommands() + pumpACL() }
-        consecutiveTimeouts += 1
         let what = "the controller did not answer \(command.name) within \(configuration.commandTimeout)"
-        guard isReady, command.isOptional, consecutiveTimeouts < 2 else {
+        guard isReady, command.isOptional, commands.consecutiveTimeouts < 2 else {
             return failIfFatal(smp + [.event(.fatal(what))])
         }
         return smp + [.event(.warning("\(what); going on without it"))] + pumpCommands() + pumpACL()
@@ -228,7 +178,7 @@ public struct Host: Sendable {
     /// behind it in `outputs` are dropped and the command queue is cleared.
     private mutating func failIfFatal(_ outputs: [HostOutput]) -> [HostOutput] {
         guard let i = outputs.firstIndex(where: { if case .event(.fatal) = $0 { true } else { false } }) else { return outputs }
-        phase = .failed
+        bringUp.phase = .failed
         commands.reset()
         return Array(outputs[...i]) + outputs[(i + 1)...].filter { if case .event = $0 { true } else { false } }
     }
@@ -238,10 +188,10 @@ public struct Host: Sendable {
         // (No array: the transport asks after every event.)
         guard !hasFailed else { return nil }
         var next = commands.deadline
-        if let d = securityDeadline, next.map({ d < $0 }) ?? true { next = d }
-        if isReady, let d = addressRenewal, next.map({ d < $0 }) ?? true { next = d }
+        if let d = security.deadline, next.map({ d < $0 }) ?? true { next = d }
+        if isReady, let d = privacy.renewal, next.map({ d < $0 }) ?? true { next = d }
         if isReady, let d = advertising.deadline, next.map({ d < $0 }) ?? true { next = d }
-        for p in disconnecting.values where next.map({ p.deadline < $0 }) ?? true { next = p.deadline }
+        if let d = channels.deadline, next.map({ d < $0 }) ?? true { next = d }
         return next
     }
 
@@ -253,9 +203,7 @@ public struct Host: Sendable {
     /// than an Enhanced ATT channel's MTU (the core never makes one): dropped.
     public mutating func send(_ pdu: [UInt8], on bearer: BearerID) {
         guard bearer.isEnhanced else { return acl.queue(att: pdu, on: bearer.connection.rawValue) }
-        let id = CreditBasedChannelID(bearer)
-        guard eattBearers.contains(id), let ch = channels[id], pdu.count <= ch.peer.mtu else { return }
-        acl.queue(kFrames: CreditBasedChannel.segment(pdu, mps: ch.peer.mps), cid: id.cid, on: id.connection.rawValue)
+        channels.queue(att: pdu, on: bearer, acl: &acl)
     }
 
     /// Sends the queued ATT PDUs as far as the controller's buffers allow.
@@ -286,14 +234,14 @@ public struct Host: Sendable {
         guard isReady, c.advertising.ownAddressType != old else { return [] }
         if case .extended = controller.advertisingCommands {
             // The set's next configuration, or a pause around its new address when it is on.
-            if c.advertising.ownAddressType == .rpa { _ = newPrivateAddress() } else { addressRenewal = nil }
+            if c.advertising.ownAddressType == .rpa { _ = newPrivateAddress() } else { privacy.stopRenewing() }
             if let address = advertisingRandomAddress { commands.append(contentsOf: advertising.changeAddress(address)) }
             return pumpCommands()
         }
         switch c.advertising.ownAddressType {
-        case .public: addressRenewal = nil
+        case .public: privacy.stopRenewing()
         case .random:
-            addressRenewal = nil
+            privacy.stopRenewing()
             commands.append(.leSetRandomAddress(randomAddress))
         case .rpa: commands.append(.leSetRandomAddress(newPrivateAddress()))
         }

@@ -55,7 +55,7 @@ public enum HostEvent: Sendable, Equatable {
     indirect case controllerReady(ControllerInfo)
     /// For the peripheral core, above the seam.
     case transport(TransportEvent)
-    /// A credit-based L2CAP channel, for the transport that pumps it (`Host+CreditBasedChannels`).
+    /// A credit-based L2CAP channel, for the transport that pumps it (`CreditBasedChannels`).
     case channel(CreditBasedChannelEvent)
     /// A non-fatal problem worth a log line (malformed frame dropped, optional command refused…).
     case warning(String)
