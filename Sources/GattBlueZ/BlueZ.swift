@@ -10,6 +10,9 @@ public enum BlueZ {
     /// `GetManagedObjects` of bluetoothd's whole tree: adapters, their managers, devices.
     static let managedObjectsCall = DBusCall(destination: service, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
 
+    /// `GetNameOwner("org.bluez")`: bluetoothd's unique bus name (a new one is a bluetoothd that restarted).
+    static let ownerCall = DBusCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner", [.string(service)])
+
     /// Whether bluetoothd is on the system bus (`NameHasOwner("org.bluez")`): the default
     /// transport's question. Asked on the bus, not in /proc, which a hardened unit hides
     /// (`ProtectProc=invisible`). False without a system bus, or with no answer in `timeout`.

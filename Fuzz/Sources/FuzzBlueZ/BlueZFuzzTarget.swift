@@ -4,17 +4,21 @@ import GattCore
 import GattDBus
 
 /// Fuzzes what bluetoothd sends the BlueZ back end (docs/bluez.md), through its sans-I/O
-/// values: calls on gattd's GATT application (`BlueZGattApplication.route`), `Device1`
-/// property changes and removals (`BlueZDevices`), and calls on the pairing agent
-/// (`BlueZAgent.route`, `reply`), with arbitrary D-Bus values for their arguments.
+/// values: calls on gattd's GATT application (`BlueZGattApplication.route`, the attribute
+/// requests through `BlueZGATTAccesses`), `Device1` property changes and removals
+/// (`BlueZDevices`), and calls on the pairing agent (`BlueZAgent.route` through
+/// `BlueZPairingPrompts`, `reply`), with arbitrary D-Bus values for their arguments.
 ///
 /// Input: one byte picks the config; then operations, each one selector byte and its
 /// arguments (values are built from the input: a kind byte, then its contents).
 ///
 /// The oracle traps when a read or write is routed to a handle that is not the object's own
 /// (or not in the database), when the devices report a connection twice, a disconnection or
-/// a bond of a connection that is not up, or when their count disagrees with the events; and
-/// when an agent answer other than the question's own acceptance is sent as a success.
+/// a bond, access or confirmation of a connection that is not up, or when their count
+/// disagrees with the events; when an access does not wait for the core's answer under its
+/// own id (or is answered with another call's reply); when a prompt waits for a central that
+/// is not up; and when an agent answer other than the question's own acceptance is sent as a
+/// success.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBlueZ(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var input = FuzzInput(data, size)
@@ -22,6 +26,8 @@ public func fuzzBlueZ(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var application = BlueZGattApplication(database: database, handleOffset: BlueZGattApplication.handleOffsets[Int(input.byte()) % 3])
     var devices = BlueZDevices(adapter: 0)
     var up = Set<ConnectionID>()
+    var accesses = BlueZGATTAccesses<Int>()
+    var prompts = BlueZPairingPrompts<Int>()
     let devicePaths = [
         "/org/bluez/hci0/dev_00_AA_01_01_00_01", "/org/bluez/hci0/dev_11_22_33_44_55_66", "/org/bluez/hci1/dev_00_AA_01_01_00_01",
         "/org/bluez/hci0/dev_00_AA_01_01_00_01/service0010", "/org/bluez/hci0",
@@ -33,8 +39,10 @@ public func fuzzBlueZ(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
                 guard up.insert(id).inserted else { oracleViolation("\(id) reported connected twice") }
             case .disconnected(let id, _, _):
                 guard up.remove(id) != nil else { oracleViolation("\(id) reported disconnected while not connected") }
-            case .pairing(let id, _):
-                guard up.contains(id) else { oracleViolation("a bond reported for \(id), which is not connected") }
+            case .pairing(let id, _), .gattAccess(let id, _, _), .gattConfirmed(let id, _):
+                guard up.contains(id) else { oracleViolation("\(e) reported for \(id), which is not connected") }
+            case .gattSubscribers:
+                break
             default:
                 oracleViolation("an unexpected device event \(e)")
             }
@@ -42,6 +50,8 @@ public func fuzzBlueZ(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         guard devices.connectedCount == up.count, Set(devices.connectedIDs) == up else {
             oracleViolation("\(devices.connectedCount) devices connected, the events say \(up.count)")
         }
+        _ = prompts.ended(events)
+        guard Set(prompts.waiting).isSubset(of: up) else { oracleViolation("a prompt waits for a central that is not connected") }
     }
     var steps = 0
     while !input.isAtEnd, steps < 256 {
@@ -69,6 +79,16 @@ public func fuzzBlueZ(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
                 guard let object = application.object(at: path), object.handle == handle, database.attribute(at: handle) != nil else {
                     oracleViolation("\(member) on \(path) routed to handle \(handle), not the object's")
                 }
+                let handling = accesses.request(request, steps, devices: &devices)
+                check(handling.events)
+                for case .gattAccess(_, let id, let access) in handling.events {
+                    guard handling.reply == nil, let answered = accesses.answer(id, .success([0xAB])), answered.call == steps else {
+                        oracleViolation("\(id) did not wait for the core's answer to call \(steps)")
+                    }
+                    let value: [DBusValue] = if case .read = access { [.bytes([0xAB])] } else { [] }
+                    guard answered.reply == .success(value) else { oracleViolation("\(access) answered \(answered.reply)") }
+                }
+                guard accesses.count == 0 else { oracleViolation("an access waits that the core never heard of") }
             case .moved(let p, _, _):
                 guard application.object(at: p) != nil else { oracleViolation("a handle moved at \(p), which is no object") }
             case .reply, .fail:
@@ -102,10 +122,20 @@ public func fuzzBlueZ(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             let members = ["RequestConfirmation", "RequestPasskey", "RequestAuthorization", "DisplayPasskey", "Cancel", "Release", "RequestPinCode", "AuthorizeService", "Other"]
             let member = members[Int(input.byte()) % members.count]
             let call = BlueZAgent.route(member: member, arguments: values(&input, count: Int(input.byte() % 4), depth: 0), confirmPairing: op & 0x80 != 0)
+            let handling = prompts.agentCall(steps, call, devices: &devices)
+            check(handling.events)
             guard case .prompt(_, let question) = call else { continue }
             let answers: [PairingUserAnswer] = [.accept, .reject, .confirm(true), .confirm(false), .passkey(UInt32(input.uint16()) << UInt32(input.byte() % 8))]
             let answer = answers[Int(input.byte()) % answers.count]
-            guard case .success = BlueZAgent.reply(answer, to: question) else { continue }
+            // Some prompts are left waiting (a newer one, Cancel, or the central leaving ends them).
+            let reply: Result<[DBusValue], DBusError>
+            if case .pairing(let id, _)? = handling.events.last, op & 0x40 == 0 {
+                guard let answered = prompts.answer(id, answer), answered.call == steps else { oracleViolation("the prompt of call \(steps) did not wait") }
+                reply = answered.reply
+            } else {
+                reply = BlueZAgent.reply(answer, to: question)
+            }
+            guard case .success = reply else { continue }
             switch (question, answer) {
             case (.numericComparison, .confirm(true)), (.pairingRequest, .accept), (.pairingRequest, .confirm(true)): break
             case (.passkeyRequest, .passkey(let n)) where n <= 999_999: break

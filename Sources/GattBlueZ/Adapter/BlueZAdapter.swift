@@ -36,6 +36,21 @@ public struct BlueZAdapter: Sendable, Equatable {
 
     public static func path(_ index: Int) -> String { "/org/bluez/hci\(index)" }
 
+    /// `Adapter1.Powered` set true on adapter `index`.
+    static func powerOnCall(_ index: Int) -> DBusCall {
+        DBusCall(
+            destination: BlueZ.service, path: path(index), interface: "org.freedesktop.DBus.Properties", member: "Set",
+            [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.boolean(true))])
+    }
+
+    /// `Device1.Disconnect` of the device at `path`.
+    static func disconnectCall(_ path: String) -> DBusCall { DBusCall(destination: BlueZ.service, path: path, interface: BlueZDevices.interface, member: "Disconnect") }
+
+    /// `Adapter1.RemoveDevice` of the device at `device` on adapter `index`: its bond goes, and its link.
+    static func removeDeviceCall(_ index: Int, _ device: String) -> DBusCall {
+        DBusCall(destination: BlueZ.service, path: path(index), interface: "org.bluez.Adapter1", member: "RemoveDevice", [.objectPath(device)])
+    }
+
     /// The adapter `hci<index>` in a `GetManagedObjects` answer (`a{oa{sa{sv}}}`); the error
     /// names the adapters there are.
     public static func find(_ index: Int, in objects: DBusValue) throws(BlueZError) -> BlueZAdapter {

@@ -22,6 +22,15 @@ public struct BlueZGattApplication: Sendable, Equatable {
     public static let characteristicInterface = "org.bluez.GattCharacteristic1"
     public static let descriptorInterface = "org.bluez.GattDescriptor1"
 
+    /// `GattManager1.RegisterApplication` (`register`) or `UnregisterApplication` of gattd's
+    /// tree on adapter `index`.
+    static func managerCall(register: Bool, adapter index: Int) -> DBusCall {
+        DBusCall(
+            destination: BlueZ.service, path: BlueZAdapter.path(index), interface: "org.bluez.GattManager1",
+            member: register ? "RegisterApplication" : "UnregisterApplication",
+            register ? [.objectPath(root), .properties([:])] : [.objectPath(root)])
+    }
+
     /// One exported object: its path, the attribute it stands for, and its one interface's properties.
     public struct Object: Sendable, Equatable {
         public var path: String
@@ -108,6 +117,16 @@ public struct BlueZGattApplication: Sendable, Equatable {
         var copy = self
         for i in copy.objects.indices { copy.objects[i].properties["Handle"] = .uint16(0) }
         return copy
+    }
+
+    /// The tree to register after bluetoothd refused this one (its own services, or another
+    /// application, hold the handles it asks for): `database`'s at the next of `handleOffsets`,
+    /// else asking for no handle. Nil: this one asks for none already.
+    public func elsewhere(_ database: GATTDatabase) -> BlueZGattApplication? {
+        guard asksForHandles else { return nil }
+        let offsets = Self.handleOffsets
+        guard let i = offsets.firstIndex(of: handleOffset), i + 1 < offsets.count else { return lettingBluetoothdPlace() }
+        return BlueZGattApplication(database: database, handleOffset: offsets[i + 1])
     }
 
     /// bluetoothd moved an attribute (it set `Handle` to another value): records it, and says

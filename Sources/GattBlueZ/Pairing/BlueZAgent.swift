@@ -39,6 +39,11 @@ public enum BlueZAgent {
 
     public static let rejected = DBusError("org.bluez.Error.Rejected", "gattd's user refused")
 
+    /// A call on bluetoothd's `AgentManager1` (`RegisterAgent`, `RequestDefaultAgent`, `UnregisterAgent`).
+    static func managerCall(_ member: String, _ arguments: [DBusValue]) -> DBusCall {
+        DBusCall(destination: BlueZ.service, path: "/org/bluez", interface: "org.bluez.AgentManager1", member: member, arguments)
+    }
+
     /// Routes a call; `confirmPairing` (the config's `confirm_pairing`): Just Works asks the
     /// user too, else it is accepted as on gattd's other transports.
     public static func route(member: String, arguments: [DBusValue], confirmPairing: Bool) -> Call {

@@ -11,9 +11,12 @@ import NIOCore
 /// `ReadValue`/`WriteValue` through the core's GATT-level access (`TransportEvent.gattAccess`),
 /// above the ATT server. Connections come from `Device1.Connected`.
 ///
-/// An I/O shell: what to register and how calls and devices map (`BlueZGattApplication`,
-/// `BlueZAdvertisement`, `BlueZDevices`) are sans-I/O values; this class moves their
-/// messages. Its state is confined to `eventLoop`; bus callbacks hop onto it.
+/// An I/O shell: its rules are sans-I/O values, and this class moves their messages: its life
+/// and its opening (`BlueZLifecycle`, with the adapter's power: `BlueZAdapterPower`), the application and how
+/// calls on it route (`BlueZGattApplication`), the accesses waiting for the core
+/// (`BlueZGATTAccesses`), the advertisements (`BlueZAdvertisements`), devices as connections
+/// (`BlueZDevices`), the agent's prompts (`BlueZPairingPrompts`). Its state is confined to
+/// `eventLoop`; bus callbacks hop onto it.
 public final class BlueZPeripheralTransport: SelfDrivenTransport, PacketCapturing, @unchecked Sendable {
     public let eventLoop: any EventLoop
     public var onEvent: ((TransportEvent) -> Void)?
@@ -22,39 +25,19 @@ public final class BlueZPeripheralTransport: SelfDrivenTransport, PacketCapturin
     let bus: DBusConnection.Bus
     let logger: Logger
 
-    /// Closed, opening (its promise), or serving on a bus connection.
-    enum State {
-        case closed
-        case opening(DBusConnection, EventLoopPromise<Void>)
-        case open(DBusConnection)
-    }
-    var state = State.closed
+    typealias Life = BlueZLifecycle<DBusConnection, EventLoopPromise<Void>>
+    var life: Life
     var application: BlueZGattApplication
     /// The database `application` is built from (`serveDatabase`).
     var database = GATTDatabase(deviceName: "gattd", services: [])
     var devices: BlueZDevices
-    /// bluetoothd's calls waiting for the core's answer, and whether each is a read.
-    var waiting: [GATTAccessID: (call: DBusIncomingCall, read: Bool)] = [:]
-    var nextAccess: UInt64 = 1
-    /// The advertisements registered or being registered, by set id.
-    var advertisements: [String: BlueZAdvertisementState] = [:]
-    var nextAdvertisement = 0
-    /// What the adapter offered when the transport opened.
-    var adapter: BlueZAdapter?
+    var accesses = BlueZGATTAccesses<DBusIncomingCall>()
+    var advertisements = BlueZAdvertisements()
     /// The config's `security`: the agent's IO capability, whether Just Works asks the user.
     var security: SecurityManagerConfiguration
-    /// Someone powered the adapter off while gattd served (a user, rfkill): gattd waits for
-    /// it to come back rather than powering it on again. Not when bluetoothd itself stopped
-    /// (it powers its adapters off as it exits).
-    var poweredOffByOthers = false
-    /// bluetoothd's unique name when gattd last reached it.
-    var bluetoothdOwner: String?
     /// Apps' L2CAP channel servers, through kernel sockets (`+L2CAP`).
-    let l2cap: KernelL2CAPChannelServers
-    /// The poll thread of the L2CAP sockets, from the first server asked for until close.
-    var poller: SocketPoller?
-    /// bluetoothd's agent calls waiting for the user's answer (`respondToPairing`).
-    var pairingPrompts: [ConnectionID: (call: DBusIncomingCall, event: SecurityManagerEvent)] = [:]
+    let channels: BlueZL2CAPChannels
+    var prompts = BlueZPairingPrompts<DBusIncomingCall>()
 
     public init(index: Int, security: SecurityManagerConfiguration = SecurityManagerConfiguration(), bus: DBusConnection.Bus = .system, eventLoop: any EventLoop, logger: Logger) {
         self.security = security
@@ -64,21 +47,17 @@ public final class BlueZPeripheralTransport: SelfDrivenTransport, PacketCapturin
         self.logger = logger
         self.application = BlueZGattApplication(database: GATTDatabase(deviceName: "gattd", services: []))
         self.devices = BlueZDevices(adapter: index)
-        self.l2cap = KernelL2CAPChannelServers(adapterName: "hci\(index)", logger: logger)
+        self.life = Life(adapter: index)
+        self.channels = BlueZL2CAPChannels(adapter: index, logger: logger)
     }
 
-    var connection: DBusConnection? {
-        switch state {
-        case .closed: nil
-        case .opening(let c, _), .open(let c): c
-        }
-    }
+    var connection: DBusConnection? { life.connection }
 
     // MARK: - Open and close
 
     public func open() -> EventLoopFuture<Void> {
         eventLoop.flatSubmit {
-            guard case .closed = self.state else { return self.eventLoop.makeSucceededVoidFuture() }
+            guard case .closed = self.life.state else { return self.eventLoop.makeSucceededVoidFuture() }
             let c: DBusConnection
             do throws(DBusError) {
                 c = try DBusConnection(self.bus, description: "gattd")
@@ -86,154 +65,71 @@ public final class BlueZPeripheralTransport: SelfDrivenTransport, PacketCapturin
                 return self.eventLoop.makeFailedFuture(TransportOpenFailure(BlueZError.noBus(error.message).description, retry: .withBackoff))
             }
             let promise = self.eventLoop.makePromise(of: Void.self)
-            self.state = .opening(c, promise)
+            _ = self.life.open(c, promise)
             self.application = BlueZGattApplication(database: self.database)  // gattd's own handles first
             self.listen(on: c)
             return promise.futureResult
         }
     }
 
-    /// Every listener first (bluetoothd going away, devices and the adapter changing), then
-    /// the objects (`GetManagedObjects`), the adapter powered, the application registered.
+    /// Every listener first (bluetoothd going away, devices and the adapter changing:
+    /// `BlueZSignal`), then the open's calls (`proceed`).
     /// (The handlers hold the transport strongly: the connection, which holds them, is
     /// closed with it.)
     private func listen(on c: DBusConnection) {
-        let loop = eventLoop
+        let (loop, adapter) = (eventLoop, index)
         c.onDisconnect { e in loop.execute { self.lost("the system bus connection broke (\(e.message))", c) } }
         c.export(prefix: "/org/gattd") { call in loop.execute { self.incoming(call, c) } }
-        c.subscribe(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged") { s in
-            guard s.arguments.first?.string == BlueZ.service, s.arguments.count == 3, s.arguments[2].string == "" else { return }
-            loop.execute { self.lost("bluetoothd left the system bus", c) }
-        }
-        c.subscribe(sender: BlueZ.service, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded") { s in
-            // A central bluetoothd did not know before: its object comes with Connected already true.
-            guard s.arguments.count == 2, let path = s.arguments[0].string,
-                let device = s.arguments[1].dictionary?[BlueZDevices.interface]?.dictionary
-            else { return }
-            loop.execute { self.deviceAdded(path, device, c) }
-        }
-        c.subscribe(sender: BlueZ.service, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved") { s in
-            guard let path = s.arguments.first?.string else { return }
-            loop.execute { self.deviceRemoved(path, c) }
-        }
-        c.subscribe(
-            sender: BlueZ.service, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-            installed: { error in
-                loop.execute {
-                    if let error { return self.openFailed("listening to bluetoothd: \(error)", c) }
-                    self.checkOwner(c)
-                }
+        // The last installed, the open goes on.
+        let listening: @Sendable (DBusError?) -> Void = { error in
+            loop.execute {
+                if let error { return self.openFailed("listening to bluetoothd: \(error)", c) }
+                self.proceed(self.life.listening(c), c)
             }
-        ) { s in loop.execute { self.propertiesChanged(s, c) } }
-    }
-
-    /// bluetoothd's unique bus name: a new one is a bluetoothd that restarted (so its adapters'
-    /// power-off was its exit, and gattd powers the adapter on again).
-    private func checkOwner(_ c: DBusConnection) {
-        let call = DBusCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner", [.string(BlueZ.service)])
-        c.call(call) { result in
-            self.eventLoop.execute {
-                guard self.isCurrent(c) else { return }
-                if let owner = (try? result.get())?.first?.string {
-                    if owner != self.bluetoothdOwner { self.poweredOffByOthers = false }
-                    self.bluetoothdOwner = owner
-                }
-                self.loadObjects(c)
+        }
+        for (i, m) in BlueZSignal.subscriptions.enumerated() {
+            let installed = i == BlueZSignal.subscriptions.count - 1 ? listening : nil
+            c.subscribe(sender: m.sender, interface: m.interface, member: m.member, installed: installed) { s in
+                guard let signal = BlueZSignal(s, adapter: adapter) else { return }
+                loop.execute { self.signal(signal, c) }
             }
         }
     }
 
-    private func loadObjects(_ c: DBusConnection) {
-        c.call(BlueZ.managedObjectsCall) { result in
-            self.eventLoop.execute {
-                guard self.isCurrent(c) else { return }
-                do throws(BlueZError) {
-                    let objects = try result.mapError { BlueZError.answer("asking bluetoothd for its adapters", $0) }.get().first ?? .array(element: "{oa{sa{sv}}}", [])
-                    let adapter = try BlueZAdapter.find(self.index, in: objects)
-                    self.adapter = adapter
-                    guard adapter.gattManager else { return self.openFailed("bluetoothd serves no GATT applications on hci\(self.index) (no GattManager1)", c, retry: .never(exitCode: 69)) }
-                    self.powerOn(adapter, c) { self.register(objects, c) }
-                } catch {
-                    // bluetoothd gone: its power-off was its exit, not a user's.
-                    if error == .notRunning { self.poweredOffByOthers = false }
-                    self.openFailed(error.description, c, retry: error == .notRunning ? .withBackoff : .whenAvailable)
-                }
+    /// Makes the open's next call (`life` says which), its answer going back to `life`; once
+    /// bluetoothd took the application, the controller is ready and the devices already
+    /// connected come up.
+    private func proceed(_ next: Life.Next?, _ c: DBusConnection) {
+        switch next {
+        case nil:
+            return
+        case .call(let call, let note):
+            switch note {
+            case .poweringOn?: logger.info("powering hci\(index) on through bluetoothd")
+            case .handlesTaken(let e)? where application.asksForHandles:
+                logger.info("bluetoothd holds handles gattd's services ask for (\(e.message)); asking for them 0x\(String(application.handleOffset, radix: 16)) higher, as on every start beside this bluetoothd")
+            case .handlesTaken(let e)?:
+                logger.warning("bluetoothd could not place gattd's services at any handles gattd asked for (\(e.message)); it places them itself: centrals that cached the handles discover again, and the moves follow")
+            case nil: break
             }
-        }
-    }
-
-    private func powerOn(_ adapter: BlueZAdapter, _ c: DBusConnection, then next: @escaping @Sendable () -> Void) {
-        guard !adapter.powered else {
-            poweredOffByOthers = false
-            return next()
-        }
-        guard !poweredOffByOthers else {
-            return openFailed("hci\(index) is powered off; gattd waits for it to be powered on (bluetoothctl power on)", c)
-        }
-        logger.info("powering hci\(index) on through bluetoothd")
-        let call = DBusCall(
-            destination: BlueZ.service, path: BlueZAdapter.path(index), interface: "org.freedesktop.DBus.Properties", member: "Set",
-            [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.boolean(true))])
-        c.call(call) { result in
-            self.eventLoop.execute {
-                guard self.isCurrent(c) else { return }
-                if case .failure(let e) = result { return self.openFailed("bluetoothd could not power hci\(self.index) on: \(e)", c) }
-                next()
+            c.call(call) { result in
+                self.eventLoop.execute { self.proceed(self.life.answered(c, result, application: &self.application, database: self.database), c) }
             }
-        }
-    }
-
-    /// `RegisterApplication`; once bluetoothd took it, the controller is ready and the
-    /// devices already connected come up.
-    private func register(_ objects: DBusValue, _ c: DBusConnection) {
-        c.call(applicationCall(register: true)) { result in
-            self.eventLoop.execute {
-                guard self.isCurrent(c), case .opening(_, let promise) = self.state else { return }
-                if case .failure(let e) = result {
-                    guard self.application.asksForHandles else { return self.openFailed("bluetoothd refused gattd's GATT application: \(e)", c) }
-                    self.placeElsewhere(after: e)
-                    return self.register(objects, c)
-                }
-                self.state = .open(c)
-                promise.succeed(())
-                guard let adapter = self.adapter else { return }
-                let probe = adapter.probe
-                self.logger.info("GATT application registered with bluetoothd on hci\(self.index) (\(self.application.objects.count) objects)")
-                self.emit(.ready(address: adapter.address, description: probe.description, controller: probe.controller))
-                for e in self.devices.load(objects) { self.emit(e) }
-                self.registerAgent(c)
-                self.reconcileL2CAPServers()
-            }
-        }
-    }
-
-    private func isCurrent(_ c: DBusConnection) -> Bool { connection === c }
-
-    /// `GattManager1.RegisterApplication` (`register`) or `UnregisterApplication` of gattd's tree.
-    func applicationCall(register: Bool) -> DBusCall {
-        DBusCall(
-            destination: BlueZ.service, path: BlueZAdapter.path(index), interface: "org.bluez.GattManager1",
-            member: register ? "RegisterApplication" : "UnregisterApplication",
-            register ? [.objectPath(BlueZGattApplication.root), .properties([:])] : [.objectPath(BlueZGattApplication.root)])
-    }
-
-    /// bluetoothd could not put the services where they asked (its own services, or another
-    /// application, hold those handles): the next offset, else bluetoothd's own placement.
-    func placeElsewhere(after e: DBusError) {
-        let offsets = BlueZGattApplication.handleOffsets
-        if let i = offsets.firstIndex(of: application.handleOffset), i + 1 < offsets.count {
-            let next = offsets[i + 1]
-            logger.info("bluetoothd holds handles gattd's services ask for (\(e.message)); asking for them 0x\(String(next, radix: 16)) higher, as on every start beside this bluetoothd")
-            application = BlueZGattApplication(database: database, handleOffset: next)
-        } else {
-            logger.warning("bluetoothd could not place gattd's services at any handles gattd asked for (\(e.message)); it places them itself: centrals that cached the handles discover again, and the moves follow")
-            application = application.lettingBluetoothdPlace()
+        case .fail(let message, let retry):
+            openFailed(message, c, retry: retry)
+        case .opened(let promise, let adapter, let objects):
+            promise.succeed(())
+            let probe = adapter.probe
+            logger.info("GATT application registered with bluetoothd on hci\(index) (\(application.objects.count) objects)")
+            emit(.ready(address: adapter.address, description: probe.description, controller: probe.controller))
+            for e in devices.load(objects) { emit(e) }
+            registerAgent(c)
+            reconcileL2CAPServers()
         }
     }
 
     private func openFailed(_ message: String, _ c: DBusConnection, retry: TransportOpenFailure.Retry = .withBackoff) {
-        guard isCurrent(c), case .opening(_, let promise) = state else { return }
-        state = .closed
+        guard let promise = life.openFailed(c) else { return }
         c.close()
         promise.fail(TransportOpenFailure(message, retry: retry))
         if retry == .whenAvailable {
@@ -244,67 +140,67 @@ public final class BlueZPeripheralTransport: SelfDrivenTransport, PacketCapturin
 
     /// The bus or bluetoothd went away: every connection is gone; the daemon opens again.
     private func lost(_ reason: String, _ c: DBusConnection) {
-        guard isCurrent(c) else { return }
-        if case .opening = state { return openFailed(reason, c) }
-        state = .closed
-        dropEverything()
+        switch life.lost(c) {
+        case nil: return
+        case .openFailed: return openFailed(reason, c)
+        case .lost: dropEverything(c)
+        }
         c.close()
         emit(.lost(reason: reason))
     }
 
-    private func dropEverything() {
-        for (_, w) in waiting { connection?.reply(w.call, .failure(BlueZGattError.dbusError(.unlikelyError))) }
-        waiting = [:]
-        for (_, p) in pairingPrompts { connection?.reply(p.call, .failure(BlueZAgent.rejected)) }
-        pairingPrompts = [:]
-        advertisements = [:]
+    /// Everything served on `c` is gone: calls waiting are answered.
+    private func dropEverything(_ c: DBusConnection) {
+        for (call, error) in accesses.dropAll() { c.reply(call, .failure(error)) }
+        for call in prompts.dropAll() { c.reply(call, .failure(BlueZAgent.rejected)) }
+        advertisements.reset()
         devices.reset()
-        l2cap.close()  // the servers asked for stay for the next registration
+        channels.servers.close()  // the servers asked for stay for the next registration
     }
 
     public func close() -> EventLoopFuture<Void> {
         eventLoop.submit {
             guard let c = self.connection else { return }
             self.unregisterAll(c)
-            self.state = .closed
-            self.dropEverything()
+            _ = self.life.close()
+            self.dropEverything(c)
             c.close()
-            self.poller?.shutdown()
-            self.poller = nil
+            self.channels.shutdown()
         }
     }
 
     func emit(_ event: TransportEvent) { onEvent?(event) }
 
-    // MARK: - bluetoothd's signals
-
-    private func propertiesChanged(_ s: DBusSignal, _ c: DBusConnection) {
-        guard isCurrent(c), s.arguments.count >= 2, let interface = s.arguments[0].string, let changed = s.arguments[1].dictionary else { return }
-        switch interface {
-        case BlueZDevices.interface:
-            let events = devices.changed(s.path, changed)
-            promptsEnded(events)
-            for e in events { emit(e) }
-            if changed["Paired"]?.bool == true, devices.owns(s.path) { logger.info("\(s.path): paired (bluetoothd keeps the bond)") }
-        case "org.bluez.Adapter1" where s.path == BlueZAdapter.path(index):
-            if changed["Powered"]?.bool == false, case .open = state {
-                poweredOffByOthers = true
-                lost("hci\(index) was powered off (by a user, rfkill, or bluetoothd stopping)", c)
+    /// Makes `call` on `c` and logs how it ended: `done`, or a warning `failed` words.
+    func call(_ call: DBusCall, on c: DBusConnection, done: String, failed: @escaping @Sendable (DBusError) -> String) {
+        c.call(call) { result in
+            switch result {
+            case .success: self.logger.info("\(done)")
+            case .failure(let e): self.logger.warning("\(failed(e))")
             }
-        default: break
         }
     }
 
-    private func deviceAdded(_ path: String, _ properties: [String: DBusValue], _ c: DBusConnection) {
-        guard isCurrent(c) else { return }
-        for e in devices.added(path, properties) { emit(e) }
+    private func signal(_ signal: BlueZSignal, _ c: DBusConnection) {
+        guard life.isCurrent(c) else { return }
+        switch signal {
+        case .bluetoothdLeft: lost("bluetoothd left the system bus", c)
+        case .adapterRemoved: lost("bluetoothd removed hci\(index)", c)
+        case .adapterPoweredOff:
+            if life.poweredOff(c) { lost("hci\(index) was powered off (by a user, rfkill, or bluetoothd stopping)", c) }
+        case .deviceAdded(let path, let properties):
+            for e in devices.added(path, properties) { emit(e) }
+        case .deviceChanged(let path, let changed):
+            devicesChanged(devices.changed(path, changed), c)
+            if changed["Paired"]?.bool == true, devices.owns(path) { logger.info("\(path): paired (bluetoothd keeps the bond)") }
+        case .deviceRemoved(let path):
+            devicesChanged(devices.removed(path), c)
+        }
     }
 
-    private func deviceRemoved(_ path: String, _ c: DBusConnection) {
-        guard isCurrent(c) else { return }
-        if path == BlueZAdapter.path(index) { return lost("bluetoothd removed hci\(index)", c) }
-        let events = devices.removed(path)
-        promptsEnded(events)
+    /// Devices' connections came or went: a central's unanswered prompt goes with it.
+    private func devicesChanged(_ events: [TransportEvent], _ c: DBusConnection) {
+        for call in prompts.ended(events) { c.reply(call, .failure(BlueZAgent.rejected)) }
         for e in events { emit(e) }
     }
 
@@ -329,7 +225,7 @@ public final class BlueZPeripheralTransport: SelfDrivenTransport, PacketCapturin
             let before = self.security.ioCapability
             self.security = configuration.security
             // A new IO capability is bluetoothd's to know: the agent registers again with it.
-            guard before != configuration.security.ioCapability, case .open(let c) = self.state else { return }
+            guard before != configuration.security.ioCapability, let (c, _) = self.life.served else { return }
             self.reregisterAgent(c)
         }
         return []
@@ -339,7 +235,7 @@ public final class BlueZPeripheralTransport: SelfDrivenTransport, PacketCapturin
     public func disconnect(_ id: ConnectionID, reason: HCIStatus, now: Duration) -> [Never] {
         eventLoop.execute {
             guard let c = self.connection, let path = self.devices.path(of: id) else { return }
-            c.call(DBusCall(destination: BlueZ.service, path: path, interface: BlueZDevices.interface, member: "Disconnect")) { _ in }
+            c.call(BlueZAdapter.disconnectCall(path)) { _ in }
         }
         return []
     }
