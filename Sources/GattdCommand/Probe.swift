@@ -23,7 +23,7 @@ func checkConfigAgainstController(_ path: String, _ options: Gattd) throws {
     let (probe, location) = try probeController(options)
     StandardStream.output.write("\n" + ProbeReport.render(probe, location: location))
     guard let controller = probe.controller else { return }
-    let sets = [AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: payloads)]
+    let sets = [AdvertisingSet.primary(payloads)]
         + configuration.gatt.advertisingSets.compactMap { try? $0.build() }
     let violations = controller.limits.violations(of: sets)
     guard !violations.isEmpty else {

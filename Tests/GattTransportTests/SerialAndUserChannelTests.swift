@@ -36,12 +36,15 @@ struct PseudoTerminal: ~Copyable {
         let openpty = unsafeBitCast(symbol, to: OpenPTY.self)
         var main: CInt = -1
         var subsidiary: CInt = -1
-        guard openpty(&main, &subsidiary, nil, nil, nil) == 0, let name = ttyname(subsidiary) else {
+        // ttyname_r: ttyname's static buffer is shared with tests running in parallel (it read
+        // "/dev/pts/" once, another thread's name half written).
+        var name = [CChar](repeating: 0, count: 128)
+        guard openpty(&main, &subsidiary, nil, nil, nil) == 0, ttyname_r(subsidiary, &name, name.count) == 0 else {
             throw TestTimeout(what: "openpty")
         }
         self.main = main
         self.subsidiary = subsidiary
-        self.path = String(cString: name)
+        self.path = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     deinit {

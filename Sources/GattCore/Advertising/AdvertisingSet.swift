@@ -63,4 +63,9 @@ public struct AdvertisingSet: Sendable, Hashable {
     }
 
     public var isPrimary: Bool { id == Self.primaryID }
+
+    /// The primary set (the config's `advertising`) with `payloads`.
+    public static func primary(_ payloads: AdvertisingPayloads) -> AdvertisingSet {
+        AdvertisingSet(id: primaryID, path: primaryPath, payloads: payloads)
+    }
 }

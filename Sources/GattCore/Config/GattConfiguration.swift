@@ -41,7 +41,7 @@ extension GattConfiguration {
     /// `advertising_sets` in config order. Check them against the controller with
     /// `AdvertisingLimits.violations(of:)`.
     public func allAdvertisingSets() throws(AdvertisingPayloadError) -> [AdvertisingSet] {
-        var sets = [AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: try advertisingPayloads())]
+        var sets = [AdvertisingSet.primary(try advertisingPayloads())]
         for set in advertisingSets { sets.append(try set.build()) }
         return sets
     }

@@ -55,7 +55,7 @@ struct AdvertisingSets: Sendable {
     private(set) var turnedOff: Set<String> = []
 
     init(primary: AdvertisingPayloads, others: [AdvertisingSet]) {
-        entries = [Entry(set: AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: primary))]
+        entries = [Entry(set: .primary(primary))]
             + others.map { Entry(set: $0) }
     }
 

@@ -27,7 +27,7 @@ extension Peripheral {
             }
         }
         maxConnections = newMax ?? Int.max
-        if sets.replace(AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: newPayloads), advertisingConditions) {
+        if sets.replace(.primary(newPayloads), advertisingConditions) {
             outcome.advertisingChanged = true
         }
         if sets.replaceOthers(newSets) { outcome.advertisingChanged = true }

@@ -59,7 +59,7 @@ final class ControllerService {
     /// no controller was ready yet).
     func refusal(of new: GattConfiguration, payloads: AdvertisingPayloads) -> String? {
         guard let controller = known.info else { return nil }
-        let sets = [AdvertisingSet(id: AdvertisingSet.primaryID, path: AdvertisingSet.primaryPath, payloads: payloads)] + AdvertisingService.otherSets(new)
+        let sets = [AdvertisingSet.primary(payloads)] + AdvertisingService.otherSets(new)
         let violations = controller.limits.violations(of: sets)
         return violations.isEmpty ? nil : violations.map { "\($0)" }.joined(separator: "; ")
     }
