@@ -62,6 +62,10 @@ public struct ControllerBelow: BelowSeam {
         }
     }
 
+    /// The H4 host's `Host`, when this is an H4 link (a copy, for reading: tests and fuzz
+    /// targets check its state).
+    public var host: Host? { h4?.host }
+
     /// A call on the H4 host (its shell's reads and channel calls; the start of a link).
     public mutating func runHost(now: Duration, _ call: (inout H4Host, Duration) -> [HostOutput]) -> [BelowOutput] {
         guard below == .h4 else { return [] }

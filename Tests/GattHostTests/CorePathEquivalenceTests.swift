@@ -54,12 +54,14 @@ import GattTestFixtures
             let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7) }
             for packetLength in [1, 2, 3, 4, 5, 8, 27, 251] {
                 for channel in [L2CAPChannelID.att, .smp, .leSignalling] {
-                    var packets: [[UInt8]] = []
-                    ACLFragmenter.fragment(payload, channel: channel, handle: 0x0ABC, packetLength: packetLength, into: &packets)
+                    var kept: [H4Packet] = []
+                    ACLFragmenter.fragment(payload, channel: channel, handle: 0x0ABC, packetLength: packetLength, into: &kept)
+                    let packets = kept.map(\.body)
+                    #expect(kept.allSatisfy { $0.type == .acl && $0.bodyCount == $0.body.count })
                     let expected = Self.split(try L2CAPBasicFrame(channelID: channel, payload: payload).encoded(), handle: 0x0ABC, packetLength: packetLength)
                     #expect(packets == expected.map { $0.encoded() }, "payload \(length), packets of \(packetLength)")
                     if 4 + length <= packetLength {
-                        #expect([ACLFragmenter.onePacket(payload, channel: channel, handle: 0x0ABC)] == packets)
+                        #expect([ACLFragmenter.onePacket(payload, channel: channel, handle: 0x0ABC).body] == packets)
                     }
                 }
             }

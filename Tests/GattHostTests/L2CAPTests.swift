@@ -96,9 +96,9 @@ private func cont(_ data: String) -> HCIACLPacket { HCIACLPacket(handle: 0x40, p
 
 /// The host's fragmenter, its packets decoded.
 private func fragments(_ frame: L2CAPBasicFrame, handle: UInt16, packetLength: Int) throws -> [HCIACLPacket] {
-    var packets: [[UInt8]] = []
+    var packets: [H4Packet] = []
     ACLFragmenter.fragment(frame.payload, channel: frame.channelID, handle: handle, packetLength: packetLength, into: &packets)
-    return try packets.map { bytes throws(HCIDecodingError) in try HCIACLPacket(decoding: bytes) }
+    return try packets.map { p throws(HCIDecodingError) in try HCIACLPacket(decoding: p.body) }
 }
 
 @Suite struct L2CAPFragmenterTests {
@@ -131,7 +131,7 @@ private func fragments(_ frame: L2CAPBasicFrame, handle: UInt16, packetLength: I
         #expect(try fragments(L2CAPBasicFrame(channelID: .smp, payload: []), handle: 1, packetLength: 27)
             == [HCIACLPacket(handle: 1, packetBoundary: .firstNonFlushable, data: h("00 00 06 00"))])
         // A payload above 65,535 bytes cannot be framed: nothing is sent.
-        var packets: [[UInt8]] = []
+        var packets: [H4Packet] = []
         ACLFragmenter.fragment([UInt8](repeating: 0, count: 0x10000), channel: .att, handle: 1, packetLength: 27, into: &packets)
         #expect(packets.isEmpty)
     }

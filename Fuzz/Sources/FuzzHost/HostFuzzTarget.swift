@@ -2,10 +2,12 @@ import FuzzSupport
 import GattCore
 import GattHost
 import GattTestSupport
+import GattTransport
 
 /// Fuzzes the H4 path: `Host` (HCI, ACL reassembly, L2CAP, signalling, SMP) under the
-/// `Peripheral` core (ATT) in the `PeripheralStack` the daemon runs, through public entry
-/// points only (`Host.start/receive`, the stack's `tick`).
+/// `Peripheral` core (ATT) in the composition the daemon runs — `PeripheralStack<ControllerBelow>`
+/// over `H4Host`, its shell wired by `attachShell` — through public entry points only (the
+/// shell's `runHost` for what it reads, the stack's `tick`).
 ///
 /// Input: one flags byte, then an H4 byte stream as a transport would read it.
 /// - bits 0–2 pick the config under config/;
@@ -62,8 +64,10 @@ public func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 }
 
 final class HostFuzzHarness {
-    let stack: PeripheralStack<Host>
-    var host: Host { stack.below }
+    let stack: PeripheralStack<ControllerBelow>
+    let shell = Shell()
+    /// The H4 host's state, for the oracle (a copy).
+    var host: Host { stack.below.host! }
     /// Credit-based channel events waiting for `channels`.
     var channelEvents: [CreditBasedChannelEvent] = []
     var lastSDU = [UInt8](repeating: 0x5A, count: 300)
@@ -88,7 +92,7 @@ final class HostFuzzHarness {
         var hostConfiguration = HostConfiguration(deviceName: config.name, advertising: config.advertising)
         hostConfiguration.randomAddress = BluetoothAddress("C0:11:22:33:44:55")
         if security { hostConfiguration.security = SecurityManagerConfiguration() }
-        var host = Host(configuration: hostConfiguration)
+        var host = H4Host(host: hostConfiguration)
         if security {
             // A bond for the fuzzed central's usual address, so LTK requests can be answered.
             host.setBonds([Bond(address: BluetoothAddress("C0:00:00:00:00:01")!, addressType: .random,
@@ -104,7 +108,7 @@ final class HostFuzzHarness {
         let otherSets = config.advertisingSets.compactMap { try? $0.build() }
         let core = Peripheral(
             database: config.makeDatabase(), payloads: payloads, otherSets: otherSets, maxConnections: config.advertising.maxConnections)
-        stack = PeripheralStack(core: core, below: host)
+        stack = PeripheralStack(core: core, below: ControllerBelow(h4: host, shell: shell))
         // A capable controller: every command, 3 LE ACL buffers of 27 bytes.
         var controller = extended ? ScriptedController.extended : ScriptedController()
         // With extended advertising also the Connection Parameters Request procedure: link
@@ -115,12 +119,25 @@ final class HostFuzzHarness {
         controller.aclBuffers = (27, 3)
         self.controller = controller
         self.answerCommands = answerCommands
-        stack.onBelowOutput = { [unowned self] in observe($0) }
+        shell.harness = self
+        stack.attachShell { [unowned self] in now }
     }
+
+    /// The H4 host's shell as the daemon's stack sees it: the harness's calls on the host go
+    /// through `runHost` (set by `attachShell`), each a turn of the stack; what the stack hands
+    /// the shell goes to the harness's oracle.
+    final class Shell: HostShell {
+        unowned(unsafe) var harness: HostFuzzHarness!
+        var runHost: ((_ call: (inout H4Host, Duration) -> [HostOutput]) -> Void)?
+        func perform(_ output: HostOutput) { harness.observe(output) }
+    }
+
+    /// A call on the H4 host, in a turn of the stack.
+    func runHost(_ call: (inout H4Host, Duration) -> [HostOutput]) { shell.runHost!(call) }
 
     /// Starts the host and answers every command until it is ready.
     func bringUp() {
-        stack.callBelow(now: now) { [now] in $0.start(now: now) }
+        runHost({ h, now in h.start(now: now) })
         var rounds = 0
         while !host.isReady, !unanswered.isEmpty, rounds < 100 {
             answerOne()
@@ -134,7 +151,7 @@ final class HostFuzzHarness {
 
     func deliver(_ packet: H4Packet) {
         if packet.type == .event { noteCompletions(packet.body) }
-        stack.callBelow(now: now) { [now] in $0.receive(packet, now: now) }
+        runHost({ h, now in h.receive(packet, now: now) })
         if answerCommands {
             while !unanswered.isEmpty, !host.hasFailed { answerOne() }
         }
@@ -159,7 +176,7 @@ final class HostFuzzHarness {
     func answerOne() {
         let event = controller.answer(command: unanswered.removeFirst())
         noteCompletions(event)
-        stack.callBelow(now: now) { [now] in $0.receive(H4Packet(type: .event, body: event), now: now) }
+        runHost({ h, now in h.receive(H4Packet(type: .event, body: event), now: now) })
     }
 
     /// Number Of Completed Packets frees buffers the way the host counts them: never
@@ -200,10 +217,10 @@ final class HostFuzzHarness {
             switch channelEvents.removeFirst() {
             case .received(let id, let sdu):
                 lastSDU = sdu
-                stack.callBelow(now: now) { [now] in $0.consumed(on: id, now: now) }
+                runHost({ h, now in h.host.consumed(on: id, now: now) })
             case .ready(let id):
                 let sdu = lastSDU
-                stack.callBelow(now: now) { [now] in $0.send(sdu: sdu, on: id, now: now) }
+                runHost({ h, now in h.host.send(sdu: sdu, on: id, now: now) })
             case .opened, .closed:
                 break
             }

@@ -15,7 +15,7 @@ struct ACLScheduler: Sendable {
         let handle: UInt16
         fileprivate(set) var inFlight = 0
         /// Fragments of frames already taken, in order, as HCI ACL packets (header included).
-        fileprivate var fragments: Deque<[UInt8]> = []
+        fileprivate var fragments: Deque<H4Packet> = []
         /// Signalling/SMP frames waiting for the fragments to drain.
         fileprivate var frames: Deque<L2CAPBasicFrame> = []
         /// The ATT PDU handed over and not fragmented yet.
@@ -185,7 +185,7 @@ struct ACLScheduler: Sendable {
             }
             idle = 0
             credits -= 1
-            out.append(.send(H4Packet(type: .acl, body: packet)))
+            out.append(.send(packet))
         }
         guard credits > 0 else { return }
         for k in 0..<links.count {
@@ -226,7 +226,7 @@ struct ACLScheduler: Sendable {
 
     /// The link's next fragment (counted in flight), refilling from its next frame when its
     /// fragments drained; nil when it has nothing to send.
-    private static func nextPacket(_ l: inout Link, packetLength: Int) -> [UInt8]? {
+    private static func nextPacket(_ l: inout Link, packetLength: Int) -> H4Packet? {
         if l.fragments.isEmpty {
             // The next frame, signalling/SMP first; one that fits one packet skips the queue.
             let payload: [UInt8]

@@ -14,8 +14,13 @@ public struct H4Host {
     private var enhancedATT = false
 
     public init(configuration: GattConfiguration) {
-        self.configuration = HostConfiguration(configuration)
-        self.host = Host(configuration: self.configuration)
+        self.init(host: HostConfiguration(configuration))
+    }
+
+    /// A host with these settings (a test's or fuzz target's, built by hand).
+    public init(host configuration: HostConfiguration) {
+        self.configuration = configuration
+        self.host = Host(configuration: configuration)
     }
 
     /// A link to the controller is up: a fresh host with the kept settings resets and brings

@@ -79,7 +79,7 @@ public final class H4Transport: @unchecked Sendable {
 
     /// One packet in a buffer of its own (`send`, the user channel).
     static func encode(_ packet: H4Packet, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: 1 + packet.body.count)
+        var buffer = allocator.buffer(capacity: 1 + packet.bodyCount)
         buffer.writeH4Packet(packet)
         return buffer
     }
@@ -213,6 +213,14 @@ extension ByteBuffer {
     /// Indicator byte, then the HCI packet (Vol 4 Part A §2).
     mutating func writeH4Packet(_ packet: H4Packet) {
         writeInteger(packet.type.rawValue)
-        writeBytes(packet.body)
+        // Kept in parts (an ACL fragment: its headers, then its PDU's bytes): copied once, here.
+        let (prefix, count, rest) = packet.bodyParts
+        switch count {
+        case 0: break
+        case 8: writeInteger(prefix, endianness: .little)
+        case 4: writeInteger(UInt32(truncatingIfNeeded: prefix), endianness: .little)
+        default: for k in 0..<count { writeInteger(UInt8(truncatingIfNeeded: prefix >> (8 * UInt64(k)))) }
+        }
+        writeBytes(rest)
     }
 }
