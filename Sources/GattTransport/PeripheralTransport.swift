@@ -45,8 +45,8 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     func probe(timeout: TimeAmount) -> EventLoopFuture<ControllerProbe>
 }
 
-/// A transport that runs its own rules in its object (the kernel's, bluetoothd's) rather than
-/// as a value in the daemon's stack: it is its own half below the seam, called as any is
+/// A transport that runs its own rules in its object (bluetoothd's: it runs ATT itself) rather
+/// than as a value in the daemon's stack, as the H4 host and the kernel's rules are: it is its own half below the seam, called as any is
 /// (`BelowSeam`, declared once), and reports what follows through `onEvent` rather than by
 /// returning outputs (it has none). It keeps its own timers.
 public protocol SelfDrivenTransport: PeripheralTransport, BelowSeam where Output == Never {}
