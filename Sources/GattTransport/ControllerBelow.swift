@@ -11,9 +11,9 @@ public struct ControllerBelow: BelowSeam {
 
     private enum Kind { case h4, kernel, calls }
     private let below: Kind
-    /// The H4 host, when this is an H4 link (else nil). Private: reading it copies the host;
-    /// calls reach it in place (`runHost`, the seam's members).
-    private var h4: H4Host?
+    /// The H4 host, when this is an H4 link (else nil). Not public: reading it copies the host;
+    /// calls reach it in place (`runHost`, the seam's members). The host tests reach it here.
+    internal var h4: H4Host?
     /// The shell that moves the H4 host's packets (performs its outputs, feeds it what it reads).
     public let hostShell: (any HostShell)?
     /// The kernel's rules, when this is the kernel transport (else nil).
@@ -61,10 +61,6 @@ public struct ControllerBelow: BelowSeam {
         case .kernel(let o): kernelShell?.perform(o)
         }
     }
-
-    /// The H4 host's `Host`, when this is an H4 link (a copy, for reading: tests and fuzz
-    /// targets check its state).
-    public var host: Host? { h4?.host }
 
     /// A call on the H4 host (its shell's reads and channel calls; the start of a link).
     public mutating func runHost(now: Duration, _ call: (inout H4Host, Duration) -> [HostOutput]) -> [BelowOutput] {

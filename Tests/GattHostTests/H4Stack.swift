@@ -1,6 +1,7 @@
 @testable import GattCore
 @testable import GattHost
 import GattTestFixtures
+@testable import GattTransport
 
 /// What the host tests see: the H4 host's events and the peripheral core's, as one list.
 enum StackEvent: Equatable {
@@ -24,34 +25,28 @@ enum StackOutput: Equatable {
     case event(StackEvent)
 }
 
-/// The H4 host below the seam and the peripheral core above it, wired by the one
-/// `PeripheralStack` the daemon runs too: this shell records what it does as `StackOutput`s
-/// (packets as the host makes them, the core's events as the tests name them). The host tests
-/// drive the whole H4 path through it, PDU by PDU.
+/// The H4 host below the seam and the peripheral core above it, in the composition the daemon
+/// runs: `PeripheralStack<ControllerBelow>` over `H4Host`, its shell wired by `attachShell`.
+/// This shell records what it is handed as `StackOutput`s (packets as the host makes them, the
+/// core's events as the tests name them); each call the tests make on the host goes through
+/// the shell's `runHost` at the time they give, as the daemon's shell's reads do. The host
+/// tests drive the whole H4 path through it, PDU by PDU.
 struct H4Stack {
-    let stack: PeripheralStack<Host>
-    private let recorder = Recorder()
+    let stack: PeripheralStack<ControllerBelow>
+    private let recorder: Recorder
 
     init(configuration: HostConfiguration, att: ATTServer, payloads: AdvertisingPayloads, otherSets: [AdvertisingSet] = []) {
+        let recorder = Recorder()
+        self.recorder = recorder
         stack = PeripheralStack(
             core: Peripheral(
                 database: att.database, payloads: payloads, otherSets: otherSets, maxConnections: configuration.advertising.maxConnections,
                 att: att.configuration),
-            below: Host(configuration: configuration))
-        let recorder = recorder
-        stack.onBelowOutput = { o in
-            switch o {
-            case .send(let p): recorder.outputs.append(.send(p))
-            case .event(.controllerReady(let i)): recorder.outputs.append(.event(.controllerReady(i)))
-            case .event(.warning(let m)): recorder.outputs.append(.event(.warning(m)))
-            case .event(.fatal(let m)): recorder.outputs.append(.event(.fatal(m)))
-            case .event(.channel(let e)): recorder.outputs.append(.event(.channel(e)))
-            case .event(.transport): break
-            }
-        }
+            below: ControllerBelow(h4: H4Host(host: configuration), shell: recorder))
+        stack.attachShell { recorder.now }
         stack.onEvent = { [unowned stack] e in
             if case .linkChanged(let c) = e { recorder.links.append(LinkReport(handle: c.handle ?? c.id.rawValue, link: c.link)) }
-            recorder.outputs += Self.translate(e, connections: stack.below.connections).map { .event($0) }
+            recorder.outputs += Self.translate(e, connections: stack.below.h4!.host.connections).map { .event($0) }
         }
     }
 
@@ -62,8 +57,8 @@ struct H4Stack {
     }
 
     var host: Host {
-        get { stack.below }
-        nonmutating _modify { yield &stack.below }
+        get { stack.below.h4!.host }
+        nonmutating _modify { yield &stack.below.h4!.host }
     }
     var core: Peripheral {
         get { stack.core }
@@ -87,10 +82,10 @@ struct H4Stack {
     func supports(_ command: HCICommand) -> Bool { host.supports(command) }
 
     mutating func start(payloads: AdvertisingPayloads, now: Duration) -> [StackOutput] {
-        record { stack.callBelow(now: now) { $0.start(now: now) } }
+        call({ h, now in h.start(now: now) }, now: now)
     }
     mutating func receive(_ packet: H4Packet, now: Duration) -> [StackOutput] {
-        record { stack.callBelow(now: now) { $0.receive(packet, now: now) } }
+        call({ h, now in h.receive(packet, now: now) }, now: now)
     }
     mutating func tick(now: Duration) -> [StackOutput] { record { stack.tick(now: now) } }
 
@@ -111,7 +106,7 @@ struct H4Stack {
     }
     mutating func disconnect(_ handle: UInt16, reason: HCIStatus = .remoteUserTerminatedConnection, now: Duration) -> [StackOutput] {
         guard core.connections[ConnectionID(handle)] != nil else { return [] }
-        return record { stack.callBelow(now: now) { $0.disconnect(ConnectionID(handle), reason: reason, now: now) } }
+        return call({ h, now in h.disconnect(ConnectionID(handle), reason: reason, now: now) }, now: now)
     }
     /// The user's answer to a pairing prompt on `handle`.
     mutating func respondToPairing(_ handle: UInt16, _ answer: PairingUserAnswer, now: Duration) -> [StackOutput] {
@@ -119,15 +114,22 @@ struct H4Stack {
     }
     mutating func shutdown(now: Duration) -> [StackOutput] { perform(core.shutdown(), now) }
 
-    /// A call into the host that the transport makes (e.g. a credit-based channel's inputs).
+    /// A call into the host that the transport makes (e.g. a credit-based channel's inputs),
+    /// through the shell's `runHost`, in a turn of the stack at `now`.
     mutating func call(_ body: (inout Host, Duration) -> [HostOutput], now: Duration) -> [StackOutput] {
-        record { stack.callBelow(now: now) { body(&$0, now) } }
+        record {
+            recorder.now = now
+            recorder.runHost!({ h, now in body(&h.host, now) })
+        }
     }
 
     // MARK: Recording
 
     private func perform(_ outputs: [PeripheralOutput], _ now: Duration) -> [StackOutput] {
-        record { stack.perform(outputs, now: now) }
+        record {
+            recorder.now = now
+            stack.perform(outputs, now: now)
+        }
     }
 
     /// What `body` made the stack do.
@@ -159,10 +161,25 @@ struct H4Stack {
     }
 }
 
-/// The outputs of the running `H4Stack` call (a class: the stack's callbacks append to it).
-private final class Recorder {
+/// The H4 host's shell in the tests: it records the outputs of the running `H4Stack` call
+/// (a class: the stack's callbacks append to it) and gives the stack the tests' time.
+private final class Recorder: HostShell {
     var outputs: [StackOutput] = []
     var links: [LinkReport] = []
+    /// The time of the running call (the stack's clock).
+    var now: Duration = .zero
+    var runHost: ((_ call: (inout H4Host, Duration) -> [HostOutput]) -> Void)?
+
+    func perform(_ o: HostOutput) {
+        switch o {
+        case .send(let p): outputs.append(.send(p))
+        case .event(.controllerReady(let i)): outputs.append(.event(.controllerReady(i)))
+        case .event(.warning(let m)): outputs.append(.event(.warning(m)))
+        case .event(.fatal(let m)): outputs.append(.event(.fatal(m)))
+        case .event(.channel(let e)): outputs.append(.event(.channel(e)))
+        case .event(.transport): break
+        }
+    }
 }
 
 /// A `.linkChanged` the core reported (kept apart from the events most tests compare).

@@ -67,7 +67,7 @@ final class HostFuzzHarness {
     let stack: PeripheralStack<ControllerBelow>
     let shell = Shell()
     /// The H4 host's state, for the oracle (a copy).
-    var host: Host { stack.below.host! }
+    var host: Host { stack.below.h4!.host }
     /// Credit-based channel events waiting for `channels`.
     var channelEvents: [CreditBasedChannelEvent] = []
     var lastSDU = [UInt8](repeating: 0x5A, count: 300)
