@@ -1,35 +1,3 @@
-/// A channel of `l2cap_channels` as the config declares it: `psm` nil means gattd picks a
-/// dynamic one (`GattConfiguration.assignL2CAPPSMs`).
-public struct L2CAPChannelConfiguration: Sendable, Equatable {
-    public var id: String
-    /// The PSM the config asks for (nil: dynamic, picked by gattd).
-    public var requestedPSM: UInt16?
-    public var security: L2CAPChannelSecurity
-    public var mtu: Int
-    /// The PSM in use: `requestedPSM`, or the dynamic one gattd picked.
-    public var psm: UInt16
-
-    public init(id: String, requestedPSM: UInt16? = nil, security: L2CAPChannelSecurity = .none, mtu: Int = L2CAPChannelServer.defaultMTU) {
-        self.id = id
-        self.requestedPSM = requestedPSM
-        self.security = security
-        self.mtu = mtu
-        self.psm = requestedPSM ?? 0
-    }
-
-    public var server: L2CAPChannelServer { L2CAPChannelServer(id: id, psm: psm, security: security, mtu: mtu) }
-
-    /// One channel object (the control op `publish_l2cap_channel`), checked as the config's
-    /// `l2cap_channels` entries are, with paths relative to `path`. `psm` is `requestedPSM`
-    /// (0 when gattd is to pick one).
-    public static func parse(_ v: JSONValue, path: String = "channel") -> Result<L2CAPChannelConfiguration, ConfigErrors> {
-        let r = ConfigReader()
-        let parsed = L2CAPChannelParser(reader: r).parse(v, at: path)
-        guard !r.hasErrors, let (c, _) = parsed else { return .failure(r.errors) }
-        return .success(c)
-    }
-}
-
 /// `l2cap_channels` (docs/config.md "L2CAP channels") and the control op
 /// `publish_l2cap_channel`'s `channel` object.
 struct L2CAPChannelParser {
@@ -137,43 +105,4 @@ extension GattConfiguration {
 
     /// The channel servers the config declares (with their PSMs).
     public var l2capChannelServers: [L2CAPChannelServer] { l2capChannels.map(\.server) }
-}
-
-/// How gattd picks dynamic PSMs (pure; `GattConfiguration.assignL2CAPPSMs`).
-public enum L2CAPPSMAssignment {
-    public static func assign(_ channels: [L2CAPChannelConfiguration], kept: [String: UInt16], taken extra: Set<UInt16> = []) -> [L2CAPChannelConfiguration] {
-        var out = channels
-        var taken = Set(channels.compactMap(\.requestedPSM)).union(extra)
-        let dynamic = L2CAPChannelServer.dynamicPSMs
-        // First the kept ones (an earlier run's picks), so a new channel cannot take them.
-        for i in out.indices where out[i].requestedPSM == nil {
-            if let k = kept[out[i].id], dynamic.contains(k), !taken.contains(k) {
-                out[i].psm = k
-                taken.insert(k)
-            } else {
-                out[i].psm = 0
-            }
-        }
-        for i in out.indices where out[i].requestedPSM == nil && out[i].psm == 0 {
-            let count = UInt16(dynamic.count)
-            let start = UInt16(fnv1a(out[i].id) % UInt32(count))
-            for step in 0..<count {
-                let psm = dynamic.lowerBound + (start + step) % count
-                if !taken.contains(psm) {
-                    out[i].psm = psm
-                    taken.insert(psm)
-                    break
-                }
-            }
-        }
-        for i in out.indices where out[i].requestedPSM != nil { out[i].psm = out[i].requestedPSM! }
-        return out
-    }
-
-    /// FNV-1a over the id's UTF-8 (stable across runs and platforms, unlike `hashValue`).
-    static func fnv1a(_ s: String) -> UInt32 {
-        var h: UInt32 = 2_166_136_261
-        for b in s.utf8 { h = (h ^ UInt32(b)) &* 16_777_619 }
-        return h
-    }
 }

@@ -34,39 +34,3 @@ extension HostConfiguration {
         security = configuration.security
     }
 }
-
-/// A live LE connection as the host sees it.
-public struct HostConnection: Sendable, Equatable {
-    public let handle: UInt16
-    public let peerAddress: BluetoothAddress
-    public let peerAddressType: BluetoothAddressType
-    public var security: SecurityLevel = .low
-    /// The encryption key size in octets while encrypted, when known.
-    public var keySize: Int?
-    /// What the key the last LE Long Term Key Request was answered with gives the link.
-    var pendingSecurity: SMPLinkSecurity?
-    public var id: ConnectionID { ConnectionID(handle) }
-}
-
-/// Something the H4 transport passes up or logs.
-public enum HostEvent: Sendable, Equatable {
-    /// Bring-up finished (also reported as `TransportEvent.ready`).
-    /// (Indirect: a large, rare payload would make every value of the enum as large and as costly to copy.)
-    indirect case controllerReady(ControllerInfo)
-    /// For the peripheral core, above the seam.
-    case transport(TransportEvent)
-    /// A credit-based L2CAP channel, for the transport that pumps it (`CreditBasedChannels`).
-    case channel(CreditBasedChannelEvent)
-    /// A non-fatal problem worth a log line (malformed frame dropped, optional command refused…).
-    case warning(String)
-    /// The controller cannot be used any more (it stopped answering, bring-up failure,
-    /// hardware error): the transport is dropped and opened again.
-    case fatal(String)
-}
-
-/// What a host call asks the I/O shell to do.
-public enum HostOutput: Sendable, Equatable {
-    /// Write this packet to the controller.
-    case send(H4Packet)
-    case event(HostEvent)
-}

@@ -2,8 +2,6 @@ import ArgumentParser
 import GattControlProtocol
 import GattCore
 
-// MARK: - advertise
-
 struct Advertise: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Turn advertising on or off, or replace its manufacturer or service data (the primary set, or one of the config's advertising_sets).",
