@@ -148,7 +148,7 @@ final class HostCounters: Counters, HostShell {
         switch output {
         case .send(let packet):
             sentPackets += 1
-            sentBytes += 1 + packet.body.count
+            sentBytes += 1 + packet.bodyCount
             switch packet.type {
             case .command: unanswered.append(packet.body)
             case .acl: aclInFlight += 1
