@@ -26,7 +26,7 @@ extension PeripheralDaemon {
             self.restoration.keep(kept, what: "the runtime services")
             self.keepAdvertisingData()
             let now = self.now
-            self.stack.callBelow(now: now) { $0.configure(new, now: now) }
+            self.stack.configureBelow(new, now: now)
             self.core.setMinimumEncryptionKeySize(new.security.minimumKeySize)
             self.core.securityOnConnect = new.security.securityOnConnect
             let before = self.core.database.serviceFingerprints
@@ -51,7 +51,7 @@ extension PeripheralDaemon {
     /// whether the transport accepts Enhanced ATT bearers (new channels only; open ones stay).
     func applyEnhancedATT() {
         let wanted = configuration.enhancedATT
-        stack.callBelow(now: now) { $0.setEnhancedATT(wanted); return [] }
+        stack.setEnhancedATT(wanted, now: now)
         core.setEnhancedATT(Self.servesEnhancedATT(configuration, transport))
         // The transport logs why, once; this line only says what follows from it.
         if wanted, !transport.supportsEnhancedATT, !loggedNoEnhancedATT {

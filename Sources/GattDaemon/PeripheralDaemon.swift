@@ -4,8 +4,8 @@ import Logging
 import NIOCore
 
 /// The daemon: one event loop around the sans-I/O `PeripheralStack` (the `Peripheral` core
-/// on the half below the seam of whichever `PeripheralTransport` the command line picked:
-/// `ControllerBelow`), with one timer and one clock for both halves. It hands the stack the
+/// on the half below the seam of whichever `PeripheralTransport` the command line picked, which
+/// made the stack: `PeripheralStackDriving`), with one timer and one clock for both halves. It hands the stack the
 /// transport's events, the time and the control socket's calls, and turns the core's
 /// events into log lines, control events, persisted values and systemd notifications. It
 /// opens the transport again with backoff when the controller goes away, and stops in order.
@@ -44,7 +44,7 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
     /// The config's settings for the daemon itself (restoration, bonds).
     var settings: DaemonSettings
     /// The core on the transport: the event queue, the flushes, the security routing.
-    let stack: PeripheralStack<ControllerBelow>
+    let stack: any PeripheralStackDriving
     var core: Peripheral {
         get { stack.core }
         _modify { yield &stack.core }
@@ -97,8 +97,10 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
             database: database, payloads: payloads, otherSets: AdvertisingService.otherSets(configuration), maxConnections: configuration.advertising.maxConnections, att: att)
         core.securityOnConnect = configuration.security.securityOnConnect
         core.setEnhancedATT(Self.servesEnhancedATT(configuration, transport))
-        self.stack = PeripheralStack(core: core, below: transport.makeBelow(configuration: configuration))
+        // The transport's value runs in the stack (the H4 host, the kernel's rules), its shell
+        // wired to it: the shell feeds it what it reads and performs what it makes.
         let origin = ContinuousClock.now
+        self.stack = transport.makeStack(core: core, configuration: configuration) { [origin] in ContinuousClock.now - origin }
         self.context = DaemonContext(stack: stack, logger: logger, origin: origin)
         self.bonds = BondService(context: context, stateDirectory: options.stateDirectory, transport: transport)
         self.pairing = PairingService(context: context)
@@ -109,9 +111,6 @@ public final class PeripheralDaemon: PeripheralControl, @unchecked Sendable {
         self.packetCapture = CaptureService(transport: transport, logger: logger)
         self.l2capChannels = L2CAPChannelService(context: context, coordinator: l2capChannels, transport: transport)
         self.restoration = restoration
-        // A transport's value runs in the stack (the H4 host, the kernel's rules): its shell feeds
-        // it what it reads and performs what it makes.
-        stack.attachShell { [origin] in ContinuousClock.now - origin }
         // The daemon owns the stack, and these run on every turn (every packet from an H4
         // controller): no retain of the daemon, whose weak references make each one slow.
         let daemon = Unmanaged.passUnretained(self)

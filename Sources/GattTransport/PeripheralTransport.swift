@@ -8,9 +8,10 @@ import NIOCore
 /// it is asked to, and nothing else: everything they share lives once, above it.
 ///
 /// This is the transport's shell: its life (open, close, probe), its resources (sockets) and
-/// where its events go. The calls of the seam itself are the daemon stack's half below it,
-/// `ControllerBelow` (`makeBelow`): the H4 host's value, run on the daemon's loop, or the
-/// calls of a transport that still runs its own rules (`SelfDrivenTransport`).
+/// where its events go. The calls of the seam itself go to the half below it in the daemon's
+/// one stack, which the transport makes (`makeStack`): `PeripheralStack<H4Host>` or
+/// `PeripheralStack<KernelAdapter>` with this shell wired to the value, or the transport itself
+/// when it still runs its own rules (`SelfDrivenTransport`).
 ///
 /// Every member is called on, and every event delivered on, `eventLoop`.
 public protocol PeripheralTransport: AnyObject, Sendable {
@@ -20,8 +21,9 @@ public protocol PeripheralTransport: AnyObject, Sendable {
     /// Called when a transport that waits for its controller sees it come back
     /// (`TransportOpenFailure.Retry.whenAvailable`): open it now.
     var onAvailable: (() -> Void)? { get set }
-    /// The half below the seam the daemon's stack runs for this transport (made once, before `open`).
-    func makeBelow(configuration: GattConfiguration) -> ControllerBelow
+    /// The daemon's stack: `core` over this transport's half below the seam, its shell wired to
+    /// it on `clock` (made once, before `open`).
+    func makeStack(core: Peripheral, configuration: GattConfiguration, clock: @escaping () -> Duration) -> any PeripheralStackDriving
     /// A config this transport cannot serve, in words; checked at start and on every reload.
     func refusal(of configuration: GattConfiguration) -> String?
     /// Connects to the controller and brings it up; `.ready` follows. Fails with a
@@ -52,8 +54,10 @@ public protocol PeripheralTransport: AnyObject, Sendable {
 public protocol SelfDrivenTransport: PeripheralTransport, BelowSeam where Output == Never {}
 
 extension SelfDrivenTransport {
-    /// Its rules run in it: the stack calls it.
-    public func makeBelow(configuration: GattConfiguration) -> ControllerBelow { ControllerBelow(calls: self) }
+    /// Its rules run in it: the stack calls it, and it has no shell to wire.
+    public func makeStack(core: Peripheral, configuration: GattConfiguration, clock: @escaping () -> Duration) -> any PeripheralStackDriving {
+        PeripheralStack(core: core, below: self)
+    }
     public static func route(_ output: Never) -> BelowSeamRoute {}
     /// Its timers are its own.
     public func tick(now: Duration) -> [Never] { [] }

@@ -12,7 +12,7 @@ import Testing
 @testable import GattDaemon
 
 /// The composition that ships, over H4: `PeripheralDaemon` on `H4PeripheralTransport`, whose
-/// host runs in the daemon's stack (`ControllerBelow`) on the daemon's one loop, timer and
+/// host runs in the daemon's stack (`PeripheralStack<H4Host>`) on the daemon's one loop, timer and
 /// clock, against a controller at the other end of a TCP socket (`ScriptedController`).
 @Suite(.serialized) struct H4DaemonTests {
     static let config = """

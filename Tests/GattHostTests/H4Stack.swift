@@ -26,13 +26,13 @@ enum StackOutput: Equatable {
 }
 
 /// The H4 host below the seam and the peripheral core above it, in the composition the daemon
-/// runs: `PeripheralStack<ControllerBelow>` over `H4Host`, its shell wired by `attachShell`.
+/// runs: `PeripheralStack<H4Host>`, its shell wired by `attachShell`.
 /// This shell records what it is handed as `StackOutput`s (packets as the host makes them, the
 /// core's events as the tests name them); each call the tests make on the host goes through
 /// the shell's `runHost` at the time they give, as the daemon's shell's reads do. The host
 /// tests drive the whole H4 path through it, PDU by PDU.
 struct H4Stack {
-    let stack: PeripheralStack<ControllerBelow>
+    let stack: PeripheralStack<H4Host>
     private let recorder: Recorder
 
     init(configuration: HostConfiguration, att: ATTServer, payloads: AdvertisingPayloads, otherSets: [AdvertisingSet] = []) {
@@ -42,11 +42,11 @@ struct H4Stack {
             core: Peripheral(
                 database: att.database, payloads: payloads, otherSets: otherSets, maxConnections: configuration.advertising.maxConnections,
                 att: att.configuration),
-            below: ControllerBelow(h4: H4Host(host: configuration), shell: recorder))
-        stack.attachShell { recorder.now }
+            below: H4Host(host: configuration))
+        stack.attachShell(recorder) { recorder.now }
         stack.onEvent = { [unowned stack] e in
             if case .linkChanged(let c) = e { recorder.links.append(LinkReport(handle: c.handle ?? c.id.rawValue, link: c.link)) }
-            recorder.outputs += Self.translate(e, connections: stack.below.h4!.host.connections).map { .event($0) }
+            recorder.outputs += Self.translate(e, connections: stack.below.host.connections).map { .event($0) }
         }
     }
 
@@ -57,8 +57,8 @@ struct H4Stack {
     }
 
     var host: Host {
-        get { stack.below.h4!.host }
-        nonmutating _modify { yield &stack.below.h4!.host }
+        get { stack.below.host }
+        nonmutating _modify { yield &stack.below.host }
     }
     var core: Peripheral {
         get { stack.core }

@@ -5,7 +5,7 @@ import Testing
 @testable import GattTransport
 
 /// `KernelAdapter`, the kernel transport's rules, in the composition the daemon runs: a
-/// `PeripheralStack<ControllerBelow>` over the rules, with a shell that records what it is asked
+/// `PeripheralStack<KernelAdapter>` over the rules, with a shell that records what it is asked
 /// to do and feeds in what the kernel would say (`runKernel`), on the stack's one clock and
 /// timer. No kernel: sockets are ids, the kernel's answers are inputs.
 @Suite struct KernelAdapterTests {
@@ -47,16 +47,15 @@ import Testing
     /// The stack, its shell, the core's events, and the clock the shell's calls run at.
     final class Harness {
         let shell = Shell()
-        let stack: PeripheralStack<ControllerBelow>
+        let stack: PeripheralStack<KernelAdapter>
         var events: [String] = []
         var now: Duration = .zero
 
         init() {
             let core = Peripheral(database: ATTFixture.database(), payloads: PeripheralFixture.payloads, maxConnections: 4)
-            let below = ControllerBelow(kernel: KernelAdapter(adapterName: "hci0", configuration: GattConfiguration(name: "k")), shell: shell)
-            stack = PeripheralStack(core: core, below: below)
+            stack = PeripheralStack(core: core, below: KernelAdapter(adapterName: "hci0", configuration: GattConfiguration(name: "k")))
             // Wired as the daemon wires it.
-            stack.attachShell { [unowned self] in now }
+            stack.attachShell(shell) { [unowned self] in now }
             stack.onEvent = { [unowned self] e in
                 switch e {
                 case .connected(let c): events.append("connected \(c.id)")

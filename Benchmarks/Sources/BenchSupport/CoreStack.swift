@@ -4,8 +4,8 @@ import GattTestSupport
 import GattTransport
 
 /// The core path without sockets, in the composition the daemon runs
-/// (`PeripheralStack<ControllerBelow>`, wired by `attachShell`): the `Peripheral` core (ATT
-/// server) over one transport's sans-I/O value, with a stand-in shell.
+/// (`PeripheralStack<H4Host>` or `PeripheralStack<KernelAdapter>`, wired by `attachShell`): the
+/// `Peripheral` core (ATT server) over one transport's sans-I/O value, with a stand-in shell.
 /// - `.h4`: the H4 host (HCI, ACL, L2CAP, H4 packets); a scripted controller brings it up,
 ///   connects one central and reports every ACL packet as transmitted (Number Of Completed
 ///   Packets) as soon as a turn of the stack is over.
@@ -16,7 +16,7 @@ public struct CoreStack {
     public enum Transport: Sendable { case h4, kernel }
 
 
-    let stack: PeripheralStack<ControllerBelow>
+    let stack: any PeripheralStackDriving
     /// The stand-in shell, of the transport's kind.
     enum Shell {
         case h4(HostCounters)
@@ -61,13 +61,16 @@ public struct CoreStack {
             controller.aclBuffers = (aclBuffer, UInt16(aclBuffers))
             let h4 = HostCounters(controller: controller, handle: handle)
             shell = .h4(h4)
-            stack = PeripheralStack(core: core, below: ControllerBelow(h4: H4Host(configuration: configuration), shell: h4))
+            let s = PeripheralStack(core: core, below: H4Host(configuration: configuration))
+            s.attachShell(h4) { .zero }
+            stack = s
         case .kernel:
             let kernel = KernelCounters(bearer: .fixed(ConnectionID(handle)))
             shell = .kernel(kernel)
-            stack = PeripheralStack(core: core, below: ControllerBelow(kernel: KernelAdapter(adapterName: "hci0", configuration: configuration), shell: kernel))
+            let s = PeripheralStack(core: core, below: KernelAdapter(adapterName: "hci0", configuration: configuration))
+            s.attachShell(kernel) { .zero }
+            stack = s
         }
-        stack.attachShell { .zero }
         counters.stack = stack
         switch shell {
         case .h4(let h4):
@@ -128,7 +131,7 @@ public struct CoreStack {
 class Counters {
     var sentBytes = 0
     var sentPackets = 0
-    unowned(unsafe) var stack: PeripheralStack<ControllerBelow>!
+    unowned(unsafe) var stack: (any PeripheralStackDriving)!
 }
 
 /// The H4 shell: counts packets, and answers as a scripted controller.

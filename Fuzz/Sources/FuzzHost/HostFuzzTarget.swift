@@ -2,11 +2,11 @@ import FuzzSupport
 import GattCore
 import GattHost
 import GattTestSupport
-@testable import GattTransport
+import GattTransport
 
 /// Fuzzes the H4 path: `Host` (HCI, ACL reassembly, L2CAP, signalling, SMP) under the
-/// `Peripheral` core (ATT) in the composition the daemon runs — `PeripheralStack<ControllerBelow>`
-/// over `H4Host`, its shell wired by `attachShell` — through public entry points only (the
+/// `Peripheral` core (ATT) in the composition the daemon runs — `PeripheralStack<H4Host>`, its
+/// shell wired by `attachShell` — through public entry points only (the
 /// shell's `runHost` for what it reads, the stack's `tick`).
 ///
 /// Input: one flags byte, then an H4 byte stream as a transport would read it.
@@ -64,10 +64,10 @@ public func fuzzHost(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 }
 
 final class HostFuzzHarness {
-    let stack: PeripheralStack<ControllerBelow>
+    let stack: PeripheralStack<H4Host>
     let shell = Shell()
     /// The H4 host's state, for the oracle (a copy).
-    var host: Host { stack.below.h4!.host }
+    var host: Host { stack.below.host }
     /// Credit-based channel events waiting for `channels`.
     var channelEvents: [CreditBasedChannelEvent] = []
     var lastSDU = [UInt8](repeating: 0x5A, count: 300)
@@ -108,7 +108,7 @@ final class HostFuzzHarness {
         let otherSets = config.advertisingSets.compactMap { try? $0.build() }
         let core = Peripheral(
             database: config.makeDatabase(), payloads: payloads, otherSets: otherSets, maxConnections: config.advertising.maxConnections)
-        stack = PeripheralStack(core: core, below: ControllerBelow(h4: host, shell: shell))
+        stack = PeripheralStack(core: core, below: host)
         // A capable controller: every command, 3 LE ACL buffers of 27 bytes.
         var controller = extended ? ScriptedController.extended : ScriptedController()
         // With extended advertising also the Connection Parameters Request procedure: link
@@ -120,7 +120,7 @@ final class HostFuzzHarness {
         self.controller = controller
         self.answerCommands = answerCommands
         shell.harness = self
-        stack.attachShell { [unowned self] in now }
+        stack.attachShell(shell) { [unowned self] in now }
     }
 
     /// The H4 host's shell as the daemon's stack sees it: the harness's calls on the host go

@@ -5,7 +5,7 @@ import GattHost
 @testable import GattTransport
 
 /// Fuzzes the kernel transport's rules (`KernelAdapter`) in the composition the daemon runs: the
-/// `Peripheral` core in a `PeripheralStack<ControllerBelow>` over the rules, fed what a kernel
+/// `Peripheral` core in a `PeripheralStack<KernelAdapter>` over the rules, fed what a kernel
 /// would say — sockets accepted, ATT PDUs with a security level, sockets closed, the adapter
 /// monitor's HCI events and the pairing agent's mgmt events (both through their parsers),
 /// channels accepted before or after their link, answers to mgmt and HCI commands — and run on
@@ -35,7 +35,7 @@ public func fuzzKernel(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 
 /// One run: the stack, the shell's record and the oracle's state.
 final class KernelRun {
-    let stack: PeripheralStack<ControllerBelow>
+    let stack: PeripheralStack<KernelAdapter>
     let shell = RecordingShell()
     var now: Duration = .zero
     /// Sockets given to the rules, by the next id.
@@ -65,9 +65,9 @@ final class KernelRun {
         let core = Peripheral(
             database: config.makeDatabase(), payloads: payloads, otherSets: config.advertisingSets.compactMap { try? $0.build() },
             maxConnections: config.advertising.maxConnections)
-        stack = PeripheralStack(core: core, below: ControllerBelow(kernel: KernelAdapter(adapterName: "hci0", configuration: config), shell: shell))
+        stack = PeripheralStack(core: core, below: KernelAdapter(adapterName: "hci0", configuration: config))
         // Wired as the daemon wires it; the shell hands each action to the oracle.
-        stack.attachShell { [unowned self] in now }
+        stack.attachShell(shell) { [unowned self] in now }
         shell.observe = { [unowned self] in observe($0.action) }
     }
 

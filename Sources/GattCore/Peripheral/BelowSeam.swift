@@ -1,6 +1,6 @@
-/// The half below the seam as `PeripheralStack` drives it: the H4 `Host` (tests, fuzz,
-/// benchmarks), or in the daemon `ControllerBelow` (the same host, or a transport that runs
-/// its own rules). Each call gives back what the shell must perform, in order;
+/// The half below the seam as `PeripheralStack` drives it: the H4 host (`H4Host`, around the
+/// `Host`), the kernel's rules (`KernelAdapter`), or a transport that runs its own rules
+/// (bluetoothd's). Each call gives back what the shell must perform, in order;
 /// `route` says which of those the core must hear.
 public protocol BelowSeam {
     /// What a call gives back (for `Host`: H4 packets to write and host events).

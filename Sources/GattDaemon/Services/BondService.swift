@@ -31,13 +31,13 @@ final class BondService {
         let (bonds, irk) = coordinator.load()
         if coordinator.store != nil {
             give(bonds)
-            if let irk { context.stack.callBelow(now: context.now) { $0.setLocalIRK(irk); return [] } }
+            if let irk { context.stack.setLocalIRK(irk, now: context.now) }
         }
         coordinator.loadClientStates(serving: core.database)
     }
 
     /// The bonds to encrypt reconnecting centrals with, down to the half below the seam.
-    private func give(_ bonds: [Bond]) { context.stack.callBelow(now: context.now) { $0.setBonds(bonds); return [] } }
+    private func give(_ bonds: [Bond]) { context.stack.setBonds(bonds, now: context.now) }
 
     /// A pairing with bonding completed on `c`: the bond is kept (durable) and given to the
     /// transport, and the link counts as bonded.

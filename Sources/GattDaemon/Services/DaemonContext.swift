@@ -8,15 +8,15 @@ import Logging
 /// get. Each service owns its own state; none reaches into another's (the daemon wires them).
 /// Confined to the daemon's event loop.
 final class DaemonContext: @unchecked Sendable {
-    /// The core on the transport (`PeripheralStack<ControllerBelow>`).
-    let stack: PeripheralStack<ControllerBelow>
+    /// The core on the transport (the transport's `PeripheralStack`).
+    let stack: any PeripheralStackDriving
     let logger: Logger
     /// The daemon's clock starts here (the stack's `now`).
     let origin: ContinuousClock.Instant
     /// Where control events go (set by `ControlServer` through the daemon).
     var controlEventHandler: ((ControlEvent) -> Void)?
 
-    init(stack: PeripheralStack<ControllerBelow>, logger: Logger, origin: ContinuousClock.Instant) {
+    init(stack: any PeripheralStackDriving, logger: Logger, origin: ContinuousClock.Instant) {
         self.stack = stack
         self.logger = logger
         self.origin = origin

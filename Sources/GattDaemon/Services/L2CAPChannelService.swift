@@ -55,7 +55,7 @@ final class L2CAPChannelService {
     /// Tells the transport which channels to accept (when they changed).
     func updateServers() {
         guard let servers = coordinator.serversToAccept() else { return }
-        context.stack.callBelow(now: context.now) { $0.setL2CAPChannelServers(servers); return [] }
+        context.stack.setL2CAPChannelServers(servers, now: context.now)
     }
 
     /// A central opened an app's channel: hand its socket to a program listening for it.

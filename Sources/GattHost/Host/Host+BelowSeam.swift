@@ -1,7 +1,8 @@
 import GattCore
 
-/// The H4 host is a half below the seam: the daemon's stack calls these members on it, through
-/// `ControllerBelow` and `H4Host`. Its packets go to the shell, its transport events to the core.
+/// The H4 host is a half below the seam: the daemon's stack (`PeripheralStack<H4Host>`) calls
+/// these members on it through `H4Host`. Its packets go to the shell, its transport events to
+/// the core.
 extension Host: BelowSeam {
     public static func route(_ output: HostOutput) -> BelowSeamRoute {
         switch output {

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// The H4 transports (`tcp:`, `unix:`, `serial:`, `user:`) below the seam: the I/O shell of
-/// the sans-I/O `H4Host`, which the daemon's stack runs (`ControllerBelow`). The shell only
+/// the sans-I/O `H4Host`, which the daemon's stack runs (`PeripheralStack<H4Host>`). The shell only
 /// moves packets: it connects to the controller (`H4Transport`), feeds the host what it reads
 /// (`runHost`), writes what the host sends (`perform`), records both (btsnoop, trace lines)
 /// and pumps the programs' ends of the host's credit-based channels. No timer, no clock and
@@ -77,8 +77,10 @@ public final class H4PeripheralTransport: PeripheralTransport, HostShell, @unche
     }
 
     /// The H4 host itself, run by the daemon's stack; this shell performs its outputs.
-    public func makeBelow(configuration: GattConfiguration) -> ControllerBelow {
-        ControllerBelow(h4: H4Host(configuration: configuration), shell: self)
+    public func makeStack(core: Peripheral, configuration: GattConfiguration, clock: @escaping () -> Duration) -> any PeripheralStackDriving {
+        let stack = PeripheralStack(core: core, below: H4Host(configuration: configuration))
+        stack.attachShell(self, clock: clock)
+        return stack
     }
 
     public func refusal(of configuration: GattConfiguration) -> String? { nil }

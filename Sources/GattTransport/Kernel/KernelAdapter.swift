@@ -2,7 +2,7 @@ import GattCore
 import GattHost
 
 /// The kernel transport's rules as one sans-I/O value, run by the daemon's stack
-/// (`ControllerBelow`) on its one loop, timer and clock, as the H4 host is: the adapter's
+/// (`PeripheralStack<KernelAdapter>`) on its one loop, timer and clock, as the H4 host is: the adapter's
 /// lifecycle, the centrals' links and their ATT bearers (fixed and Enhanced), the pairing
 /// questions and keys, the programs' link requests and the advertising instances. Its shell
 /// (`KernelPeripheralTransport`) owns the sockets, the poll thread and the mgmt I/O: it feeds in

@@ -4,7 +4,7 @@ import NIOCore
 import NIOPosix
 
 /// The Linux kernel's Bluetooth stack below the seam (`--transport hciN`, `kernel:hciN`): the
-/// I/O shell of the sans-I/O `KernelAdapter`, which the daemon's stack runs (`ControllerBelow`).
+/// I/O shell of the sans-I/O `KernelAdapter`, which the daemon's stack runs (`PeripheralStack<KernelAdapter>`).
 /// The kernel runs the controller, its advertising, the LE links, L2CAP and SMP; the rules
 /// decide, and this shell only moves bytes and events: it opens the adapter, accepts and reads
 /// the centrals' ATT sockets (one ``KernelATTBearer`` per bearer), feeds the rules what it
@@ -47,8 +47,10 @@ public final class KernelPeripheralTransport: PeripheralTransport, KernelShell, 
     }
 
     /// The kernel's rules, run by the daemon's stack; this shell performs their actions.
-    public func makeBelow(configuration: GattConfiguration) -> ControllerBelow {
-        ControllerBelow(kernel: KernelAdapter(adapterName: adapterName, configuration: configuration), shell: self)
+    public func makeStack(core: Peripheral, configuration: GattConfiguration, clock: @escaping () -> Duration) -> any PeripheralStackDriving {
+        let stack = PeripheralStack(core: core, below: KernelAdapter(adapterName: adapterName, configuration: configuration))
+        stack.attachShell(self, clock: clock)
+        return stack
     }
 
     /// Runs a call on the rules in a turn of the stack (on the event loop).
