@@ -138,7 +138,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GattHostTests",
-            dependencies: ["GattHost", "GattCore", "GattTestSupport", "GattTestFixtures", "GattTransport"]
+            dependencies: ["GattHost", "GattCore", "GattTestSupport", "GattTestFixtures"]
         ),
         .testTarget(name: "GattControlProtocolTests", dependencies: ["GattControlProtocol", "GattCore"]),
         .testTarget(name: "GattTransportTests", dependencies: ["GattTransport", "GattHost", "GattTestFixtures"]),

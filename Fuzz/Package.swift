@@ -39,7 +39,7 @@ let package = Package(
             name: "FuzzHost",
             dependencies: [
                 "FuzzSupport", .product(name: "GattCore", package: "gattd"), .product(name: "GattHost", package: "gattd"),
-                .product(name: "GattTestSupport", package: "gattd"), .product(name: "GattTransport", package: "gattd"),
+                .product(name: "GattTestSupport", package: "gattd"),
             ]),
         // PairingResponder: SMP PDUs in every state; nothing completes, no LTK, commands round-trip.
         .executableTarget(

@@ -1,7 +1,6 @@
 @testable import GattCore
 @testable import GattHost
 import GattTestFixtures
-@testable import GattTransport
 
 /// What the host tests see: the H4 host's events and the peripheral core's, as one list.
 enum StackEvent: Equatable {

@@ -2,7 +2,6 @@ import FuzzSupport
 import GattCore
 import GattHost
 import GattTestSupport
-import GattTransport
 
 /// Fuzzes the H4 path: `Host` (HCI, ACL reassembly, L2CAP, signalling, SMP) under the
 /// `Peripheral` core (ATT) in the composition the daemon runs — `PeripheralStack<H4Host>`, its
