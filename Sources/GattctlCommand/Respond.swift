@@ -7,6 +7,8 @@ import ArgumentParser
 import GattControlProtocol
 import GattCore
 
+/// `gattctl respond`: answers the reads and writes gattd forwards for `"handler": "control"`
+/// characteristics from the command line, without socket code.
 struct Respond: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Answer a forwarded read or write of a control characteristic.",

@@ -7,6 +7,8 @@ import ArgumentParser
 import GattControlProtocol
 import GattCore
 
+/// `gattctl serve --exec`: answers the reads and writes gattd forwards for `"handler": "control"`
+/// characteristics by running a command per request, without socket code.
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Answer reads and writes of control characteristics by running a command per request.",
